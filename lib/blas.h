@@ -1,0 +1,36 @@
+/*
+ * The only place that includes <cblas.h>. It exposes GEMM on `real` with
+ * size_t dimensions; callers have already checked every dimension against
+ * the BLAS integer range (attn_blas_fits), so the narrowing casts are exact.
+ */
+#ifndef ATTN_BLAS_H
+#define ATTN_BLAS_H
+
+#include <cblas.h>
+#include <limits.h>
+#include <stddef.h>
+
+#include "real.h"
+
+/* The largest dimension or leading dimension BLAS accepts (blasint is int in
+ * an LP64 OpenBLAS). */
+#define ATTN_BLAS_INT_MAX ((size_t)INT_MAX)
+
+typedef enum { ATTN_NO_TRANS = 0, ATTN_TRANS = 1 } attn_trans;
+
+/* C (M,N) = alpha * op(A) (M,K) * op(B) (K,N) + beta * C, row-major. */
+static inline void FN(attn_gemm)(attn_trans trans_a, attn_trans trans_b, size_t M, size_t N,
+                                 size_t K, real alpha, const real *A, size_t lda,
+                                 const real *B, size_t ldb, real beta, real *C, size_t ldc)
+{
+#if ATTN_REAL_BITS == 32
+    cblas_sgemm(
+#else
+    cblas_dgemm(
+#endif
+        CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+        (blasint)M, (blasint)N, (blasint)K, alpha, A, (blasint)lda, B, (blasint)ldb, beta, C,
+        (blasint)ldc);
+}
+
+#endif /* ATTN_BLAS_H */

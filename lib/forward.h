@@ -1,0 +1,45 @@
+/*
+ * The forward pass over NH heads, shared by every public entry point that
+ * runs attention (templated over `real`, see real.h). Arguments are validated
+ * by the caller; this layer only computes.
+ */
+#ifndef ATTN_FORWARD_H
+#define ATTN_FORWARD_H
+
+#include <stddef.h>
+
+#include "kernels.h"
+#include "real.h"
+
+typedef struct FN(attn_forward_args) {
+    size_t B, T, C, NH, hs;
+    real scale;
+    int causal;
+    attn_softmax_row_fn softmax_row;
+    const real *X;  /* (B,T,C) */
+    const real *Wq; /* (C,NH*hs), head h in columns [h*hs, (h+1)*hs) */
+    const real *Wk; /* (C,NH*hs) */
+    const real *Wv; /* (C,NH*hs) */
+    const real *Wo; /* (NH*hs,C) or NULL: no output projection */
+    real *out;      /* (B,T,C) with Wo, else (B,T,NH*hs) */
+    real *P;        /* (B,NH,T,T) attention weights; NULL: use scores below */
+} FN(attn_forward_args);
+
+typedef struct FN(attn_forward_workspace) {
+    real *Q, *K, *V; /* (B,T,NH*hs) each */
+    real *scores;    /* (T,T), reused per head; only when args.P is NULL */
+    real *heads;     /* (B,T,NH*hs) concatenated heads; only when Wo is set */
+} FN(attn_forward_workspace);
+
+/* Elements the workspace needs for these arguments; false on size_t overflow. */
+int FN(attn_forward_workspace_size)(size_t B, size_t T, size_t NH, size_t hs, int keep_P,
+                                    int has_Wo, size_t *elements);
+
+/* Carves `memory` (attn_forward_workspace_size elements) into a workspace. */
+FN(attn_forward_workspace)
+FN(attn_forward_workspace_carve)(real *memory, size_t B, size_t T, size_t NH, size_t hs,
+                                 int keep_P, int has_Wo);
+
+void FN(attn_forward_run)(const FN(attn_forward_args) *args, const FN(attn_forward_workspace) *ws);
+
+#endif /* ATTN_FORWARD_H */

@@ -1,0 +1,113 @@
+/*
+ * Run-time choice of the softmax kernel set. The CPU is asked once per
+ * process (pthread_once); the result never changes afterwards, so it is
+ * constant state, not mutable global state. ATTN_SIMD=scalar|avx2|avx512
+ * forces a set, but never one the CPU cannot run.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <attn/attn.h>
+
+#include "kernels.h"
+
+#define ATTN_DECLARE_KERNELS(isa)                                                             \
+    void attn_softmax_row_##isa##_f32(const float *x, float *y, size_t n_valid, size_t n_total, \
+                                      float scale);                                           \
+    void attn_softmax_row_##isa##_f64(const double *x, double *y, size_t n_valid,             \
+                                      size_t n_total, double scale);                          \
+    void attn_exp_##isa##_f32(const float *x, float *y, size_t n);                            \
+    void attn_exp_##isa##_f64(const double *x, double *y, size_t n);
+ATTN_DECLARE_KERNELS(scalar)
+ATTN_DECLARE_KERNELS(avx2)
+ATTN_DECLARE_KERNELS(avx512)
+
+static const char *const isa_names[ATTN_ISA_COUNT] = {"scalar", "avx2", "avx512"};
+
+static const attn_softmax_row_f32_fn row_f32[ATTN_ISA_COUNT] = {
+    attn_softmax_row_scalar_f32, attn_softmax_row_avx2_f32, attn_softmax_row_avx512_f32};
+static const attn_softmax_row_f64_fn row_f64[ATTN_ISA_COUNT] = {
+    attn_softmax_row_scalar_f64, attn_softmax_row_avx2_f64, attn_softmax_row_avx512_f64};
+static const attn_exp_f32_fn exp_f32[ATTN_ISA_COUNT] = {
+    attn_exp_scalar_f32, attn_exp_avx2_f32, attn_exp_avx512_f32};
+static const attn_exp_f64_fn exp_f64[ATTN_ISA_COUNT] = {
+    attn_exp_scalar_f64, attn_exp_avx2_f64, attn_exp_avx512_f64};
+
+static int valid(attn_isa isa)
+{
+    return (unsigned)isa < ATTN_ISA_COUNT;
+}
+
+int attn_isa_supported(attn_isa isa)
+{
+    switch (isa) {
+    case ATTN_ISA_SCALAR:
+        return 1;
+    case ATTN_ISA_AVX2:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case ATTN_ISA_AVX512:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+    default:
+        return 0;
+    }
+}
+
+const char *attn_isa_name(attn_isa isa)
+{
+    return valid(isa) ? isa_names[isa] : "unknown";
+}
+
+static attn_isa chosen_isa = ATTN_ISA_SCALAR;
+static pthread_once_t chosen_once = PTHREAD_ONCE_INIT;
+
+static void choose_isa(void)
+{
+    attn_isa best = ATTN_ISA_SCALAR;
+    for (int isa = ATTN_ISA_COUNT - 1; isa > ATTN_ISA_SCALAR; isa--) {
+        if (attn_isa_supported((attn_isa)isa)) {
+            best = (attn_isa)isa;
+            break;
+        }
+    }
+    const char *forced = getenv("ATTN_SIMD");
+    if (forced != NULL) {
+        for (int isa = 0; isa < ATTN_ISA_COUNT; isa++)
+            if (strcmp(forced, isa_names[isa]) == 0 && isa <= (int)best)
+                best = (attn_isa)isa;
+    }
+    chosen_isa = best;
+}
+
+attn_isa attn_isa_active(void)
+{
+    pthread_once(&chosen_once, choose_isa);
+    return chosen_isa;
+}
+
+const char *attn_simd_name(void)
+{
+    return attn_isa_name(attn_isa_active());
+}
+
+attn_softmax_row_f32_fn attn_softmax_row_kernel_f32(attn_isa isa)
+{
+    return valid(isa) ? row_f32[isa] : NULL;
+}
+
+attn_softmax_row_f64_fn attn_softmax_row_kernel_f64(attn_isa isa)
+{
+    return valid(isa) ? row_f64[isa] : NULL;
+}
+
+attn_exp_f32_fn attn_exp_kernel_f32(attn_isa isa)
+{
+    return valid(isa) ? exp_f32[isa] : NULL;
+}
+
+attn_exp_f64_fn attn_exp_kernel_f64(attn_isa isa)
+{
+    return valid(isa) ? exp_f64[isa] : NULL;
+}

@@ -1,0 +1,29 @@
+/* The attention scale of `real`: validation and the 1/sqrt(d) default. */
+#ifndef ATTN_SCALE_H
+#define ATTN_SCALE_H
+
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
+
+#include "real.h"
+
+#if ATTN_REAL_BITS == 32
+#define ATTN_REAL_MAX FLT_MAX
+#else
+#define ATTN_REAL_MAX DBL_MAX
+#endif
+
+/* A usable scale is finite in `real` (NaN fails the comparison too). */
+static inline bool attn_scale_ok(double scale)
+{
+    return fabs(scale) <= (double)ATTN_REAL_MAX;
+}
+
+/* scale <= 0 selects the default 1/sqrt(d). */
+static inline real attn_scale_or_default(double scale, size_t d)
+{
+    return (real)(scale > 0.0 ? scale : 1.0 / sqrt((double)d));
+}
+
+#endif /* ATTN_SCALE_H */

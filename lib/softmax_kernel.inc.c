@@ -1,0 +1,175 @@
+/*
+ * Fused scale / mask / softmax of one row, and the polynomial exp under it,
+ * written once over the SIMD vocabulary of lib/simd/ (see its README). The
+ * including file has already included one vocabulary header and defines
+ *   SOFTMAX_ROW_NAME   the row kernel's symbol, e.g. attn_softmax_row_avx2_f32
+ *   EXP_ARRAY_NAME     the array exp's symbol,  e.g. attn_exp_avx2_f32
+ * Both follow the contracts in kernels.h.
+ *
+ * exp(x): n = round(x / ln 2), r = x - n ln 2 (Cody-Waite, two steps) so
+ * |r| <= ln2/2; exp(r) = 1 + (r + r^2 * tail(r)) with the Taylor tail
+ * 1/2! + r/3! + ... up to r^7/7! (f32: truncation 5e-9 relative) or r^12/12!
+ * (f64: 2e-16); then scaled by 2^n. Adding 1 and r last keeps the rounding
+ * error near half an ulp without relying on FMA. Inputs are clamped to
+ * [EXP_LO, EXP_HI] first: EXP_LO is below the smallest subnormal's log (so
+ * exp(-inf) and very negative x give exactly 0) and EXP_HI above the largest
+ * finite value's log (so +inf and large x give +inf); a NaN passes the clamp
+ * (v_min/v_max return their second operand on NaN) and stays NaN.
+ *
+ * Row softmax, two sweeps over x:
+ *   1. read-only: running per-lane max m and sum s of exp(scale*x - m),
+ *      updated a block of EXP_BLOCK vectors at a time so the rescale
+ *      s *= exp(m_old - m_new) costs one exp per block (1 + 1/EXP_BLOCK exps
+ *      per element); the lanes are then combined.
+ *   2. y = exp(scale*x - M) * (1/S) for j < n_valid, y = 0 beyond.
+ * The running max starts at -REAL_MAX instead of -inf, so that all-masked
+ * prefixes never form (-inf) - (-inf).
+ */
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+
+#include "kernels.h"
+
+#if ATTN_REAL_BITS == 32
+#define EXP_LO (-104.0f)
+#define EXP_HI 89.0f
+#define REAL_LOWEST (-FLT_MAX)
+#define LOG2E 0x1.715476p+0f
+#define LN2_HI 0x1.62e400p-1f /* few bits, so n * LN2_HI is exact */
+#define LN2_LO 0x1.7f7d1cp-20f
+#else
+#define EXP_LO (-746.0)
+#define EXP_HI 710.0
+#define REAL_LOWEST (-DBL_MAX)
+#define LOG2E 0x1.71547652b82fep+0
+#define LN2_HI 0x1.62e42fee00000p-1
+#define LN2_LO 0x1.a39ef35793c76p-33
+#endif
+
+#define EXP_BLOCK 4
+
+static inline vec exp_tail(vec r)
+{
+#if ATTN_REAL_BITS == 32
+    vec t = v_set1(1.0f / 5040.0f);
+    t = v_fmadd(t, r, v_set1(1.0f / 720.0f));
+    t = v_fmadd(t, r, v_set1(1.0f / 120.0f));
+    t = v_fmadd(t, r, v_set1(1.0f / 24.0f));
+    t = v_fmadd(t, r, v_set1(1.0f / 6.0f));
+    t = v_fmadd(t, r, v_set1(0.5f));
+#else
+    vec t = v_set1(1.0 / 479001600.0);
+    t = v_fmadd(t, r, v_set1(1.0 / 39916800.0));
+    t = v_fmadd(t, r, v_set1(1.0 / 3628800.0));
+    t = v_fmadd(t, r, v_set1(1.0 / 362880.0));
+    t = v_fmadd(t, r, v_set1(1.0 / 40320.0));
+    t = v_fmadd(t, r, v_set1(1.0 / 5040.0));
+    t = v_fmadd(t, r, v_set1(1.0 / 720.0));
+    t = v_fmadd(t, r, v_set1(1.0 / 120.0));
+    t = v_fmadd(t, r, v_set1(1.0 / 24.0));
+    t = v_fmadd(t, r, v_set1(1.0 / 6.0));
+    t = v_fmadd(t, r, v_set1(0.5));
+#endif
+    return t;
+}
+
+static inline vec v_exp(vec x)
+{
+    x = v_max(v_set1(EXP_LO), v_min(v_set1(EXP_HI), x));
+    vec n = v_round(v_mul(x, v_set1(LOG2E)));
+    vec r = v_fmadd(n, v_set1(-LN2_HI), x);
+    r = v_fmadd(n, v_set1(-LN2_LO), r);
+    vec p = v_add(v_set1(REAL_C(1.0)), v_add(r, v_mul(v_mul(r, r), exp_tail(r))));
+    return v_scale2(p, n);
+}
+
+void EXP_ARRAY_NAME(const real *x, real *y, size_t n);
+void EXP_ARRAY_NAME(const real *x, real *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + VLEN <= n; i += VLEN)
+        v_store(y + i, v_exp(v_load(x + i)));
+    if (i < n)
+        v_store_part(y + i, v_exp(v_load_part(x + i, n - i, REAL_C(0.0))), n - i);
+}
+
+/* Folds `count` vectors of scaled scores into the running (max, sum). */
+static inline void online_update(vec *max, vec *sum, const vec *scores, int count)
+{
+    vec block_max = scores[0];
+    for (int u = 1; u < count; u++)
+        block_max = v_max(block_max, scores[u]);
+    vec new_max = v_max(*max, block_max);
+    vec total = v_mul(*sum, v_exp(v_sub(*max, new_max)));
+    for (int u = 0; u < count; u++)
+        total = v_add(total, v_exp(v_sub(scores[u], new_max)));
+    *max = new_max;
+    *sum = total;
+}
+
+/* Rows holding +inf (after scaling): the limit of softmax gives the +inf
+ * entries equal shares; NaN anywhere still wins. Rare, so scalar. */
+static void softmax_row_with_infinity(const real *x, real *y, size_t n_valid, size_t n_total,
+                                      real scale)
+{
+    size_t infinite = 0;
+    int has_nan = 0;
+    for (size_t j = 0; j < n_valid; j++) {
+        real s = x[j] * scale;
+        infinite += (s == (real)INFINITY);
+        has_nan |= (s != s);
+    }
+    real share = has_nan ? (real)NAN : REAL_C(1.0) / (real)infinite;
+    for (size_t j = 0; j < n_valid; j++) {
+        real s = x[j] * scale;
+        y[j] = has_nan ? (real)NAN : (s == (real)INFINITY ? share : REAL_C(0.0));
+    }
+    for (size_t j = n_valid; j < n_total; j++)
+        y[j] = REAL_C(0.0);
+}
+
+void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, real scale);
+void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, real scale)
+{
+    const vec vscale = v_set1(scale);
+    vec max = v_set1(REAL_LOWEST), sum = v_set1(REAL_C(0.0));
+
+    /* Sweep 1: running max and sum. */
+    size_t j = 0;
+    for (; j + EXP_BLOCK * VLEN <= n_valid; j += EXP_BLOCK * VLEN) {
+        vec block[EXP_BLOCK];
+        for (int u = 0; u < EXP_BLOCK; u++)
+            block[u] = v_mul(v_load(x + j + (size_t)u * VLEN), vscale);
+        online_update(&max, &sum, block, EXP_BLOCK);
+    }
+    for (; j + VLEN <= n_valid; j += VLEN) {
+        vec one = v_mul(v_load(x + j), vscale);
+        online_update(&max, &sum, &one, 1);
+    }
+    if (j < n_valid) {
+        vec part = v_mul(v_load_part(x + j, n_valid - j, (real)-INFINITY), vscale);
+        online_update(&max, &sum, &part, 1);
+    }
+    real row_max = v_hmax(max);
+    real row_sum = v_hsum(v_mul(sum, v_exp(v_sub(max, v_set1(row_max)))));
+
+    if (row_max == (real)INFINITY) {
+        softmax_row_with_infinity(x, y, n_valid, n_total, scale);
+        return;
+    }
+
+    /* Sweep 2: normalized weights; a fully masked row (sum 0) gives zeros. */
+    const vec vmax = v_set1(row_max);
+    const vec inv = v_set1(row_sum == REAL_C(0.0) ? REAL_C(0.0) : REAL_C(1.0) / row_sum);
+    j = 0;
+    for (; j + VLEN <= n_valid; j += VLEN)
+        v_store(y + j, v_mul(v_exp(v_sub(v_mul(v_load(x + j), vscale), vmax)), inv));
+    if (j < n_valid) {
+        size_t rest = n_valid - j;
+        vec part = v_mul(v_load_part(x + j, rest, (real)-INFINITY), vscale);
+        v_store_part(y + j, v_mul(v_exp(v_sub(part, vmax)), inv), rest);
+    }
+    for (j = n_valid; j < n_total; j++)
+        y[j] = REAL_C(0.0);
+}

@@ -1,0 +1,25 @@
+/* attn_softmax_rows_*: the public in-place row softmax. */
+#include <attn/attn.h>
+
+#include "check.h"
+#include "kernels.h"
+#include "real.h"
+
+attn_status FN(attn_softmax_rows)(real *x, size_t rows, size_t cols, size_t ld)
+{
+    if (x == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    if (rows == 0 || cols == 0)
+        return ATTN_ERR_ZERO_DIMENSION;
+    size_t span, elements, bytes;
+    if (!attn_mul(rows - 1, ld, &span) || !attn_add(span, cols, &elements) ||
+        !attn_mul(elements, sizeof(real), &bytes))
+        return ATTN_ERR_SIZE_OVERFLOW;
+    if (ld < cols)
+        return ATTN_ERR_BAD_STRIDE;
+
+    const attn_softmax_row_fn softmax_row = FN(attn_softmax_row_kernel)(attn_isa_active());
+    for (size_t r = 0; r < rows; r++)
+        softmax_row(x + r * ld, x + r * ld, cols, cols, REAL_C(1.0));
+    return ATTN_OK;
+}

@@ -1,0 +1,37 @@
+/* Status descriptions and the library's version. */
+#include <attn/attn.h>
+
+const char *attn_status_string(attn_status status)
+{
+    switch (status) {
+    case ATTN_OK:
+        return "success";
+    case ATTN_ERR_NULL_POINTER:
+        return "a required pointer argument is NULL";
+    case ATTN_ERR_ZERO_DIMENSION:
+        return "a dimension is zero";
+    case ATTN_ERR_SIZE_OVERFLOW:
+        return "a product of dimensions overflows size_t";
+    case ATTN_ERR_BLAS_RANGE:
+        return "a dimension exceeds the BLAS integer range";
+    case ATTN_ERR_BAD_STRIDE:
+        return "a row stride is smaller than the row length";
+    case ATTN_ERR_BAD_SCALE:
+        return "the scale is NaN or infinite";
+    case ATTN_ERR_ALIASING:
+        return "an output array overlaps an input or another output";
+    case ATTN_ERR_OUT_OF_MEMORY:
+        return "a workspace allocation failed";
+    }
+    return "unknown attn_status";
+}
+
+unsigned attn_version_number(void)
+{
+    return ATTN_VERSION_NUMBER;
+}
+
+const char *attn_version_string(void)
+{
+    return ATTN_VERSION_STRING;
+}
