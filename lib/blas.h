@@ -7,14 +7,12 @@
 #define ATTN_BLAS_H
 
 #include <cblas.h>
-#include <limits.h>
 #include <stddef.h>
 
 #include "real.h"
 
-/* The largest dimension or leading dimension BLAS accepts (blasint is int in
- * an LP64 OpenBLAS). */
-#define ATTN_BLAS_INT_MAX ((size_t)INT_MAX)
+_Static_assert(sizeof(blasint) == sizeof(int),
+               "ATTN_BLAS_INT_MAX (check.h) assumes an LP64 BLAS whose blasint is int");
 
 typedef enum { ATTN_NO_TRANS = 0, ATTN_TRANS = 1 } attn_trans;
 

@@ -6,9 +6,14 @@
 #ifndef ATTN_CHECK_H
 #define ATTN_CHECK_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The largest dimension or leading dimension handed to BLAS: blasint is int
+ * in an LP64 OpenBLAS (blas.h asserts it). */
+#define ATTN_BLAS_INT_MAX ((size_t)INT_MAX)
 
 #define ATTN_COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
@@ -47,8 +52,7 @@ static inline bool attn_any_zero(const size_t *dims, size_t count)
     return false;
 }
 
-/* Whether every value fits the BLAS integer type (checked by the caller
- * against ATTN_BLAS_INT_MAX from blas.h, passed in as `limit`). */
+/* Whether every value is at most `limit` (ATTN_BLAS_INT_MAX for BLAS). */
 static inline bool attn_all_at_most(const size_t *values, size_t count, size_t limit)
 {
     for (size_t i = 0; i < count; i++)

@@ -14,41 +14,7 @@
 #include <attn/attn.h>
 
 #include "blas.h"
-#include "check.h"
 #include "forward.h"
-
-int FN(attn_forward_workspace_size)(size_t B, size_t T, size_t NH, size_t hs, int keep_P,
-                                    int has_Wo, size_t *elements)
-{
-    size_t qkv, one, scores = 0, total;
-    if (!attn_mul3(B, T, NH, &one) || !attn_mul(one, hs, &one) || !attn_mul(one, 3, &qkv))
-        return 0;
-    if (!keep_P && !attn_mul(T, T, &scores))
-        return 0;
-    if (!attn_add(qkv, scores, &total) || (has_Wo && !attn_add(total, one, &total)))
-        return 0;
-    *elements = total;
-    return 1;
-}
-
-FN(attn_forward_workspace)
-FN(attn_forward_workspace_carve)(real *memory, size_t B, size_t T, size_t NH, size_t hs,
-                                 int keep_P, int has_Wo)
-{
-    const size_t one = B * T * NH * hs;
-    FN(attn_forward_workspace) ws = {0};
-    ws.Q = memory;
-    ws.K = ws.Q + one;
-    ws.V = ws.K + one;
-    real *next = ws.V + one;
-    if (!keep_P) {
-        ws.scores = next;
-        next += T * T;
-    }
-    if (has_Wo)
-        ws.heads = next;
-    return ws;
-}
 
 void FN(attn_forward_run)(const FN(attn_forward_args) *a, const FN(attn_forward_workspace) *ws)
 {

@@ -26,19 +26,10 @@ typedef struct FN(attn_forward_args) {
 } FN(attn_forward_args);
 
 typedef struct FN(attn_forward_workspace) {
-    real *Q, *K, *V; /* (B,T,NH*hs) each */
-    real *scores;    /* (T,T), reused per head; only when args.P is NULL */
-    real *heads;     /* (B,T,NH*hs) concatenated heads; only when Wo is set */
+    real *Q, *K, *V; /* (B,T,NH*hs) each; kept for a backward */
+    real *scores;    /* (T,T), reused per head when args.P is NULL */
+    real *heads;     /* (B,T,NH*hs) concatenated heads, used when Wo is set */
 } FN(attn_forward_workspace);
-
-/* Elements the workspace needs for these arguments; false on size_t overflow. */
-int FN(attn_forward_workspace_size)(size_t B, size_t T, size_t NH, size_t hs, int keep_P,
-                                    int has_Wo, size_t *elements);
-
-/* Carves `memory` (attn_forward_workspace_size elements) into a workspace. */
-FN(attn_forward_workspace)
-FN(attn_forward_workspace_carve)(real *memory, size_t B, size_t T, size_t NH, size_t hs,
-                                 int keep_P, int has_Wo);
 
 void FN(attn_forward_run)(const FN(attn_forward_args) *args, const FN(attn_forward_workspace) *ws);
 

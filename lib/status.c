@@ -22,6 +22,20 @@ const char *attn_status_string(attn_status status)
         return "an output array overlaps an input or another output";
     case ATTN_ERR_OUT_OF_MEMORY:
         return "a workspace allocation failed";
+    case ATTN_ERR_BAD_SHAPE:
+        return "the model width C is not a multiple of the head count NH";
+    case ATTN_ERR_BAD_DTYPE:
+        return "the dtype is neither ATTN_F32 nor ATTN_F64";
+    case ATTN_ERR_BAD_FLAGS:
+        return "unknown plan flag bits";
+    case ATTN_ERR_DTYPE_MISMATCH:
+        return "the call's precision differs from the plan's";
+    case ATTN_ERR_INFERENCE_PLAN:
+        return "backward on a plan created with ATTN_INFERENCE";
+    case ATTN_ERR_NO_FORWARD:
+        return "backward on a plan that has run no forward";
+    case ATTN_ERR_FORWARD_MISMATCH:
+        return "backward's Wo presence differs from the forward's";
     }
     return "unknown attn_status";
 }

@@ -45,6 +45,15 @@
  *   ATTN_ERR_ALIASING        an output array overlaps an input array or
  *                            another output array
  *   ATTN_ERR_OUT_OF_MEMORY   a workspace allocation failed
+ *   ATTN_ERR_BAD_SHAPE       C is not a multiple of NH (multi-head one-shots)
+ *   ATTN_ERR_BAD_DTYPE       attn_plan_create got a dtype other than
+ *                            ATTN_F32 or ATTN_F64
+ *   ATTN_ERR_BAD_FLAGS       attn_plan_create got an unknown flag bit
+ *   ATTN_ERR_DTYPE_MISMATCH  an _f32 call on an ATTN_F64 plan or the reverse
+ *   ATTN_ERR_INFERENCE_PLAN  a backward on a plan created with ATTN_INFERENCE
+ *   ATTN_ERR_NO_FORWARD      a backward on a plan that has run no forward
+ *   ATTN_ERR_FORWARD_MISMATCH a backward whose Wo presence (NULL or not)
+ *                            differs from the forward it differentiates
  */
 #ifndef ATTN_ATTN_H
 #define ATTN_ATTN_H
@@ -86,7 +95,14 @@ typedef enum attn_status {
     ATTN_ERR_BAD_STRIDE = 5,
     ATTN_ERR_BAD_SCALE = 6,
     ATTN_ERR_ALIASING = 7,
-    ATTN_ERR_OUT_OF_MEMORY = 8
+    ATTN_ERR_OUT_OF_MEMORY = 8,
+    ATTN_ERR_BAD_SHAPE = 9,
+    ATTN_ERR_BAD_DTYPE = 10,
+    ATTN_ERR_BAD_FLAGS = 11,
+    ATTN_ERR_DTYPE_MISMATCH = 12,
+    ATTN_ERR_INFERENCE_PLAN = 13,
+    ATTN_ERR_NO_FORWARD = 14,
+    ATTN_ERR_FORWARD_MISMATCH = 15
 } attn_status;
 
 /* A static, human-readable description of `status`; never NULL (an unknown
@@ -131,8 +147,9 @@ ATTN_API attn_status attn_lookup_f64(size_t Tq, size_t Tk, size_t d, size_t dv, 
  *   S = Q K^T / sqrt(hs); if causal, S[b][t][j] = -inf for j > t   (B,T,T)
  *   weights = softmax_rows(S),  out = weights V          (B,T,hs)
  * causal is 0 (every position sees every position) or nonzero.
- * A workspace of 3*B*T*hs + T*T elements is allocated for the call (T*T only
- * when weights is NULL) and freed before returning.
+ * It is a plan (below) with NH = 1 and ATTN_INFERENCE, created for the call,
+ * executed once and destroyed: a workspace of 4*B*T*hs + T*T elements lives
+ * for the duration of the call.
  * Errors: NULL_POINTER (X, Wq, Wk, Wv, out), ZERO_DIMENSION, SIZE_OVERFLOW,
  * BLAS_RANGE, ALIASING (out or weights overlapping X, Wq, Wk, Wv or each
  * other), OUT_OF_MEMORY. */
@@ -142,6 +159,105 @@ ATTN_API attn_status attn_self_attention_f32(size_t B, size_t T, size_t C, size_
 ATTN_API attn_status attn_self_attention_f64(size_t B, size_t T, size_t C, size_t hs, int causal,
                                              const double *X, const double *Wq, const double *Wk,
                                              const double *Wv, double *out, double *weights);
+
+/* ---- multi-head one-shots -------------------------------------------------
+ * NH heads split the width: hs = C/NH (C must be a multiple of NH, else
+ * ATTN_ERR_BAD_SHAPE). Wq, Wk, Wv, Wo are (C,C) stored (in,out); head h uses
+ * columns [h*hs, (h+1)*hs) of Wq, Wk, Wv:
+ *   Q, K, V = X Wq, X Wk, X Wv                                  (B,T,C)
+ *   Y[:, :, h] = softmax_rows(Q_h K_h^T / sqrt(hs) [+ causal mask]) V_h
+ *   out = Y Wo, or out = Y when Wo is NULL                      (B,T,C)
+ * They are attn_plan_create + attn_forward/attn_backward + attn_plan_destroy
+ * (plans, below, avoid the per-call allocation).
+ * Errors: as attn_self_attention, plus BAD_SHAPE. */
+ATTN_API attn_status attn_mha_forward_f32(size_t B, size_t T, size_t C, size_t NH, int causal,
+                                          const float *X, const float *Wq, const float *Wk,
+                                          const float *Wv, const float *Wo, float *out);
+ATTN_API attn_status attn_mha_forward_f64(size_t B, size_t T, size_t C, size_t NH, int causal,
+                                          const double *X, const double *Wq, const double *Wk,
+                                          const double *Wv, const double *Wo, double *out);
+
+/* Gradients of L = sum(out * dout) (dout (B,T,C), the gradient of a loss with
+ * respect to out) for the forward above: dX (B,T,C) and dWq, dWk, dWv, dWo
+ * (C,C), all overwritten. When Wo is NULL, dWo is ignored and may be NULL.
+ * Errors: as attn_mha_forward; ALIASING also covers the gradient buffers. */
+ATTN_API attn_status attn_mha_backward_f32(size_t B, size_t T, size_t C, size_t NH, int causal,
+                                           const float *X, const float *Wq, const float *Wk,
+                                           const float *Wv, const float *Wo, const float *dout,
+                                           float *dX, float *dWq, float *dWk, float *dWv,
+                                           float *dWo);
+ATTN_API attn_status attn_mha_backward_f64(size_t B, size_t T, size_t C, size_t NH, int causal,
+                                           const double *X, const double *Wq, const double *Wk,
+                                           const double *Wv, const double *Wo, const double *dout,
+                                           double *dX, double *dWq, double *dWk, double *dWv,
+                                           double *dWo);
+
+/* ---- plans ------------------------------------------------------------------
+ * A plan fixes a shape, a precision and options once; it owns every buffer
+ * a forward and a backward need, so executing it allocates nothing.
+ *
+ * Life cycle:
+ *   attn_plan_create(&plan, ...)            allocates (the only allocation)
+ *   attn_forward_f32(plan, ...)             any number of times, new arrays
+ *   attn_backward_f32(plan, ...)            gradients of the last forward
+ *   attn_plan_destroy(plan)                 frees; NULL is fine
+ *
+ * Shapes: D = NH*hs. X (B,T,C); Wq, Wk, Wv (C,D), head h in columns
+ * [h*hs, (h+1)*hs); Wo (D,C) or NULL; out (B,T,C) with Wo, else (B,T,D);
+ * weights (B,NH,T,T) or NULL. hs need not be C/NH: a single head with any hs
+ * is NH = 1.
+ *
+ * Threads: a plan is used by one thread at a time (it holds the state of its
+ * last forward). Distinct plans share nothing, so threads scale by owning a
+ * plan each; creating and destroying plans is thread-safe.
+ *
+ * Memory: 4*B*T*D elements (Q, K, V, heads), plus T*T for one score tile;
+ * without ATTN_INFERENCE also B*NH*T*T (the weights the backward needs),
+ * 4*B*T*D gradient buffers and one T*T tile.
+ */
+typedef struct attn_plan attn_plan;
+
+typedef enum attn_dtype { ATTN_F32 = 1, ATTN_F64 = 2 } attn_dtype;
+
+#define ATTN_CAUSAL (1u << 0)    /* key j > query t is masked */
+#define ATTN_INFERENCE (1u << 1) /* forward keeps nothing for a backward */
+
+/* Creates a plan in *plan (left untouched on error). scale <= 0 means
+ * 1/sqrt(hs). Errors: NULL_POINTER (plan), BAD_DTYPE, BAD_FLAGS (unknown
+ * bits), ZERO_DIMENSION, SIZE_OVERFLOW (any array or the workspace),
+ * BLAS_RANGE, BAD_SCALE, OUT_OF_MEMORY. */
+ATTN_API attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_t T,
+                                      size_t C, size_t NH, size_t hs, double scale,
+                                      unsigned flags);
+ATTN_API void attn_plan_destroy(attn_plan *plan);
+
+/* Runs the forward pass of the formula of the multi-head one-shots with the
+ * plan's shape, scale and mask. Unless the plan has ATTN_INFERENCE it keeps
+ * what attn_backward needs (replacing what an earlier forward kept).
+ * Errors, in order: NULL_POINTER (plan, X, Wq, Wk, Wv, out), DTYPE_MISMATCH,
+ * ALIASING (out or weights overlapping an input or each other). */
+ATTN_API attn_status attn_forward_f32(attn_plan *plan, const float *X, const float *Wq,
+                                      const float *Wk, const float *Wv, const float *Wo,
+                                      float *out, float *weights);
+ATTN_API attn_status attn_forward_f64(attn_plan *plan, const double *X, const double *Wq,
+                                      const double *Wk, const double *Wv, const double *Wo,
+                                      double *out, double *weights);
+
+/* Gradients of sum(out * dout) for the last forward on this plan: dX (B,T,C),
+ * dWq, dWk, dWv (C,D), dWo (D,C), all overwritten. X and the weights must be
+ * the arrays that forward used (they are read again, not copied by it).
+ * Errors, in order: NULL_POINTER (plan, X, Wq, Wk, Wv, dout, dX, dWq, dWk,
+ * dWv, and dWo when Wo is set), DTYPE_MISMATCH, INFERENCE_PLAN, NO_FORWARD,
+ * FORWARD_MISMATCH (Wo NULL now but not in the forward, or the reverse),
+ * ALIASING (a gradient overlapping an input or another gradient). */
+ATTN_API attn_status attn_backward_f32(attn_plan *plan, const float *X, const float *Wq,
+                                       const float *Wk, const float *Wv, const float *Wo,
+                                       const float *dout, float *dX, float *dWq, float *dWk,
+                                       float *dWv, float *dWo);
+ATTN_API attn_status attn_backward_f64(attn_plan *plan, const double *X, const double *Wq,
+                                       const double *Wk, const double *Wv, const double *Wo,
+                                       const double *dout, double *dX, double *dWq,
+                                       double *dWk, double *dWv, double *dWo);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,35 @@
+/*
+ * The backward pass over NH heads (templated over `real`, see real.h): the
+ * gradients of sum(out * dout) for a forward of forward.c whose Q, K, V,
+ * heads and weights P were kept. Arguments are validated by the caller.
+ */
+#ifndef ATTN_BACKWARD_H
+#define ATTN_BACKWARD_H
+
+#include <stddef.h>
+
+#include "real.h"
+
+typedef struct FN(attn_backward_args) {
+    size_t B, T, C, NH, hs;
+    real scale;
+    int causal;
+    /* inputs of the forward, passed again */
+    const real *X, *Wq, *Wk, *Wv, *Wo; /* Wo NULL: no output projection */
+    const real *dout;                  /* (B,T,C) with Wo, else (B,T,NH*hs) */
+    /* kept by the forward */
+    const real *Q, *K, *V; /* (B,T,NH*hs) */
+    const real *heads;     /* (B,T,NH*hs), read only with Wo */
+    const real *P;         /* (B,NH,T,T) */
+    /* gradients, overwritten */
+    real *dX;                /* (B,T,C) */
+    real *dWq, *dWk, *dWv;   /* (C,NH*hs) */
+    real *dWo;               /* (NH*hs,C), written only with Wo */
+    /* workspace */
+    real *dQ, *dK, *dV, *dheads; /* (B,T,NH*hs) */
+    real *dP;                    /* (T,T), reused per (batch, head) */
+} FN(attn_backward_args);
+
+void FN(attn_backward_run)(const FN(attn_backward_args) *args);
+
+#endif /* ATTN_BACKWARD_H */

@@ -1,0 +1,116 @@
+/*
+ * attn_plan_create / attn_plan_destroy: validation of a plan's shape and
+ * options and the layout of its arena. The arena is one 64-byte aligned
+ * allocation; each buffer starts on a 64-byte boundary.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include <attn/attn.h>
+
+#include "check.h"
+#include "plan.h"
+
+#define ATTN_KNOWN_FLAGS (ATTN_CAUSAL | ATTN_INFERENCE)
+#define ATTN_ALIGNMENT ((size_t)64)
+
+/* Element counts of every buffer; 0 for absent ones. False on overflow. */
+static int buffer_elements(attn_shape s, int inference, size_t counts[ATTN_BUF_COUNT])
+{
+    size_t D, rows_by_D, tile, saved;
+    if (!attn_mul(s.NH, s.hs, &D) || !attn_mul3(s.B, s.T, D, &rows_by_D) ||
+        !attn_mul(s.T, s.T, &tile) || !attn_mul3(s.B, s.NH, tile, &saved))
+        return 0;
+    const size_t training = inference ? 0 : 1;
+    counts[ATTN_BUF_Q] = counts[ATTN_BUF_K] = counts[ATTN_BUF_V] = rows_by_D;
+    counts[ATTN_BUF_HEADS] = rows_by_D;
+    counts[ATTN_BUF_SCORES] = tile;
+    counts[ATTN_BUF_SAVED_P] = saved * training;
+    counts[ATTN_BUF_DQ] = counts[ATTN_BUF_DK] = counts[ATTN_BUF_DV] = rows_by_D * training;
+    counts[ATTN_BUF_DHEADS] = rows_by_D * training;
+    counts[ATTN_BUF_DSCORES] = tile * training;
+    return 1;
+}
+
+/* Byte offsets of the buffers in the arena and its total size. */
+static int layout(const size_t counts[ATTN_BUF_COUNT], size_t element_size,
+                  size_t offsets[ATTN_BUF_COUNT], size_t *total)
+{
+    size_t at = 0;
+    for (int b = 0; b < ATTN_BUF_COUNT; b++) {
+        size_t bytes, padded;
+        if (counts[b] == 0) {
+            offsets[b] = ATTN_ABSENT;
+            continue;
+        }
+        if (!attn_mul(counts[b], element_size, &bytes) ||
+            !attn_add(bytes, ATTN_ALIGNMENT - 1, &padded))
+            return 0;
+        offsets[b] = at;
+        if (!attn_add(at, padded / ATTN_ALIGNMENT * ATTN_ALIGNMENT, &at))
+            return 0;
+    }
+    *total = at;
+    return 1;
+}
+
+attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_t T, size_t C,
+                             size_t NH, size_t hs, double scale, unsigned flags)
+{
+    if (plan == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    if (dtype != ATTN_F32 && dtype != ATTN_F64)
+        return ATTN_ERR_BAD_DTYPE;
+    if ((flags & ~(unsigned)ATTN_KNOWN_FLAGS) != 0)
+        return ATTN_ERR_BAD_FLAGS;
+    const size_t dims[] = {B, T, C, NH, hs};
+    if (attn_any_zero(dims, ATTN_COUNT(dims)))
+        return ATTN_ERR_ZERO_DIMENSION;
+
+    const attn_shape shape = {B, T, C, NH, hs};
+    const int inference = (flags & ATTN_INFERENCE) != 0;
+    const size_t element_size = dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
+    size_t counts[ATTN_BUF_COUNT], offsets[ATTN_BUF_COUNT], arena_bytes, rows, D;
+    size_t X_bytes, W_bytes, out_bytes;
+    if (!buffer_elements(shape, inference, counts) ||
+        !layout(counts, element_size, offsets, &arena_bytes) || !attn_mul(B, T, &rows) ||
+        !attn_mul(NH, hs, &D) || !attn_mul3(rows, C, element_size, &X_bytes) ||
+        !attn_mul3(C, D, element_size, &W_bytes) ||
+        !attn_mul3(rows, C > D ? C : D, element_size, &out_bytes))
+        return ATTN_ERR_SIZE_OVERFLOW;
+    const size_t blas_dims[] = {rows, T, C, D};
+    if (!attn_all_at_most(blas_dims, ATTN_COUNT(blas_dims), ATTN_BLAS_INT_MAX))
+        return ATTN_ERR_BLAS_RANGE;
+    const double largest = dtype == ATTN_F32 ? (double)FLT_MAX : DBL_MAX;
+    if (!(fabs(scale) <= largest))
+        return ATTN_ERR_BAD_SCALE;
+
+    attn_plan *created = calloc(1, sizeof *created);
+    void *arena = aligned_alloc(ATTN_ALIGNMENT, arena_bytes);
+    if (created == NULL || arena == NULL) {
+        free(created);
+        free(arena);
+        return ATTN_ERR_OUT_OF_MEMORY;
+    }
+    created->dtype = dtype;
+    created->shape = shape;
+    created->scale = scale > 0.0 ? scale : 1.0 / sqrt((double)hs);
+    created->causal = (flags & ATTN_CAUSAL) != 0;
+    created->inference = inference;
+    created->isa = attn_isa_active();
+    created->arena = arena;
+    for (int b = 0; b < ATTN_BUF_COUNT; b++)
+        created->offset[b] = offsets[b];
+    *plan = created;
+    return ATTN_OK;
+}
+
+void attn_plan_destroy(attn_plan *plan)
+{
+    if (plan == NULL)
+        return;
+    free(plan->arena);
+    free(plan);
+}
+

@@ -1,0 +1,94 @@
+/*
+ * attn_forward_* and attn_backward_*: executing a plan. Validation, then the
+ * engines of forward.c and backward.c on the plan's own buffers; nothing is
+ * allocated here.
+ */
+#include <string.h>
+
+#include <attn/attn.h>
+
+#include "backward.h"
+#include "forward.h"
+#include "plan.h"
+#include "validate.h"
+
+#if ATTN_REAL_BITS == 32
+#define PLAN_DTYPE ATTN_F32
+#else
+#define PLAN_DTYPE ATTN_F64
+#endif
+
+#define PLAN_BUFFER(plan, name) ((real *)attn_plan_buffer((plan), ATTN_BUF_##name))
+
+attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, const real *Wk,
+                             const real *Wv, const real *Wo, real *out, real *weights)
+{
+    if (plan == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    const FN(attn_forward_arrays) arrays = {X, Wq, Wk, Wv, Wo, out, weights};
+    attn_status status = FN(attn_validate_presence)(plan->shape, &arrays);
+    if (status != ATTN_OK)
+        return status;
+    if (plan->dtype != PLAN_DTYPE)
+        return ATTN_ERR_DTYPE_MISMATCH;
+    status = FN(attn_validate_extent)(plan->shape, &arrays);
+    if (status != ATTN_OK)
+        return status;
+
+    const attn_shape s = plan->shape;
+    real *saved_P = PLAN_BUFFER(plan, SAVED_P);
+    const FN(attn_forward_workspace) ws = {
+        .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
+        .scores = PLAN_BUFFER(plan, SCORES), .heads = PLAN_BUFFER(plan, HEADS)};
+    const FN(attn_forward_args) args = {
+        .B = s.B, .T = s.T, .C = s.C, .NH = s.NH, .hs = s.hs,
+        .scale = (real)plan->scale,
+        .causal = plan->causal,
+        .softmax_row = FN(attn_softmax_row_kernel)(plan->isa),
+        .X = X, .Wq = Wq, .Wk = Wk, .Wv = Wv, .Wo = Wo,
+        .out = out,
+        .P = saved_P != NULL ? saved_P : weights};
+    FN(attn_forward_run)(&args, &ws);
+
+    if (saved_P != NULL && weights != NULL)
+        memcpy(weights, saved_P, s.B * s.NH * s.T * s.T * sizeof(real));
+    if (!plan->inference) {
+        plan->has_forward = 1;
+        plan->forward_had_Wo = Wo != NULL;
+    }
+    return ATTN_OK;
+}
+
+attn_status FN(attn_backward)(attn_plan *plan, const real *X, const real *Wq, const real *Wk,
+                              const real *Wv, const real *Wo, const real *dout, real *dX,
+                              real *dWq, real *dWk, real *dWv, real *dWo)
+{
+    const FN(attn_backward_arrays) arrays = {X, Wq, Wk, Wv, Wo, dout, dX, dWq, dWk, dWv, dWo};
+    if (plan == NULL || FN(attn_validate_backward_presence)(&arrays) != ATTN_OK)
+        return ATTN_ERR_NULL_POINTER;
+    if (plan->dtype != PLAN_DTYPE)
+        return ATTN_ERR_DTYPE_MISMATCH;
+    if (plan->inference)
+        return ATTN_ERR_INFERENCE_PLAN;
+    if (!plan->has_forward)
+        return ATTN_ERR_NO_FORWARD;
+    if ((Wo != NULL) != plan->forward_had_Wo)
+        return ATTN_ERR_FORWARD_MISMATCH;
+    attn_status status = FN(attn_validate_backward_aliasing)(plan->shape, &arrays);
+    if (status != ATTN_OK)
+        return status;
+
+    const attn_shape s = plan->shape;
+    const FN(attn_backward_args) args = {
+        .B = s.B, .T = s.T, .C = s.C, .NH = s.NH, .hs = s.hs,
+        .scale = (real)plan->scale,
+        .causal = plan->causal,
+        .X = X, .Wq = Wq, .Wk = Wk, .Wv = Wv, .Wo = Wo, .dout = dout,
+        .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
+        .heads = PLAN_BUFFER(plan, HEADS), .P = PLAN_BUFFER(plan, SAVED_P),
+        .dX = dX, .dWq = dWq, .dWk = dWk, .dWv = dWv, .dWo = dWo,
+        .dQ = PLAN_BUFFER(plan, DQ), .dK = PLAN_BUFFER(plan, DK), .dV = PLAN_BUFFER(plan, DV),
+        .dheads = PLAN_BUFFER(plan, DHEADS), .dP = PLAN_BUFFER(plan, DSCORES)};
+    FN(attn_backward_run)(&args);
+    return ATTN_OK;
+}
