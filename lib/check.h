@@ -7,6 +7,7 @@
 #define ATTN_CHECK_H
 
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,6 +60,14 @@ static inline bool attn_all_at_most(const size_t *values, size_t count, size_t l
         if (values[i] > limit)
             return false;
     return true;
+}
+
+/* A scale argument is usable unless it is NaN, -inf, or above `largest` (the
+ * largest finite value of the call's precision); scale <= 0 selects the
+ * default 1/sqrt(d). */
+static inline bool attn_scale_valid(double scale, double largest)
+{
+    return scale > -(double)INFINITY && scale <= largest; /* false for NaN */
 }
 
 /* A byte range [begin, begin + bytes); a NULL begin is an absent region. */

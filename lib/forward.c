@@ -3,18 +3,112 @@
  *
  * Shapes: X (B,T,C); Wq, Wk, Wv (C,D) with D = NH*hs; Wo (D,C) or none.
  *   Q = X Wq, K = X Wk, V = X Wv            (B*T, D)   three GEMMs over all rows
- *   for each batch element b and head h (columns [h*hs, (h+1)*hs) of Q, K, V,
- *   addressed in place with leading dimension D, no copies):
- *     S = Q_bh K_bh^T                       (T,T)      GEMM
- *     P = softmax_rows(scale*S), row t seeing keys j <= t when causal
- *                                           (T,T)      fused row kernel, in place
- *     Y_bh = P V_bh                         (T,hs)     GEMM into Y's columns
- *   out = Y Wo (B*T, C) with Wo, else out = Y (B*T, D)  GEMM
+ *   for each batch element b and head h (columns [h*hs, (h+1)*hs) of Q, K, V
+ *   and Y, addressed in place with leading dimension D, no copies):
+ *     Y_bh = softmax_rows(scale * Q_bh K_bh^T [+ causal mask]) V_bh   (T,hs)
+ *   out = Y Wo (B*T, C) with Wo, else out = Y (B*T, D)               GEMM
+ *
+ * Two paths compute a head:
+ *  - materialized: S = Q K^T (T,T) as GEMMs, the fused row softmax in place
+ *    (giving the weights P), then P V. With a causal mask the queries go in
+ *    blocks of ATTN_CAUSAL_QUERY_BLOCK and block [t0,t1) only meets keys
+ *    [0,t1): the GEMMs never compute above the diagonal's block row.
+ *  - tiled (FlashAttention-style, when P is not wanted): for each block of
+ *    ATTN_TILE_QUERIES queries, loop over blocks of ATTN_TILE_KEYS keys:
+ *    S_tile = Q_blk K_blk^T (GEMM), online softmax (running max and sum per
+ *    query, partial output rescaled by alpha), Y_blk += P_tile V_blk (GEMM);
+ *    key blocks wholly above the diagonal are skipped. Memory is O(T): one
+ *    tile, not the T*T matrix. A query row whose scores reach +inf is redone
+ *    on its own (one row of T) by the materialized row kernel.
  */
+#include <math.h>
+
 #include <attn/attn.h>
 
 #include "blas.h"
 #include "forward.h"
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* One head, materialized. Q, K, V, Y (T,hs) with ld D; P (T,T). */
+static void FN(head_materialized)(const FN(attn_forward_args) *a, size_t D, const real *Q,
+                                  const real *K, const real *V, real *P, real *Y)
+{
+    const size_t T = a->T, hs = a->hs;
+    const size_t block = a->causal ? ATTN_CAUSAL_QUERY_BLOCK : T;
+    for (size_t t0 = 0; t0 < T; t0 += block) {
+        const size_t rows = MIN(block, T - t0);
+        const size_t keys = a->causal ? t0 + rows : T;
+        FN(attn_gemm)(ATTN_NO_TRANS, ATTN_TRANS, rows, keys, hs, REAL_C(1.0), Q + t0 * D, D, K,
+                      D, REAL_C(0.0), P + t0 * T, T);
+        for (size_t t = t0; t < t0 + rows; t++)
+            a->softmax_row(P + t * T, P + t * T, a->causal ? t + 1 : T, T, a->scale);
+        FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, REAL_C(1.0), P + t0 * T, T,
+                      V, D, REAL_C(0.0), Y + t0 * D, D);
+    }
+}
+
+/* Query t of one head recomputed alone through a row of T scores. */
+static void FN(row_materialized)(const FN(attn_forward_args) *a, size_t D, size_t t,
+                                 const real *Q, const real *K, const real *V, real *row, real *Y)
+{
+    const size_t T = a->T, hs = a->hs;
+    FN(attn_gemm)(ATTN_NO_TRANS, ATTN_TRANS, 1, T, hs, REAL_C(1.0), Q + t * D, D, K, D,
+                  REAL_C(0.0), row, T);
+    a->softmax_row(row, row, a->causal ? t + 1 : T, T, a->scale);
+    FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, 1, hs, T, REAL_C(1.0), row, T, V, D, REAL_C(0.0),
+                  Y + t * D, D);
+}
+
+static void FN(scale_row)(real *y, size_t n, real factor)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] *= factor;
+}
+
+/* One head, tiled. Q, K, V, Y (T,hs) with ld D; work attn_tiled_workspace(T). */
+static void FN(head_tiled)(const FN(attn_forward_args) *a, size_t D, const real *Q,
+                           const real *K, const real *V, real *Y, real *work)
+{
+    const size_t T = a->T, hs = a->hs;
+    real *tile = work;
+    real *max = tile + (size_t)ATTN_TILE_QUERIES * ATTN_TILE_KEYS;
+    real *sum = max + ATTN_TILE_QUERIES;
+    real *alpha = sum + ATTN_TILE_QUERIES;
+    real *row = alpha + ATTN_TILE_QUERIES;
+
+    for (size_t t0 = 0; t0 < T; t0 += ATTN_TILE_QUERIES) {
+        const size_t rows = MIN((size_t)ATTN_TILE_QUERIES, T - t0);
+        const size_t key_end = a->causal ? t0 + rows : T;
+        real *Y_blk = Y + t0 * D;
+        for (size_t i = 0; i < rows; i++) {
+            max[i] = -ATTN_REAL_MAX;
+            sum[i] = REAL_C(0.0);
+        }
+        for (size_t k0 = 0; k0 < key_end; k0 += ATTN_TILE_KEYS) {
+            const size_t keys = MIN((size_t)ATTN_TILE_KEYS, key_end - k0);
+            FN(attn_gemm)(ATTN_NO_TRANS, ATTN_TRANS, rows, keys, hs, REAL_C(1.0), Q + t0 * D, D,
+                          K + k0 * D, D, REAL_C(0.0), tile, keys);
+            for (size_t i = 0; i < rows; i++) {
+                const size_t visible = t0 + i + 1 > k0 ? t0 + i + 1 - k0 : 0;
+                const size_t n_valid = a->causal ? MIN(visible, keys) : keys;
+                alpha[i] = a->softmax_online(tile + i * keys, tile + i * keys, n_valid, keys,
+                                             a->scale, &max[i], &sum[i]);
+                if (k0 > 0 && alpha[i] != REAL_C(1.0))
+                    FN(scale_row)(Y_blk + i * D, hs, alpha[i] < REAL_C(0.0) ? REAL_C(0.0) : alpha[i]);
+            }
+            FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, REAL_C(1.0), tile, keys,
+                          V + k0 * D, D, k0 == 0 ? REAL_C(0.0) : REAL_C(1.0), Y_blk, D);
+        }
+        for (size_t i = 0; i < rows; i++) {
+            if (max[i] == (real)INFINITY)
+                FN(row_materialized)(a, D, t0 + i, Q, K, V, row, Y);
+            else
+                FN(scale_row)(Y_blk + i * D, hs,
+                              sum[i] == REAL_C(0.0) ? REAL_C(0.0) : REAL_C(1.0) / sum[i]);
+        }
+    }
+}
 
 void FN(attn_forward_run)(const FN(attn_forward_args) *a, const FN(attn_forward_workspace) *ws)
 {
@@ -30,13 +124,13 @@ void FN(attn_forward_run)(const FN(attn_forward_args) *a, const FN(attn_forward_
     for (size_t b = 0; b < B; b++) {
         for (size_t h = 0; h < NH; h++) {
             const size_t head = b * T * D + h * hs;
-            real *P = a->P != NULL ? a->P + (b * NH + h) * T * T : ws->scores;
-            FN(attn_gemm)(ATTN_NO_TRANS, ATTN_TRANS, T, T, hs, one, ws->Q + head, D, ws->K + head,
-                          D, zero, P, T);
-            for (size_t t = 0; t < T; t++)
-                a->softmax_row(P + t * T, P + t * T, a->causal ? t + 1 : T, T, a->scale);
-            FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, T, hs, T, one, P, T, ws->V + head, D, zero,
-                          Y + head, D);
+            const real *Q = ws->Q + head, *K = ws->K + head, *V = ws->V + head;
+            if (a->P != NULL)
+                FN(head_materialized)(a, D, Q, K, V, a->P + (b * NH + h) * T * T, Y + head);
+            else if (ws->scores != NULL)
+                FN(head_materialized)(a, D, Q, K, V, ws->scores, Y + head);
+            else
+                FN(head_tiled)(a, D, Q, K, V, Y + head, ws->tiled);
         }
     }
     if (a->Wo != NULL)

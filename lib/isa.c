@@ -18,7 +18,12 @@
     void attn_softmax_row_##isa##_f64(const double *x, double *y, size_t n_valid,             \
                                       size_t n_total, double scale);                          \
     void attn_exp_##isa##_f32(const float *x, float *y, size_t n);                            \
-    void attn_exp_##isa##_f64(const double *x, double *y, size_t n);
+    void attn_exp_##isa##_f64(const double *x, double *y, size_t n);                          \
+    float attn_softmax_online_##isa##_f32(const float *s, float *p, size_t n_valid,           \
+                                          size_t n_total, float scale, float *max, float *sum); \
+    double attn_softmax_online_##isa##_f64(const double *s, double *p, size_t n_valid,        \
+                                           size_t n_total, double scale, double *max,         \
+                                           double *sum);
 ATTN_DECLARE_KERNELS(scalar)
 ATTN_DECLARE_KERNELS(avx2)
 ATTN_DECLARE_KERNELS(avx512)
@@ -29,6 +34,10 @@ static const attn_softmax_row_f32_fn row_f32[ATTN_ISA_COUNT] = {
     attn_softmax_row_scalar_f32, attn_softmax_row_avx2_f32, attn_softmax_row_avx512_f32};
 static const attn_softmax_row_f64_fn row_f64[ATTN_ISA_COUNT] = {
     attn_softmax_row_scalar_f64, attn_softmax_row_avx2_f64, attn_softmax_row_avx512_f64};
+static const attn_softmax_online_f32_fn online_f32[ATTN_ISA_COUNT] = {
+    attn_softmax_online_scalar_f32, attn_softmax_online_avx2_f32, attn_softmax_online_avx512_f32};
+static const attn_softmax_online_f64_fn online_f64[ATTN_ISA_COUNT] = {
+    attn_softmax_online_scalar_f64, attn_softmax_online_avx2_f64, attn_softmax_online_avx512_f64};
 static const attn_exp_f32_fn exp_f32[ATTN_ISA_COUNT] = {
     attn_exp_scalar_f32, attn_exp_avx2_f32, attn_exp_avx512_f32};
 static const attn_exp_f64_fn exp_f64[ATTN_ISA_COUNT] = {
@@ -100,6 +109,16 @@ attn_softmax_row_f32_fn attn_softmax_row_kernel_f32(attn_isa isa)
 attn_softmax_row_f64_fn attn_softmax_row_kernel_f64(attn_isa isa)
 {
     return valid(isa) ? row_f64[isa] : NULL;
+}
+
+attn_softmax_online_f32_fn attn_softmax_online_kernel_f32(attn_isa isa)
+{
+    return valid(isa) ? online_f32[isa] : NULL;
+}
+
+attn_softmax_online_f64_fn attn_softmax_online_kernel_f64(attn_isa isa)
+{
+    return valid(isa) ? online_f64[isa] : NULL;
 }
 
 attn_exp_f32_fn attn_exp_kernel_f32(attn_isa isa)

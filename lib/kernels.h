@@ -38,18 +38,38 @@ typedef void (*attn_softmax_row_f32_fn)(const float *x, float *y, size_t n_valid
 typedef void (*attn_softmax_row_f64_fn)(const double *x, double *y, size_t n_valid,
                                         size_t n_total, double scale);
 
-/* For sources templated over `real` (see real.h): the row kernel type. */
+/*
+ * One key block of the tiled (online) softmax, for a row whose earlier key
+ * blocks left a running max m (start: -REAL_MAX) and sum l (start: 0):
+ *   m' = max(m, max_{j<n_valid} scale*s[j])
+ *   p[j] = exp(scale*s[j] - m') for j < n_valid, p[j] = 0 up to n_total
+ *   l' = l * exp(m - m') + sum_j p[j]
+ * returns alpha = exp(m - m') >= 0, by which the caller rescales the row's
+ * partial output; s == p allowed. When m' is +inf (a +inf score) p is zeroed,
+ * m' = +inf is stored and -1 is returned: the caller recomputes the row.
+ */
+typedef float (*attn_softmax_online_f32_fn)(const float *s, float *p, size_t n_valid,
+                                            size_t n_total, float scale, float *max, float *sum);
+typedef double (*attn_softmax_online_f64_fn)(const double *s, double *p, size_t n_valid,
+                                             size_t n_total, double scale, double *max,
+                                             double *sum);
+
+/* For sources templated over `real` (see real.h): the kernel types. */
 #ifdef ATTN_REAL_BITS
 #if ATTN_REAL_BITS == 32
 typedef attn_softmax_row_f32_fn attn_softmax_row_fn;
+typedef attn_softmax_online_f32_fn attn_softmax_online_fn;
 #else
 typedef attn_softmax_row_f64_fn attn_softmax_row_fn;
+typedef attn_softmax_online_f64_fn attn_softmax_online_fn;
 #endif
 #endif
 
 /* The row kernel of `isa`; NULL for a value outside attn_isa. */
 attn_softmax_row_f32_fn attn_softmax_row_kernel_f32(attn_isa isa);
 attn_softmax_row_f64_fn attn_softmax_row_kernel_f64(attn_isa isa);
+attn_softmax_online_f32_fn attn_softmax_online_kernel_f32(attn_isa isa);
+attn_softmax_online_f64_fn attn_softmax_online_kernel_f64(attn_isa isa);
 
 /* y[i] = exp(x[i]) with the kernel's polynomial exp, for i < n (x == y allowed).
  * Accuracy against libm: relative error <= 2e-7 (f32), <= 1e-14 (f64) where

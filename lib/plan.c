@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "plan.h"
+#include "tiling.h"
 
 #define ATTN_KNOWN_FLAGS (ATTN_CAUSAL | ATTN_INFERENCE)
 #define ATTN_ALIGNMENT ((size_t)64)
@@ -23,9 +24,11 @@ static int buffer_elements(attn_shape s, int inference, size_t counts[ATTN_BUF_C
         !attn_mul(s.T, s.T, &tile) || !attn_mul3(s.B, s.NH, tile, &saved))
         return 0;
     const size_t training = inference ? 0 : 1;
+    const size_t tiled = inference && s.T >= ATTN_TILED_MIN_T ? 1 : 0;
     counts[ATTN_BUF_Q] = counts[ATTN_BUF_K] = counts[ATTN_BUF_V] = rows_by_D;
     counts[ATTN_BUF_HEADS] = rows_by_D;
-    counts[ATTN_BUF_SCORES] = tile;
+    counts[ATTN_BUF_SCORES] = inference && !tiled ? tile : 0;
+    counts[ATTN_BUF_TILED] = tiled ? attn_tiled_workspace(s.T) : 0;
     counts[ATTN_BUF_SAVED_P] = saved * training;
     counts[ATTN_BUF_DQ] = counts[ATTN_BUF_DK] = counts[ATTN_BUF_DV] = rows_by_D * training;
     counts[ATTN_BUF_DHEADS] = rows_by_D * training;
@@ -83,7 +86,7 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     if (!attn_all_at_most(blas_dims, ATTN_COUNT(blas_dims), ATTN_BLAS_INT_MAX))
         return ATTN_ERR_BLAS_RANGE;
     const double largest = dtype == ATTN_F32 ? (double)FLT_MAX : DBL_MAX;
-    if (!(fabs(scale) <= largest))
+    if (!attn_scale_valid(scale, largest))
         return ATTN_ERR_BAD_SCALE;
 
     attn_plan *created = calloc(1, sizeof *created);

@@ -17,7 +17,8 @@ typedef enum attn_buffer {
     ATTN_BUF_K,       /* (B,T,D) */
     ATTN_BUF_V,       /* (B,T,D) */
     ATTN_BUF_HEADS,   /* (B,T,D) concatenated head outputs (before Wo) */
-    ATTN_BUF_SCORES,  /* (T,T) one score tile, reused per (batch, head) */
+    ATTN_BUF_SCORES,  /* (T,T) scores reused per head: inference, T < ATTN_TILED_MIN_T */
+    ATTN_BUF_TILED,   /* attn_tiled_workspace(T): inference, T >= ATTN_TILED_MIN_T */
     ATTN_BUF_SAVED_P, /* (B,NH,T,T) weights kept for the backward */
     ATTN_BUF_DQ,      /* (B,T,D) */
     ATTN_BUF_DK,      /* (B,T,D) */

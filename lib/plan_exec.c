@@ -39,12 +39,14 @@ attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, con
     real *saved_P = PLAN_BUFFER(plan, SAVED_P);
     const FN(attn_forward_workspace) ws = {
         .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
-        .scores = PLAN_BUFFER(plan, SCORES), .heads = PLAN_BUFFER(plan, HEADS)};
+        .heads = PLAN_BUFFER(plan, HEADS), .scores = PLAN_BUFFER(plan, SCORES),
+        .tiled = PLAN_BUFFER(plan, TILED)};
     const FN(attn_forward_args) args = {
         .B = s.B, .T = s.T, .C = s.C, .NH = s.NH, .hs = s.hs,
         .scale = (real)plan->scale,
         .causal = plan->causal,
         .softmax_row = FN(attn_softmax_row_kernel)(plan->isa),
+        .softmax_online = FN(attn_softmax_online_kernel)(plan->isa),
         .X = X, .Wq = Wq, .Wk = Wk, .Wv = Wv, .Wo = Wo,
         .out = out,
         .P = saved_P != NULL ? saved_P : weights};

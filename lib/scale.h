@@ -2,22 +2,16 @@
 #ifndef ATTN_SCALE_H
 #define ATTN_SCALE_H
 
-#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 
+#include "check.h"
 #include "real.h"
 
-#if ATTN_REAL_BITS == 32
-#define ATTN_REAL_MAX FLT_MAX
-#else
-#define ATTN_REAL_MAX DBL_MAX
-#endif
-
-/* A usable scale is finite in `real` (NaN fails the comparison too). */
+/* See attn_scale_valid (check.h). */
 static inline bool attn_scale_ok(double scale)
 {
-    return fabs(scale) <= (double)ATTN_REAL_MAX;
+    return attn_scale_valid(scale, (double)ATTN_REAL_MAX);
 }
 
 /* scale <= 0 selects the default 1/sqrt(d). */

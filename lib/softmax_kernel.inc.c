@@ -2,9 +2,10 @@
  * Fused scale / mask / softmax of one row, and the polynomial exp under it,
  * written once over the SIMD vocabulary of lib/simd/ (see its README). The
  * including file has already included one vocabulary header and defines
- *   SOFTMAX_ROW_NAME   the row kernel's symbol, e.g. attn_softmax_row_avx2_f32
- *   EXP_ARRAY_NAME     the array exp's symbol,  e.g. attn_exp_avx2_f32
- * Both follow the contracts in kernels.h.
+ *   SOFTMAX_ROW_NAME     the row kernel's symbol, e.g. attn_softmax_row_avx2_f32
+ *   SOFTMAX_ONLINE_NAME  the online block kernel's, e.g. attn_softmax_online_avx2_f32
+ *   EXP_ARRAY_NAME       the array exp's symbol,  e.g. attn_exp_avx2_f32
+ * All follow the contracts in kernels.h.
  *
  * exp(x): n = round(x / ln 2), r = x - n ln 2 (Cody-Waite, two steps) so
  * |r| <= ln2/2; exp(r) = 1 + (r + r^2 * tail(r)) with the Taylor tail
@@ -24,8 +25,11 @@
  *   2. y = exp(scale*x - M) * (1/S) for j < n_valid, y = 0 beyond.
  * The running max starts at -REAL_MAX instead of -inf, so that all-masked
  * prefixes never form (-inf) - (-inf).
+ *
+ * Online block (the tiled path's step over one key block), two sweeps:
+ *   1. read-only: the block's max, folded into the row's running max;
+ *   2. p = exp(scale*s - max) and its sum; the row's running sum is rescaled.
  */
-#include <float.h>
 #include <math.h>
 #include <stddef.h>
 
@@ -34,14 +38,12 @@
 #if ATTN_REAL_BITS == 32
 #define EXP_LO (-104.0f)
 #define EXP_HI 89.0f
-#define REAL_LOWEST (-FLT_MAX)
 #define LOG2E 0x1.715476p+0f
 #define LN2_HI 0x1.62e400p-1f /* few bits, so n * LN2_HI is exact */
 #define LN2_LO 0x1.7f7d1cp-20f
 #else
 #define EXP_LO (-746.0)
 #define EXP_HI 710.0
-#define REAL_LOWEST (-DBL_MAX)
 #define LOG2E 0x1.71547652b82fep+0
 #define LN2_HI 0x1.62e42fee00000p-1
 #define LN2_LO 0x1.a39ef35793c76p-33
@@ -108,6 +110,30 @@ static inline void online_update(vec *max, vec *sum, const vec *scores, int coun
     *sum = total;
 }
 
+/* y[j] = exp(scale*x[j] - shift) * factor for j < n_valid, 0 up to n_total;
+ * returns the sum of exp(scale*x[j] - shift) over j < n_valid. */
+static inline real exp_shifted_row(const real *x, real *y, size_t n_valid, size_t n_total,
+                                   real scale, real shift, real factor)
+{
+    const vec vscale = v_set1(scale), vshift = v_set1(shift), vfactor = v_set1(factor);
+    vec sum = v_set1(REAL_C(0.0));
+    size_t j = 0;
+    for (; j + VLEN <= n_valid; j += VLEN) {
+        vec e = v_exp(v_sub(v_mul(v_load(x + j), vscale), vshift));
+        sum = v_add(sum, e);
+        v_store(y + j, v_mul(e, vfactor));
+    }
+    if (j < n_valid) {
+        size_t rest = n_valid - j;
+        vec e = v_exp(v_sub(v_mul(v_load_part(x + j, rest, (real)-INFINITY), vscale), vshift));
+        sum = v_add(sum, e);
+        v_store_part(y + j, v_mul(e, vfactor), rest);
+    }
+    for (j = n_valid; j < n_total; j++)
+        y[j] = REAL_C(0.0);
+    return v_hsum(sum);
+}
+
 /* Rows holding +inf (after scaling): the limit of softmax gives the +inf
  * entries equal shares; NaN anywhere still wins. Rare, so scalar. */
 static void softmax_row_with_infinity(const real *x, real *y, size_t n_valid, size_t n_total,
@@ -133,7 +159,7 @@ void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, re
 void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, real scale)
 {
     const vec vscale = v_set1(scale);
-    vec max = v_set1(REAL_LOWEST), sum = v_set1(REAL_C(0.0));
+    vec max = v_set1((-ATTN_REAL_MAX)), sum = v_set1(REAL_C(0.0));
 
     /* Sweep 1: running max and sum. */
     size_t j = 0;
@@ -160,16 +186,36 @@ void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, re
     }
 
     /* Sweep 2: normalized weights; a fully masked row (sum 0) gives zeros. */
-    const vec vmax = v_set1(row_max);
-    const vec inv = v_set1(row_sum == REAL_C(0.0) ? REAL_C(0.0) : REAL_C(1.0) / row_sum);
-    j = 0;
+    const real inv = row_sum == REAL_C(0.0) ? REAL_C(0.0) : REAL_C(1.0) / row_sum;
+    exp_shifted_row(x, y, n_valid, n_total, scale, row_max, inv);
+}
+
+real SOFTMAX_ONLINE_NAME(const real *s, real *p, size_t n_valid, size_t n_total, real scale,
+                         real *running_max, real *running_sum);
+real SOFTMAX_ONLINE_NAME(const real *s, real *p, size_t n_valid, size_t n_total, real scale,
+                         real *running_max, real *running_sum)
+{
+    /* Sweep 1: the block's max. */
+    const vec vscale = v_set1(scale);
+    vec max = v_set1((-ATTN_REAL_MAX));
+    size_t j = 0;
     for (; j + VLEN <= n_valid; j += VLEN)
-        v_store(y + j, v_mul(v_exp(v_sub(v_mul(v_load(x + j), vscale), vmax)), inv));
-    if (j < n_valid) {
-        size_t rest = n_valid - j;
-        vec part = v_mul(v_load_part(x + j, rest, (real)-INFINITY), vscale);
-        v_store_part(y + j, v_mul(v_exp(v_sub(part, vmax)), inv), rest);
+        max = v_max(max, v_mul(v_load(s + j), vscale));
+    if (j < n_valid)
+        max = v_max(max, v_mul(v_load_part(s + j, n_valid - j, (real)-INFINITY), vscale));
+    real old_max = *running_max, new_max = v_hmax(max);
+    new_max = new_max > old_max ? new_max : old_max;
+    if (new_max == (real)INFINITY) {
+        for (j = 0; j < n_total; j++)
+            p[j] = REAL_C(0.0);
+        *running_max = new_max;
+        return REAL_C(-1.0);
     }
-    for (j = n_valid; j < n_total; j++)
-        y[j] = REAL_C(0.0);
+
+    /* Sweep 2: exponentials and the rescaled running sum. */
+    real block_sum = exp_shifted_row(s, p, n_valid, n_total, scale, new_max, REAL_C(1.0));
+    real alpha = v_hmax(v_exp(v_set1(old_max - new_max)));
+    *running_sum = *running_sum * alpha + block_sum;
+    *running_max = new_max;
+    return alpha;
 }

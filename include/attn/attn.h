@@ -22,7 +22,8 @@
  *    silently dropped). Entries equal to +INFINITY share the row's weight
  *    equally and every finite entry gets 0.
  *  - "scale <= 0" selects the default scale 1/sqrt(d) (1/sqrt(hs) for heads);
- *    a NaN or infinite scale is ATTN_ERR_BAD_SCALE.
+ *    a NaN or infinite scale, or a positive one beyond the largest finite
+ *    value of the call's precision (FLT_MAX for _f32), is ATTN_ERR_BAD_SCALE.
  *  - The library keeps no mutable global state, never changes the BLAS
  *    library's process-wide settings (its thread count included), and every
  *    function is safe to call from several threads at once on distinct
@@ -41,7 +42,7 @@
  *   ATTN_ERR_BLAS_RANGE      a dimension or leading dimension handed to BLAS
  *                            exceeds its integer range (INT_MAX here)
  *   ATTN_ERR_BAD_STRIDE      a row stride ld is smaller than the row length
- *   ATTN_ERR_BAD_SCALE       scale is NaN or infinite
+ *   ATTN_ERR_BAD_SCALE       scale is NaN, infinite, or too large for the precision
  *   ATTN_ERR_ALIASING        an output array overlaps an input array or
  *                            another output array
  *   ATTN_ERR_OUT_OF_MEMORY   a workspace allocation failed
