@@ -13,18 +13,28 @@
 #include "plan.h"
 #include "tiling.h"
 
-#define ATTN_KNOWN_FLAGS (ATTN_CAUSAL | ATTN_INFERENCE)
+#define ATTN_KNOWN_FLAGS (ATTN_CAUSAL | ATTN_INFERENCE | ATTN_MATERIALIZED | ATTN_TILED)
 #define ATTN_ALIGNMENT ((size_t)64)
 
 /* Element counts of every buffer; 0 for absent ones. False on overflow. */
-static int buffer_elements(attn_shape s, int inference, size_t counts[ATTN_BUF_COUNT])
+/* Whether an inference plan computes heads without requested weights on the
+ * tiled path. */
+static int takes_tiled_path(size_t T, unsigned flags)
+{
+    if (flags & ATTN_TILED)
+        return 1;
+    return !(flags & ATTN_MATERIALIZED) && T >= ATTN_TILED_MIN_T;
+}
+
+static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_COUNT])
 {
     size_t D, rows_by_D, tile, saved;
     if (!attn_mul(s.NH, s.hs, &D) || !attn_mul3(s.B, s.T, D, &rows_by_D) ||
         !attn_mul(s.T, s.T, &tile) || !attn_mul3(s.B, s.NH, tile, &saved))
         return 0;
+    const int inference = (flags & ATTN_INFERENCE) != 0;
     const size_t training = inference ? 0 : 1;
-    const size_t tiled = inference && s.T >= ATTN_TILED_MIN_T ? 1 : 0;
+    const size_t tiled = inference && takes_tiled_path(s.T, flags) ? 1 : 0;
     counts[ATTN_BUF_Q] = counts[ATTN_BUF_K] = counts[ATTN_BUF_V] = rows_by_D;
     counts[ATTN_BUF_HEADS] = rows_by_D;
     counts[ATTN_BUF_SCORES] = inference && !tiled ? tile : 0;
@@ -65,7 +75,8 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
         return ATTN_ERR_NULL_POINTER;
     if (dtype != ATTN_F32 && dtype != ATTN_F64)
         return ATTN_ERR_BAD_DTYPE;
-    if ((flags & ~(unsigned)ATTN_KNOWN_FLAGS) != 0)
+    if ((flags & ~(unsigned)ATTN_KNOWN_FLAGS) != 0 ||
+        (flags & (ATTN_MATERIALIZED | ATTN_TILED)) == (ATTN_MATERIALIZED | ATTN_TILED))
         return ATTN_ERR_BAD_FLAGS;
     const size_t dims[] = {B, T, C, NH, hs};
     if (attn_any_zero(dims, ATTN_COUNT(dims)))
@@ -76,7 +87,7 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     const size_t element_size = dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
     size_t counts[ATTN_BUF_COUNT], offsets[ATTN_BUF_COUNT], arena_bytes, rows, D;
     size_t X_bytes, W_bytes, out_bytes;
-    if (!buffer_elements(shape, inference, counts) ||
+    if (!buffer_elements(shape, flags, counts) ||
         !layout(counts, element_size, offsets, &arena_bytes) || !attn_mul(B, T, &rows) ||
         !attn_mul(NH, hs, &D) || !attn_mul3(rows, C, element_size, &X_bytes) ||
         !attn_mul3(C, D, element_size, &W_bytes) ||

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include <attn/attn.h>
+
 /* Query rows per block of the causal materialized path. */
 #define ATTN_CAUSAL_QUERY_BLOCK 128
 
@@ -14,10 +16,8 @@
 #define ATTN_TILE_QUERIES 128
 #define ATTN_TILE_KEYS 512
 
-/* Inference plans with at least this many positions compute heads whose
- * weights are not requested on the tiled path (O(T) memory) instead of
- * through a T*T score matrix. */
-#define ATTN_TILED_MIN_T 2048
+/* ATTN_TILED_MIN_T, the default crossover to the tiled path, is public
+ * (attn.h). */
 
 /* Elements of the tiled path's workspace for sequence length T: the score
  * tile, three per-query statistics and one fallback row of T. */

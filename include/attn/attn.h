@@ -49,7 +49,8 @@
  *   ATTN_ERR_BAD_SHAPE       C is not a multiple of NH (multi-head one-shots)
  *   ATTN_ERR_BAD_DTYPE       attn_plan_create got a dtype other than
  *                            ATTN_F32 or ATTN_F64
- *   ATTN_ERR_BAD_FLAGS       attn_plan_create got an unknown flag bit
+ *   ATTN_ERR_BAD_FLAGS       attn_plan_create got an unknown flag bit or
+ *                            contradictory flags
  *   ATTN_ERR_DTYPE_MISMATCH  an _f32 call on an ATTN_F64 plan or the reverse
  *   ATTN_ERR_INFERENCE_PLAN  a backward on a plan created with ATTN_INFERENCE
  *   ATTN_ERR_NO_FORWARD      a backward on a plan that has run no forward
@@ -212,8 +213,9 @@ ATTN_API attn_status attn_mha_backward_f64(size_t B, size_t T, size_t C, size_t 
  * last forward). Distinct plans share nothing, so threads scale by owning a
  * plan each; creating and destroying plans is thread-safe.
  *
- * Memory: 4*B*T*D elements (Q, K, V, heads), plus T*T for one score tile;
- * without ATTN_INFERENCE also B*NH*T*T (the weights the backward needs),
+ * Memory: 4*B*T*D elements (Q, K, V, heads); with ATTN_INFERENCE also a
+ * T*T score matrix (materialized path) or 128*512 + 3*128 + T elements
+ * (tiled path); without it B*NH*T*T (the weights the backward needs),
  * 4*B*T*D gradient buffers and one T*T tile.
  */
 typedef struct attn_plan attn_plan;
@@ -223,9 +225,19 @@ typedef enum attn_dtype { ATTN_F32 = 1, ATTN_F64 = 2 } attn_dtype;
 #define ATTN_CAUSAL (1u << 0)    /* key j > query t is masked */
 #define ATTN_INFERENCE (1u << 1) /* forward keeps nothing for a backward */
 
+/* The path of an ATTN_INFERENCE forward called without weights (other
+ * forwards always write the T*T weights). By default the plan chooses from T:
+ * a materialized (T,T) score matrix below ATTN_TILED_MIN_T positions, the
+ * tiled path (online softmax over key blocks, O(T) memory) from there on.
+ * These flags force one path; both at once is ATTN_ERR_BAD_FLAGS, and
+ * either without ATTN_INFERENCE has no effect. */
+#define ATTN_MATERIALIZED (1u << 2)
+#define ATTN_TILED (1u << 3)
+#define ATTN_TILED_MIN_T 2048
+
 /* Creates a plan in *plan (left untouched on error). scale <= 0 means
  * 1/sqrt(hs). Errors: NULL_POINTER (plan), BAD_DTYPE, BAD_FLAGS (unknown
- * bits), ZERO_DIMENSION, SIZE_OVERFLOW (any array or the workspace),
+ * bits, or ATTN_MATERIALIZED with ATTN_TILED), ZERO_DIMENSION, SIZE_OVERFLOW (any array or the workspace),
  * BLAS_RANGE, BAD_SCALE, OUT_OF_MEMORY. */
 ATTN_API attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_t T,
                                       size_t C, size_t NH, size_t hs, double scale,
