@@ -81,7 +81,8 @@ static inline bool attn_regions_overlap(attn_region a, attn_region b)
     if (a.begin == NULL || b.begin == NULL || a.bytes == 0 || b.bytes == 0)
         return false;
     uintptr_t a0 = (uintptr_t)a.begin, b0 = (uintptr_t)b.begin;
-    return a0 < b0 + b.bytes && b0 < a0 + a.bytes;
+    /* Differences, not end addresses, so nothing wraps. */
+    return a0 >= b0 ? a0 - b0 < b.bytes : b0 - a0 < a.bytes;
 }
 
 /* True when any output overlaps any input or another output. */

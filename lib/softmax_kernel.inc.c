@@ -21,7 +21,8 @@
  *   1. read-only: running per-lane max m and sum s of exp(scale*x - m),
  *      updated a block of EXP_BLOCK vectors at a time so the rescale
  *      s *= exp(m_old - m_new) costs one exp per block (1 + 1/EXP_BLOCK exps
- *      per element); the lanes are then combined.
+ *      per element); every SUM_CHUNK elements the lanes are combined and
+ *      merged into the row's (max, sum), the sum held in double.
  *   2. y = exp(scale*x - M) * (1/S) for j < n_valid, y = 0 beyond.
  * The running max starts at -REAL_MAX instead of -inf, so that all-masked
  * prefixes never form (-inf) - (-inf).
@@ -50,6 +51,11 @@
 #endif
 
 #define EXP_BLOCK 4
+/* Elements summed in the vector lanes before the partial sum is merged into
+ * the row's double total: bounds the f32 rounding error of long rows (with one
+ * lane, as in the scalar kernel, by ~SUM_CHUNK ulps instead of ~n). A
+ * multiple of EXP_BLOCK * VLEN for every vocabulary. */
+#define SUM_CHUNK 256
 
 static inline vec exp_tail(vec r)
 {
@@ -159,26 +165,38 @@ void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, re
 void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, real scale)
 {
     const vec vscale = v_set1(scale);
-    vec max = v_set1((-ATTN_REAL_MAX)), sum = v_set1(REAL_C(0.0));
 
-    /* Sweep 1: running max and sum. */
-    size_t j = 0;
-    for (; j + EXP_BLOCK * VLEN <= n_valid; j += EXP_BLOCK * VLEN) {
-        vec block[EXP_BLOCK];
-        for (int u = 0; u < EXP_BLOCK; u++)
-            block[u] = v_mul(v_load(x + j + (size_t)u * VLEN), vscale);
-        online_update(&max, &sum, block, EXP_BLOCK);
+    /* Sweep 1: running max and sum, per chunk in the vector lanes, merged
+     * across chunks in double. */
+    real row_max = -ATTN_REAL_MAX;
+    double row_sum = 0.0;
+    for (size_t chunk = 0; chunk < n_valid; chunk += SUM_CHUNK) {
+        const size_t end = n_valid - chunk < SUM_CHUNK ? n_valid : chunk + SUM_CHUNK;
+        vec max = v_set1(-ATTN_REAL_MAX), sum = v_set1(REAL_C(0.0));
+        size_t j = chunk;
+        for (; j + EXP_BLOCK * VLEN <= end; j += EXP_BLOCK * VLEN) {
+            vec block[EXP_BLOCK];
+            for (int u = 0; u < EXP_BLOCK; u++)
+                block[u] = v_mul(v_load(x + j + (size_t)u * VLEN), vscale);
+            online_update(&max, &sum, block, EXP_BLOCK);
+        }
+        for (; j + VLEN <= end; j += VLEN) {
+            vec one = v_mul(v_load(x + j), vscale);
+            online_update(&max, &sum, &one, 1);
+        }
+        if (j < end) {
+            vec part = v_mul(v_load_part(x + j, end - j, (real)-INFINITY), vscale);
+            online_update(&max, &sum, &part, 1);
+        }
+        const real chunk_max = v_hmax(max);
+        const real chunk_sum = v_hsum(v_mul(sum, v_exp(v_sub(max, v_set1(chunk_max)))));
+        if (chunk_max > row_max) {
+            row_sum = row_sum * exp((double)row_max - (double)chunk_max) + (double)chunk_sum;
+            row_max = chunk_max;
+        } else {
+            row_sum += (double)chunk_sum * exp((double)chunk_max - (double)row_max);
+        }
     }
-    for (; j + VLEN <= n_valid; j += VLEN) {
-        vec one = v_mul(v_load(x + j), vscale);
-        online_update(&max, &sum, &one, 1);
-    }
-    if (j < n_valid) {
-        vec part = v_mul(v_load_part(x + j, n_valid - j, (real)-INFINITY), vscale);
-        online_update(&max, &sum, &part, 1);
-    }
-    real row_max = v_hmax(max);
-    real row_sum = v_hsum(v_mul(sum, v_exp(v_sub(max, v_set1(row_max)))));
 
     if (row_max == (real)INFINITY) {
         softmax_row_with_infinity(x, y, n_valid, n_total, scale);
@@ -186,7 +204,7 @@ void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, re
     }
 
     /* Sweep 2: normalized weights; a fully masked row (sum 0) gives zeros. */
-    const real inv = row_sum == REAL_C(0.0) ? REAL_C(0.0) : REAL_C(1.0) / row_sum;
+    const real inv = row_sum == 0.0 ? REAL_C(0.0) : (real)(1.0 / row_sum);
     exp_shifted_row(x, y, n_valid, n_total, scale, row_max, inv);
 }
 

@@ -132,7 +132,8 @@ ATTN_API attn_status attn_softmax_rows_f64(double *x, size_t rows, size_t cols, 
  * q (Tq,d), k (Tk,d), v (Tk,dv) -> out (Tq,dv), weights (Tq,Tk) or NULL:
  *   weights = softmax_rows(scale * q k^T),   out = weights v.
  * scale <= 0 means 1/sqrt(d); the lesson's unscaled lookup is scale = 1.
- * Without a weights buffer a (Tq,Tk) workspace is allocated for the call.
+ * Without a weights buffer the call allocates a workspace of max(2^18, Tk)
+ * elements and takes the queries in blocks, so memory stays O(Tk).
  * Errors: NULL_POINTER (q, k, v, out), ZERO_DIMENSION, SIZE_OVERFLOW,
  * BLAS_RANGE, BAD_SCALE, ALIASING (out or weights overlapping q, k, v or each
  * other), OUT_OF_MEMORY. */
@@ -150,8 +151,8 @@ ATTN_API attn_status attn_lookup_f64(size_t Tq, size_t Tk, size_t d, size_t dv, 
  *   weights = softmax_rows(S),  out = weights V          (B,T,hs)
  * causal is 0 (every position sees every position) or nonzero.
  * It is a plan (below) with NH = 1 and ATTN_INFERENCE, created for the call,
- * executed once and destroyed: a workspace of 4*B*T*hs + T*T elements lives
- * for the duration of the call.
+ * executed once and destroyed: its workspace (4*B*T*hs elements plus T*T
+ * below ATTN_TILED_MIN_T, O(T) from there on) lives for the call.
  * Errors: NULL_POINTER (X, Wq, Wk, Wv, out), ZERO_DIMENSION, SIZE_OVERFLOW,
  * BLAS_RANGE, ALIASING (out or weights overlapping X, Wq, Wk, Wv or each
  * other), OUT_OF_MEMORY. */
