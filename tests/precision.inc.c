@@ -1,0 +1,92 @@
+/*
+ * Template of one test_prec (see precision.h); precision.c includes it once
+ * per element type with
+ *   REAL        float or double
+ *   SFX(name)   name##_f32 or name##_f64
+ */
+
+static double SFX(round)(double x)
+{
+    return (double)(REAL)x;
+}
+
+static double SFX(next_up)(double x)
+{
+    return (double)SFX(nextafter_real)((REAL)x, (REAL)INFINITY);
+}
+
+static void SFX(from_double)(void *dst, const double *src, size_t n)
+{
+    REAL *d = dst;
+    for (size_t i = 0; i < n; i++)
+        d[i] = (REAL)src[i];
+}
+
+static void SFX(to_double)(double *dst, const void *src, size_t n)
+{
+    const REAL *s = src;
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (double)s[i];
+}
+
+static attn_status SFX(softmax_rows)(void *x, size_t rows, size_t cols, size_t ld)
+{
+    return SFX(attn_softmax_rows)(x, rows, cols, ld);
+}
+
+static attn_status SFX(lookup)(size_t Tq, size_t Tk, size_t d, size_t dv, double scale,
+                               const void *q, const void *k, const void *v, void *out,
+                               void *weights)
+{
+    return SFX(attn_lookup)(Tq, Tk, d, dv, scale, q, k, v, out, weights);
+}
+
+static attn_status SFX(self_attention)(size_t B, size_t T, size_t C, size_t hs, int causal,
+                                       const void *X, const void *Wq, const void *Wk,
+                                       const void *Wv, void *out, void *weights)
+{
+    return SFX(attn_self_attention)(B, T, C, hs, causal, X, Wq, Wk, Wv, out, weights);
+}
+
+static int SFX(has_kernels)(attn_isa isa)
+{
+    return SFX(attn_softmax_row_kernel)(isa) != NULL && SFX(attn_exp_kernel)(isa) != NULL;
+}
+
+static int SFX(softmax_row)(attn_isa isa, const void *x, void *y, size_t n_valid,
+                            size_t n_total, double scale)
+{
+    SFX(attn_softmax_row_fn) kernel = SFX(attn_softmax_row_kernel)(isa);
+    if (kernel == NULL)
+        return 0;
+    kernel(x, y, n_valid, n_total, (REAL)scale);
+    return 1;
+}
+
+static int SFX(exp)(attn_isa isa, const void *x, void *y, size_t n)
+{
+    SFX(attn_exp_fn) kernel = SFX(attn_exp_kernel)(isa);
+    if (kernel == NULL)
+        return 0;
+    kernel(x, y, n);
+    return 1;
+}
+
+const test_prec SFX(test_prec) = {
+    .name = SFX_NAME,
+    .size = sizeof(REAL),
+    .tol = SFX_TOL,
+    .epsilon = SFX_EPSILON,
+    .max = SFX_MAX,
+    .min_normal = SFX_MIN_NORMAL,
+    .round = SFX(round),
+    .next_up = SFX(next_up),
+    .from_double = SFX(from_double),
+    .to_double = SFX(to_double),
+    .softmax_rows = SFX(softmax_rows),
+    .lookup = SFX(lookup),
+    .self_attention = SFX(self_attention),
+    .has_kernels = SFX(has_kernels),
+    .softmax_row = SFX(softmax_row),
+    .exp = SFX(exp),
+};
