@@ -9,6 +9,8 @@
  *   out = Y Wo        ->  dWo = Y^T dout (D,C),  dY = dout Wo^T (B*T,D)
  *                         (without Wo, out = Y and dY = dout)
  *   Y_bh = P V_bh     ->  dV_bh = P^T dY_bh (T,hs),  dP = dY_bh V_bh^T (T,T)
+ *                         (causal: block by block below the diagonal, see
+ *                         head_backward)
  *   P = softmax(S)    ->  dS = P o (dP - rowsum(dP o P))   row by row, in place
  *   S = scale Q K^T   ->  dQ_bh = scale dS K_bh,  dK_bh = scale dS^T Q_bh (T,hs)
  *   Q = X Wq, ...     ->  dWq = X^T dQ, dWk = X^T dK, dWv = X^T dV (C,D)
@@ -17,18 +19,54 @@
 #include "backward.h"
 
 #include "blas.h"
+#include "tiling.h"
 
-/* dS = P o (dP - <dP, P>) for one row of n_valid unmasked entries out of T;
+/* dS = P o (dP - <dP, P>) for one row of n_valid unmasked entries out of n;
  * masked entries (P = 0) get dS = 0. dP is overwritten by dS. */
-static void FN(softmax_backward_row)(const real *P, real *dP, size_t n_valid, size_t T)
+static void FN(softmax_backward_row)(const real *P, real *dP, size_t n_valid, size_t n)
 {
     real dot = REAL_C(0.0);
     for (size_t j = 0; j < n_valid; j++)
         dot += dP[j] * P[j];
     for (size_t j = 0; j < n_valid; j++)
         dP[j] = P[j] * (dP[j] - dot);
-    for (size_t j = n_valid; j < T; j++)
+    for (size_t j = n_valid; j < n; j++)
         dP[j] = REAL_C(0.0);
+}
+
+/*
+ * One head. P, dP (T,T); dY, Q, K, V, dQ, dK, dV (T,hs) with leading
+ * dimension D. With a causal mask the queries go in blocks of
+ * ATTN_CAUSAL_QUERY_BLOCK and block [t0,t1) meets only keys [0,t1) (P and dS
+ * vanish beyond), as in the forward. Blocks run from the last to the first:
+ * the last meets every key, so its GEMMs initialize dK and dV (beta 0) and
+ * the earlier ones accumulate into their leading rows (beta 1).
+ */
+static void FN(head_backward)(const FN(attn_backward_args) *a, size_t D, const real *P,
+                              const real *dY, const real *Q, const real *K, const real *V,
+                              real *dQ, real *dK, real *dV)
+{
+    const size_t T = a->T, hs = a->hs;
+    const size_t block = a->causal ? ATTN_CAUSAL_QUERY_BLOCK : T;
+    const size_t blocks = (T + block - 1) / block;
+    real *dS = a->dP;
+    for (size_t index = blocks; index-- > 0;) {
+        const size_t t0 = index * block, rows = T - t0 < block ? T - t0 : block;
+        const size_t keys = a->causal ? t0 + rows : T;
+        const real accumulate = index + 1 < blocks ? REAL_C(1.0) : REAL_C(0.0);
+        const real *P_blk = P + t0 * T;
+        real *dS_blk = dS + t0 * T;
+        FN(attn_gemm)(ATTN_TRANS, ATTN_NO_TRANS, keys, hs, rows, REAL_C(1.0), P_blk, T,
+                      dY + t0 * D, D, accumulate, dV, D);
+        FN(attn_gemm)(ATTN_NO_TRANS, ATTN_TRANS, rows, keys, hs, REAL_C(1.0), dY + t0 * D, D, V, D,
+                      REAL_C(0.0), dS_blk, T);
+        for (size_t t = t0; t < t0 + rows; t++)
+            FN(softmax_backward_row)(P + t * T, dS + t * T, a->causal ? t + 1 : T, keys);
+        FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, a->scale, dS_blk, T, K, D,
+                      REAL_C(0.0), dQ + t0 * D, D);
+        FN(attn_gemm)(ATTN_TRANS, ATTN_NO_TRANS, keys, hs, rows, a->scale, dS_blk, T, Q + t0 * D, D,
+                      accumulate, dK, D);
+    }
 }
 
 void FN(attn_backward_run)(const FN(attn_backward_args) *a)
@@ -49,17 +87,8 @@ void FN(attn_backward_run)(const FN(attn_backward_args) *a)
     for (size_t b = 0; b < B; b++) {
         for (size_t h = 0; h < NH; h++) {
             const size_t head = b * T * D + h * hs;
-            const real *P = a->P + (b * NH + h) * T * T;
-            FN(attn_gemm)(ATTN_TRANS, ATTN_NO_TRANS, T, hs, T, one, P, T, dY + head, D, zero,
-                          a->dV + head, D);
-            FN(attn_gemm)(ATTN_NO_TRANS, ATTN_TRANS, T, T, hs, one, dY + head, D, a->V + head, D,
-                          zero, a->dP, T);
-            for (size_t t = 0; t < T; t++)
-                FN(softmax_backward_row)(P + t * T, a->dP + t * T, a->causal ? t + 1 : T, T);
-            FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, T, hs, T, a->scale, a->dP, T,
-                          a->K + head, D, zero, a->dQ + head, D);
-            FN(attn_gemm)(ATTN_TRANS, ATTN_NO_TRANS, T, hs, T, a->scale, a->dP, T, a->Q + head, D,
-                          zero, a->dK + head, D);
+            FN(head_backward)(a, D, a->P + (b * NH + h) * T * T, dY + head, a->Q + head,
+                              a->K + head, a->V + head, a->dQ + head, a->dK + head, a->dV + head);
         }
     }
 
