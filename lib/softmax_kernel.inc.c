@@ -162,8 +162,30 @@ static void softmax_row_with_infinity(const real *x, real *y, size_t n_valid, si
 }
 
 void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, real scale);
+/* A row of at most VLEN entries: one register, one sweep. */
+static inline void softmax_short_row(const real *x, real *y, size_t n_valid, size_t n_total,
+                                     real scale)
+{
+    const vec s = v_mul(v_load_part(x, n_valid, (real)-INFINITY), v_set1(scale));
+    real max = v_hmax(v_max(v_set1(-ATTN_REAL_MAX), s));
+    if (max == (real)INFINITY) {
+        softmax_row_with_infinity(x, y, n_valid, n_total, scale);
+        return;
+    }
+    const vec e = v_exp(v_sub(s, v_set1(max)));
+    const real sum = v_hsum(e);
+    const real inv = sum == REAL_C(0.0) ? REAL_C(0.0) : REAL_C(1.0) / sum;
+    v_store_part(y, v_mul(e, v_set1(inv)), n_valid);
+    for (size_t j = n_valid; j < n_total; j++)
+        y[j] = REAL_C(0.0);
+}
+
 void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, real scale)
 {
+    if (n_valid < VLEN) {
+        softmax_short_row(x, y, n_valid, n_total, scale);
+        return;
+    }
     const vec vscale = v_set1(scale);
 
     /* Sweep 1: running max and sum, per chunk in the vector lanes, merged
@@ -190,7 +212,10 @@ void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, re
         }
         const real chunk_max = v_hmax(max);
         const real chunk_sum = v_hsum(v_mul(sum, v_exp(v_sub(max, v_set1(chunk_max)))));
-        if (chunk_max > row_max) {
+        if (chunk == 0) {
+            row_max = chunk_max;
+            row_sum = (double)chunk_sum;
+        } else if (chunk_max > row_max) {
             row_sum = row_sum * exp((double)row_max - (double)chunk_max) + (double)chunk_sum;
             row_max = chunk_max;
         } else {
