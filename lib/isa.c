@@ -101,32 +101,13 @@ const char *attn_simd_name(void)
     return attn_isa_name(attn_isa_active());
 }
 
-attn_softmax_row_f32_fn attn_softmax_row_kernel_f32(attn_isa isa)
-{
-    return valid(isa) ? row_f32[isa] : NULL;
-}
+/* The table entry of `isa`, NULL for a value outside attn_isa. */
+#define ATTN_KERNEL_GETTER(type, getter, table) \
+    type getter(attn_isa isa) { return valid(isa) ? table[isa] : NULL; }
 
-attn_softmax_row_f64_fn attn_softmax_row_kernel_f64(attn_isa isa)
-{
-    return valid(isa) ? row_f64[isa] : NULL;
-}
-
-attn_softmax_online_f32_fn attn_softmax_online_kernel_f32(attn_isa isa)
-{
-    return valid(isa) ? online_f32[isa] : NULL;
-}
-
-attn_softmax_online_f64_fn attn_softmax_online_kernel_f64(attn_isa isa)
-{
-    return valid(isa) ? online_f64[isa] : NULL;
-}
-
-attn_exp_f32_fn attn_exp_kernel_f32(attn_isa isa)
-{
-    return valid(isa) ? exp_f32[isa] : NULL;
-}
-
-attn_exp_f64_fn attn_exp_kernel_f64(attn_isa isa)
-{
-    return valid(isa) ? exp_f64[isa] : NULL;
-}
+ATTN_KERNEL_GETTER(attn_softmax_row_f32_fn, attn_softmax_row_kernel_f32, row_f32)
+ATTN_KERNEL_GETTER(attn_softmax_row_f64_fn, attn_softmax_row_kernel_f64, row_f64)
+ATTN_KERNEL_GETTER(attn_softmax_online_f32_fn, attn_softmax_online_kernel_f32, online_f32)
+ATTN_KERNEL_GETTER(attn_softmax_online_f64_fn, attn_softmax_online_kernel_f64, online_f64)
+ATTN_KERNEL_GETTER(attn_exp_f32_fn, attn_exp_kernel_f32, exp_f32)
+ATTN_KERNEL_GETTER(attn_exp_f64_fn, attn_exp_kernel_f64, exp_f64)
