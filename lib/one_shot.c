@@ -34,17 +34,21 @@ attn_status FN(attn_self_attention)(size_t B, size_t T, size_t C, size_t hs, int
 }
 
 /* Validation shared by the multi-head one-shots: the forward's arrays in the
- * documented order, with C % NH checked once NH is known to be nonzero. */
+ * documented order, with C % NH checked once NH is known to be nonzero. The
+ * backward passes dout in the place of out: it must be present, but as an
+ * input it may overlap other inputs (out_is_input). */
 static attn_status FN(check_mha)(size_t B, size_t T, size_t C, size_t NH,
-                                 const FN(attn_forward_arrays) *arrays)
+                                 FN(attn_forward_arrays) arrays, int out_is_input)
 {
     /* hs = 1 stands in until NH is known to divide C. */
-    attn_status status = FN(attn_validate_presence)((attn_shape){B, T, C, NH, 1}, arrays);
+    attn_status status = FN(attn_validate_presence)((attn_shape){B, T, C, NH, 1}, &arrays);
     if (status != ATTN_OK)
         return status;
     if (C % NH != 0)
         return ATTN_ERR_BAD_SHAPE;
-    return FN(attn_validate_extent)((attn_shape){B, T, C, NH, C / NH}, arrays);
+    if (out_is_input)
+        arrays.out = NULL;
+    return FN(attn_validate_extent)((attn_shape){B, T, C, NH, C / NH}, &arrays);
 }
 
 attn_status FN(attn_mha_forward)(size_t B, size_t T, size_t C, size_t NH, int causal,
@@ -52,7 +56,7 @@ attn_status FN(attn_mha_forward)(size_t B, size_t T, size_t C, size_t NH, int ca
                                  const real *Wo, real *out)
 {
     const FN(attn_forward_arrays) arrays = {X, Wq, Wk, Wv, Wo, out, NULL};
-    attn_status status = FN(check_mha)(B, T, C, NH, &arrays);
+    attn_status status = FN(check_mha)(B, T, C, NH, arrays, 0);
     if (status != ATTN_OK)
         return status;
     attn_plan *plan = NULL;
@@ -69,13 +73,11 @@ attn_status FN(attn_mha_backward)(size_t B, size_t T, size_t C, size_t NH, int c
                                   const real *Wo, const real *dout, real *dX, real *dWq,
                                   real *dWk, real *dWv, real *dWo)
 {
-    /* dout stands in for out in the forward checks: same shape, and it must
-     * not alias an input either. */
     const FN(attn_forward_arrays) forward_arrays = {X, Wq, Wk, Wv, Wo, dout, NULL};
     const FN(attn_backward_arrays) arrays = {X, Wq, Wk, Wv, Wo, dout, dX, dWq, dWk, dWv, dWo};
     attn_status status = FN(attn_validate_backward_presence)(&arrays);
     if (status == ATTN_OK)
-        status = FN(check_mha)(B, T, C, NH, &forward_arrays);
+        status = FN(check_mha)(B, T, C, NH, forward_arrays, 1);
     if (status == ATTN_OK)
         status = FN(attn_validate_backward_aliasing)((attn_shape){B, T, C, NH, C / NH}, &arrays);
     if (status != ATTN_OK)

@@ -30,14 +30,18 @@ static inline vec v_scale2(vec p, vec n)
     return _mm256_mul_ps(_mm256_mul_ps(p, attn_pow2_normal(half)),
                          attn_pow2_normal(_mm256_sub_epi32(k, half)));
 }
-static inline __m128 attn_half_fold(vec v, __m128 (*op)(__m128, __m128))
+static inline real v_hmax(vec v)
 {
-    __m128 m = op(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = op(m, _mm_movehl_ps(m, m));
-    return op(m, _mm_movehdup_ps(m));
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
 }
-static inline real v_hmax(vec v) { return _mm_cvtss_f32(attn_half_fold(v, _mm_max_ps)); }
-static inline real v_hsum(vec v) { return _mm_cvtss_f32(attn_half_fold(v, _mm_add_ps)); }
+static inline real v_hsum(vec v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
 
 #else /* double */
 
@@ -65,13 +69,16 @@ static inline vec v_scale2(vec p, vec n)
     return _mm256_mul_pd(_mm256_mul_pd(p, attn_pow2_normal(half)),
                          attn_pow2_normal(_mm256_sub_epi64(k, half)));
 }
-static inline __m128d attn_half_fold(vec v, __m128d (*op)(__m128d, __m128d))
+static inline real v_hmax(vec v)
 {
-    __m128d m = op(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-    return op(m, _mm_unpackhi_pd(m, m));
+    __m128d m = _mm_max_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_max_sd(m, _mm_unpackhi_pd(m, m)));
 }
-static inline real v_hmax(vec v) { return _mm_cvtsd_f64(attn_half_fold(v, _mm_max_pd)); }
-static inline real v_hsum(vec v) { return _mm_cvtsd_f64(attn_half_fold(v, _mm_add_pd)); }
+static inline real v_hsum(vec v)
+{
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
 
 #endif
 
