@@ -16,11 +16,21 @@ void *__wrap_aligned_alloc(size_t alignment, size_t size);
 int __wrap_posix_memalign(void **p, size_t alignment, size_t size);
 
 static long fail_from = -1;
+static int fail_only_one;
 static long attempts;
+static long live;
 
 void alloc_fail_arm(long k)
 {
     fail_from = k;
+    fail_only_one = 0;
+    attempts = 0;
+}
+
+void alloc_fail_arm_only(long k)
+{
+    fail_from = k;
+    fail_only_one = 1;
     attempts = 0;
 }
 
@@ -29,12 +39,31 @@ long alloc_fail_count(void)
     return attempts;
 }
 
+long alloc_fail_live(void)
+{
+    return live;
+}
+
+void alloc_fail_note_free(void)
+{
+    live--;
+}
+
+/* counts a successful allocation */
+static void *noted(void *p)
+{
+    if (p != NULL)
+        live++;
+    return p;
+}
+
 /* whether this allocation is to fail */
 static int failing(void)
 {
     if (fail_from < 0)
         return 0;
-    return attempts++ >= fail_from;
+    const long n = attempts++;
+    return fail_only_one ? n == fail_from : n >= fail_from;
 }
 
 void *__wrap_malloc(size_t size)
@@ -43,7 +72,7 @@ void *__wrap_malloc(size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    return __real_malloc(size);
+    return noted(__real_malloc(size));
 }
 
 void *__wrap_calloc(size_t count, size_t size)
@@ -52,7 +81,7 @@ void *__wrap_calloc(size_t count, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    return __real_calloc(count, size);
+    return noted(__real_calloc(count, size));
 }
 
 void *__wrap_realloc(void *p, size_t size)
@@ -61,7 +90,10 @@ void *__wrap_realloc(void *p, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    return __real_realloc(p, size);
+    void *q = __real_realloc(p, size);
+    if (q != NULL && p == NULL)
+        live++; /* a realloc that moves or resizes p keeps the count */
+    return q;
 }
 
 void *__wrap_aligned_alloc(size_t alignment, size_t size)
@@ -70,12 +102,15 @@ void *__wrap_aligned_alloc(size_t alignment, size_t size)
         errno = ENOMEM;
         return NULL;
     }
-    return __real_aligned_alloc(alignment, size);
+    return noted(__real_aligned_alloc(alignment, size));
 }
 
 int __wrap_posix_memalign(void **p, size_t alignment, size_t size)
 {
     if (failing())
         return ENOMEM;
-    return __real_posix_memalign(p, alignment, size);
+    int err = __real_posix_memalign(p, alignment, size);
+    if (err == 0)
+        live++;
+    return err;
 }

@@ -15,6 +15,10 @@ typedef attn_exp_f64_fn attn_exp_fn_f64;
 #define nextafter_real_f32 nextafterf
 #define nextafter_real_f64 nextafter
 
+/* each instance names the other one (.other) */
+extern const test_prec test_prec_f32;
+extern const test_prec test_prec_f64;
+
 #define REAL float
 #define SFX(name) name##_f32
 #define SFX_NAME "f32"
@@ -22,6 +26,8 @@ typedef attn_exp_f64_fn attn_exp_fn_f64;
 #define SFX_EPSILON ((double)FLT_EPSILON)
 #define SFX_MAX ((double)FLT_MAX)
 #define SFX_MIN_NORMAL ((double)FLT_MIN)
+#define SFX_DTYPE ATTN_F32
+#define SFX_OTHER test_prec_f64
 #include "precision.inc.c"
 #undef REAL
 #undef SFX
@@ -30,6 +36,8 @@ typedef attn_exp_f64_fn attn_exp_fn_f64;
 #undef SFX_EPSILON
 #undef SFX_MAX
 #undef SFX_MIN_NORMAL
+#undef SFX_DTYPE
+#undef SFX_OTHER
 
 #define REAL double
 #define SFX(name) name##_f64
@@ -38,6 +46,8 @@ typedef attn_exp_f64_fn attn_exp_fn_f64;
 #define SFX_EPSILON DBL_EPSILON
 #define SFX_MAX DBL_MAX
 #define SFX_MIN_NORMAL DBL_MIN
+#define SFX_DTYPE ATTN_F64
+#define SFX_OTHER test_prec_f32
 #include "precision.inc.c"
 
 void prec_round_array(const test_prec *p, double *x, size_t n)

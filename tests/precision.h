@@ -50,6 +50,23 @@ typedef struct test_prec {
     attn_status (*self_attention)(size_t B, size_t T, size_t C, size_t hs, int causal,
                                   const void *X, const void *Wq, const void *Wk,
                                   const void *Wv, void *out, void *weights);
+    attn_status (*mha_forward)(size_t B, size_t T, size_t C, size_t NH, int causal,
+                               const void *X, const void *Wq, const void *Wk, const void *Wv,
+                               const void *Wo, void *out);
+    attn_status (*mha_backward)(size_t B, size_t T, size_t C, size_t NH, int causal,
+                                const void *X, const void *Wq, const void *Wk, const void *Wv,
+                                const void *Wo, const void *dout, void *dX, void *dWq,
+                                void *dWk, void *dWv, void *dWo);
+
+    /* plans: the dtype to create them with, attn_forward_* and attn_backward_* */
+    attn_dtype dtype;
+    attn_status (*forward)(attn_plan *plan, const void *X, const void *Wq, const void *Wk,
+                           const void *Wv, const void *Wo, void *out, void *weights);
+    attn_status (*backward)(attn_plan *plan, const void *X, const void *Wq, const void *Wk,
+                            const void *Wv, const void *Wo, const void *dout, void *dX,
+                            void *dWq, void *dWk, void *dWv, void *dWo);
+    /* the other element type (f32 <-> f64), for the DTYPE_MISMATCH cases */
+    const struct test_prec *other;
 
     /* internal kernels of lib/kernels.h: whether the library has both the
      * row softmax and the exp kernel of `isa`, and calls of them returning 0

@@ -3,6 +3,8 @@
  * per element type with
  *   REAL        float or double
  *   SFX(name)   name##_f32 or name##_f64
+ *   SFX_DTYPE   ATTN_F32 or ATTN_F64
+ *   SFX_OTHER   the test_prec of the other element type
  */
 
 static double SFX(round)(double x)
@@ -48,6 +50,36 @@ static attn_status SFX(self_attention)(size_t B, size_t T, size_t C, size_t hs, 
     return SFX(attn_self_attention)(B, T, C, hs, causal, X, Wq, Wk, Wv, out, weights);
 }
 
+static attn_status SFX(mha_forward)(size_t B, size_t T, size_t C, size_t NH, int causal,
+                                    const void *X, const void *Wq, const void *Wk,
+                                    const void *Wv, const void *Wo, void *out)
+{
+    return SFX(attn_mha_forward)(B, T, C, NH, causal, X, Wq, Wk, Wv, Wo, out);
+}
+
+static attn_status SFX(mha_backward)(size_t B, size_t T, size_t C, size_t NH, int causal,
+                                     const void *X, const void *Wq, const void *Wk,
+                                     const void *Wv, const void *Wo, const void *dout,
+                                     void *dX, void *dWq, void *dWk, void *dWv, void *dWo)
+{
+    return SFX(attn_mha_backward)(B, T, C, NH, causal, X, Wq, Wk, Wv, Wo, dout, dX, dWq, dWk,
+                                  dWv, dWo);
+}
+
+static attn_status SFX(forward)(attn_plan *plan, const void *X, const void *Wq, const void *Wk,
+                                const void *Wv, const void *Wo, void *out, void *weights)
+{
+    return SFX(attn_forward)(plan, X, Wq, Wk, Wv, Wo, out, weights);
+}
+
+static attn_status SFX(backward)(attn_plan *plan, const void *X, const void *Wq,
+                                 const void *Wk, const void *Wv, const void *Wo,
+                                 const void *dout, void *dX, void *dWq, void *dWk, void *dWv,
+                                 void *dWo)
+{
+    return SFX(attn_backward)(plan, X, Wq, Wk, Wv, Wo, dout, dX, dWq, dWk, dWv, dWo);
+}
+
 static int SFX(has_kernels)(attn_isa isa)
 {
     return SFX(attn_softmax_row_kernel)(isa) != NULL && SFX(attn_exp_kernel)(isa) != NULL;
@@ -86,6 +118,12 @@ const test_prec SFX(test_prec) = {
     .softmax_rows = SFX(softmax_rows),
     .lookup = SFX(lookup),
     .self_attention = SFX(self_attention),
+    .mha_forward = SFX(mha_forward),
+    .mha_backward = SFX(mha_backward),
+    .dtype = SFX_DTYPE,
+    .forward = SFX(forward),
+    .backward = SFX(backward),
+    .other = &SFX_OTHER,
     .has_kernels = SFX(has_kernels),
     .softmax_row = SFX(softmax_row),
     .exp = SFX(exp),

@@ -51,6 +51,20 @@ void ref_mha(size_t B, size_t T, size_t C, size_t NH, size_t hs, double scale, i
              const double *X, const double *Wq, const double *Wk, const double *Wv,
              const double *Wo, double *out, double *weights);
 
+/*
+ * Gradients of L = sum(out * dout) for ref_mha (same shapes and scale rule),
+ * by the chain rule written out in loops, with the softmax differentiated
+ * through its explicit Jacobian dP_k/dz_j = P_k (delta_kj - P_j) (O(T^3) per
+ * head: a formulation independent of the library's rowsum identity):
+ *   dout (B,T,C) with Wo, else (B,T,NH*hs);
+ *   dX (B,T,C); dWq, dWk, dWv (C, NH*hs); dWo (NH*hs, C), written only when
+ *   Wo is given. Every output is overwritten.
+ */
+void ref_mha_backward(size_t B, size_t T, size_t C, size_t NH, size_t hs, double scale,
+                      int causal, const double *X, const double *Wq, const double *Wk,
+                      const double *Wv, const double *Wo, const double *dout, double *dX,
+                      double *dWq, double *dWk, double *dWv, double *dWo);
+
 /* attn_self_attention: one head, Wq/Wk/Wv (C,hs), scale 1/sqrt(hs);
  * out (B,T,hs), weights (B,T,T) or NULL. */
 void ref_self_attention(size_t B, size_t T, size_t C, size_t hs, int causal, const double *X,
