@@ -1,11 +1,18 @@
 #include "flops.h"
 
-double bench_self_attention_flops(size_t B, size_t T, size_t C, size_t hs, int causal)
+double bench_forward_flops(const bench_shape *s)
 {
-    (void)causal; /* computed in full today: see flops.h */
-    double rows = (double)B * (double)T;
-    double projections = 3.0 * 2.0 * rows * (double)C * (double)hs;
-    double scores = 2.0 * rows * (double)T * (double)hs;
-    double weights_times_values = 2.0 * rows * (double)T * (double)hs;
-    return projections + scores + weights_times_values;
+    double rows = (double)s->B * (double)s->T;
+    double D = (double)s->NH * (double)s->hs;
+    double visible = s->causal ? 0.5 : 1.0; /* share of the T*T products counted */
+    double projections = 3.0 * 2.0 * rows * (double)s->C * D;
+    double scores_and_mixing = 2.0 * 2.0 * rows * (double)s->T * D * visible;
+    double output = s->wo ? 2.0 * rows * D * (double)s->C : 0.0;
+    return projections + scores_and_mixing + output;
+}
+
+double bench_shape_flops(const bench_shape *s)
+{
+    double forward = bench_forward_flops(s);
+    return s->op == BENCH_OP_BACKWARD ? 3.0 * forward : forward;
 }

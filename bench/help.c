@@ -1,97 +1,146 @@
+#include "help.h"
+
+#include "csv_out.h"
 #include "options.h"
 #include "reference.h"
-#include "report.h"
+#include "table.h"
 
 #define BENCH_STRINGIFY_(x) #x
 #define BENCH_STRINGIFY(x) BENCH_STRINGIFY_(x)
 
-static const char help_intro[] =
-    "attn-bench: times attn_self_attention_f32/_f64 over a sweep of shapes,\n"
-    "checks every configuration against a naive reference first, and times the\n"
-    "course's NumPy self_attention on the same shapes in the same run.\n"
+static const char commands_text[] =
+    "Commands:\n"
+    "  run        the benchmark sweep (the default command; see attn-bench run --help)\n"
+    "  report     Markdown summary and PNG plots of run CSVs (attn-bench report --help)\n"
+    "  scaling    experiment: why scores are divided by sqrt(hs)\n"
+    "  rank       experiment: singular values of Q K^T, numerical rank <= hs\n"
+    "  init       experiment: orthogonal against Gaussian projections\n"
+    "  asymmetry  experiment: ||S - S^T|| / ||S|| for separate and shared Wq, Wk\n"
+    "  help [COMMAND]  this text, or a command's help (same as COMMAND --help)\n";
+
+void bench_help_overview(FILE *out)
+{
+    fputs("attn-bench: the benchmark and the experiments of the attn library.\n"
+          "\n"
+          "Usage: attn-bench [COMMAND] [OPTIONS]\n"
+          "\n",
+          out);
+    fputs(commands_text, out);
+    fputs("\nWithout a command (or with options first) attn-bench runs the sweep.\n", out);
+}
+
+static const char run_intro[] =
+    "attn-bench run: times attn's attention calls over a sweep of configurations,\n"
+    "checks each against a naive reference first, and times peers (a naive C\n"
+    "implementation, the course's NumPy self_attention, PyTorch) on the same\n"
+    "shapes and thread counts in the same run, next to the machine's GEMM ceiling.\n"
     "\n"
-    "Usage: attn-bench [OPTIONS]\n"
+    "Usage: attn-bench [run] [OPTIONS]\n"
     "\n"
     "Options (--name VALUE or --name=VALUE):\n";
 
-static const char help_body[] =
+static const char run_sweep_text[] =
     "\n"
-    "Lists (--T, --C, --hs, --B) are comma-separated numbers and ranges:\n"
-    "  64,256,1024     these values\n"
-    "  64:1024:x2      64, 128, 256, 512, 1024 (times 2 while <= 1024)\n"
-    "  100:400:+100    100, 200, 300, 400 (plus 100 while <= 400)\n"
-    "Every combination dtype x causal x B x C x hs x T is one configuration\n"
-    "(T varies fastest).\n"
+    "LISTS. --T, --C, --hs, --NH, --B, --threads are comma-separated numbers and\n"
+    "ranges: 64,256,1024; 64:1024:x2 (times 2 while <= 1024); 100:400:+100.\n"
+    "The other lists are comma-separated names. Every combination is one\n"
+    "configuration, nested threads > dtype > op > causal > B > C > heads > wo >\n"
+    "T > api > path (path varies fastest). Left out, with a count in the header:\n"
+    "C not a multiple of NH; one-shots that do not exist (a single head's\n"
+    "backward or Wo: attn_self_attention is forward-only without Wo; weights\n"
+    "with attn_mha_*). --path chooses the path of plan forwards without weights\n"
+    "only; every other configuration runs once, as path auto.\n"
     "\n"
-    "For each configuration:\n"
-    "  inputs  X ~ N(0,1), Wq, Wk, Wv ~ N(0,1)/sqrt(C) (scores stay of order 1\n"
-    "          for every C), deterministic from --seed and (B, T, C, hs); f32\n"
-    "          gets the same numbers rounded.\n"
-    "  check   one call is compared with a naive double-precision reference on\n"
-    "          the first and the last batch, --check-rows query rows each, every\n"
-    "          row computed in full: error = max|attn - ref| / max|ref| over the\n"
-    "          checked rows, for out and (with --weights) weights; it must be\n"
-    "          <= %s (f32) or <= %s (f64), else the configuration is\n"
-    "          reported as FAIL and not timed.\n"
-    "  timing  --warmup untimed calls, then timed calls (CLOCK_MONOTONIC, one\n"
-    "          sample per call) until at least --repeats samples adding up to\n"
-    "          at least --min-time seconds, or --max-repeats samples.\n"
+    "SWEEP FILES (--sweep FILE): one option per line, 'name = value' with the\n"
+    "command line's syntax ('T = 64:2048:x2', 'dtype = f32, f64'; flags take\n"
+    "yes/no); '#' starts a comment; the command line overrides the file.\n"
+    "bench/sweeps/ has examples.\n"
     "\n"
-    "FLOP count of one call (a multiply-add counts 2; the softmax is not counted):\n"
-    "    3 * 2*B*T*C*hs   projections Q, K, V = X Wq, X Wk, X Wv\n"
-    "  +     2*B*T*T*hs   scores Q K^T\n"
-    "  +     2*B*T*T*hs   weights V\n"
-    "Causal configurations count the T*T terms in full, because attn (like NumPy)\n"
-    "computes the full products and masks.\n"
+    "INPUTS. X ~ N(0,1); Wq, Wk, Wv ~ N(0,1)/sqrt(C); Wo ~ N(0,1)/sqrt(D);\n"
+    "dout ~ N(0,1); deterministic from --seed and (B, T, C, NH, hs); f32 gets\n"
+    "the same numbers rounded. D = NH*hs.\n"
     "\n"
-    "NumPy peer (--peers numpy): one python process, started once, runs\n"
-    "bench/peers/numpy_peer.py, which times the lesson's self_attention(X, Wq, Wk,\n"
-    "Wv, causal), unchanged, on each configuration right after attn was timed on\n"
-    "it (side by side: this machine's speed drifts), with the same repeat policy\n"
-    "and input distribution (its own generator). It passes float32\n"
-    "arrays for f32, float64 for f64; with NumPy >= 2 the lesson's / np.sqrt(hs)\n"
-    "promotes f32 scores to float64, so its softmax and weights @ V run in\n"
-    "double (CSV column numpy_out_dtype). It always computes the weights. It\n"
-    "uses NumPy's own BLAS and threads (printed in the header). Without python\n"
-    "or numpy it is skipped with a note: its columns then show \"-\".\n"
+    "CHECKS. Forwards: the first and last batch, --check-rows query rows each,\n"
+    "against plain loops in double: max|attn - ref| / max|ref| over out (and the\n"
+    "weights) must be <= %s (f32) or %s (f64). Backwards with T <=\n"
+    "--check-grad-max-T: every gradient against a naive double backward, <= %s\n"
+    "(f32) or %s (f64); longer ones are not checked (check = skipped). A\n"
+    "failed check is reported and the configuration is not timed.\n"
     "\n"
-    "Lines starting with # name attn's version and softmax kernel, both BLAS\n"
-    "builds with their thread counts, the sweep's settings and the load average;\n"
-    "the last ones say how many CPUs other processes kept busy during the run.\n"
-    "Other work on the machine spoils timings, multi-threaded BLAS above all (a\n"
-    "BLAS with more threads than free cores can slow down tenfold or more).\n"
+    "TIMING. --warmup untimed calls, then timed calls (CLOCK_MONOTONIC, one\n"
+    "sample per call) until at least --repeats samples adding up to at least\n"
+    "--min-time seconds, or --max-repeats samples; the median is reported.\n"
+    "api=plan creates the plan once, outside the timing; op=backward times the\n"
+    "forward and the backward together (a plan without ATTN_INFERENCE, or\n"
+    "attn_mha_backward).\n"
     "\n"
-    "Table columns (stdout):\n"
-    "  dtype causal B T C hs  the configuration\n"
-    "  check      relative error of the reference check (FAIL: above tolerance,\n"
-    "             ERROR: the call failed or memory ran out)\n"
-    "  reps       timed calls\n"
-    "  median_ms  median time of one call, milliseconds\n"
-    "  min_ms     fastest call, milliseconds\n"
-    "  GFLOP/s    FLOP count / median time\n"
-    "  np_reps    timed calls of the NumPy peer (\"-\": not measured)\n"
-    "  np_med_ms  NumPy median time of one call, milliseconds\n"
-    "  vs_numpy   np_med_ms / median_ms: above 1 means attn is faster\n"
+    "FLOP COUNTS (FLOP count of one call; a multiply-add counts 2; the softmax\n"
+    "is not counted; D = NH*hs):\n"
+    "  forward   3*2*B*T*C*D (projections) + 2*2*B*T*T*D (scores, weights x V)\n"
+    "            + 2*B*T*D*C with Wo; causal counts half of the T*T terms\n"
+    "            (attn skips the key blocks above the diagonal)\n"
+    "  backward  forward + the backward's GEMMs, exactly twice the forward's:\n"
+    "            3 x the forward count (see bench/flops.h for the derivation)\n"
     "\n"
-    "CSV columns (--csv; a header row, then one row per configuration, written\n"
-    "as soon as it is done; empty fields where there is no number):\n";
+    "CEILING. At the start, at each thread count of the sweep: one square sgemm\n"
+    "(f32) and dgemm (f64) of --ceiling sizes on attn's BLAS, 2*n^3 FLOPs over\n"
+    "the median of 5 calls. Every GFLOP/s is also given as a fraction of the\n"
+    "ceiling of its dtype and thread count.\n"
+    "\n"
+    "PEERS (--peers), timed on the same shape right after attn, at the same\n"
+    "thread count; a peer that cannot run is skipped with a note, never faked:\n"
+    "  naive  plain C loops (bench/naive.h) in the element type; up to\n"
+    "         --naive-max-T; one warmup call, --naive-repeats timed calls\n"
+    "  numpy  bench/peers/numpy_peer.py: the lesson's self_attention, unchanged,\n"
+    "         per head (then Wo); forward only (the lesson has no backward);\n"
+    "         with NumPy >= 2, f32 scores are promoted to float64 (CSV\n"
+    "         numpy_out_dtype)\n"
+    "  torch  bench/peers/torch_peer.py: torch.nn.functional.\n"
+    "         scaled_dot_product_attention on X@Wq, X@Wk, X@Wv (older PyTorch:\n"
+    "         the same composed from matmul and softmax), autograd for backward\n"
+    "Each python peer is one process per thread count, started with\n"
+    "OPENBLAS_NUM_THREADS/OMP_NUM_THREADS/MKL_NUM_THREADS and --threads set.\n"
+    "PEER SCRIPTS are found next to the executable's installed share/attn, else\n"
+    "in the source tree (" ATTN_BENCH_SOURCE_PEER_DIR "),\n"
+    "unless --numpy-script / --torch-script name them.\n"
+    "\n"
+    "THREADS. attn-bench calls openblas_set_num_threads(N) before each\n"
+    "configuration and before the ceiling: it owns its process. The attn\n"
+    "library itself never changes the BLAS thread count.\n"
+    "\n"
+    "OUTPUT. Lines starting with # describe the machine (CPU, SIMD kernel, BLAS\n"
+    "core and threads, compiler and flags), the ceiling, the sweep, the peers,\n"
+    "and at the end how busy other processes kept the CPUs. Progress goes to\n"
+    "stderr (--progress). Table columns (stdout):\n";
 
-static const char help_outro[] =
+static const char run_outputs_text[] =
     "\n"
-    "Threads: attn-bench never changes a BLAS thread count; OPENBLAS_NUM_THREADS\n"
-    "sets it for attn's OpenBLAS and for NumPy's bundled OpenBLAS alike\n"
-    "(OPENBLAS_NUM_THREADS=1 gives steadier numbers on a busy machine).\n"
+    "CSV columns (--csv; a header row, then one row per configuration, appended\n"
+    "and flushed as soon as it is done; empty fields where there is no number).\n"
+    "--resume keeps the rows of an existing CSV with the same header and runs\n"
+    "only the configurations it lacks (an unfinished last line is dropped):\n";
+
+static const char run_outro[] =
+    "\n"
+    "JSON (--json): {tool, schema, command, csv, settings, machine, ceiling,\n"
+    "peers, wall_seconds, other_load_cpus, columns, rows}, rows being the CSV's\n"
+    "rows as objects (numbers as numbers, empty fields as null).\n"
     "\n"
     "Exit status: 0 every configuration passed its check and was timed;\n"
-    "1 a check failed, a call returned an error, memory ran out or the CSV could\n"
-    "not be written; 2 bad arguments.\n";
+    "1 a check failed, a call returned an error, memory ran out or an output\n"
+    "could not be written; 2 bad arguments.\n";
 
-void bench_print_help(FILE *out)
+void bench_help_run(FILE *out)
 {
-    fputs(help_intro, out);
+    fputs(run_intro, out);
     bench_options_print_list(out);
-    fprintf(out, help_body, BENCH_STRINGIFY(BENCH_TOLERANCE_F32),
-            BENCH_STRINGIFY(BENCH_TOLERANCE_F64));
+    fprintf(out, run_sweep_text, BENCH_STRINGIFY(BENCH_TOLERANCE_F32),
+            BENCH_STRINGIFY(BENCH_TOLERANCE_F64), BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F32),
+            BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F64));
+    bench_table_print_columns(out);
+    fputs(run_outputs_text, out);
     bench_csv_print_columns(out);
-    fputs(help_outro, out);
+    fputs(run_outro, out);
+    fputc('\n', out);
+    fputs(commands_text, out);
 }

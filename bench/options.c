@@ -1,52 +1,82 @@
 #include "options.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cli.h"
+#include "sweep_file.h"
 
 typedef enum option_id {
     OPTION_T,
     OPTION_C,
     OPTION_HS,
+    OPTION_NH,
     OPTION_B,
     OPTION_DTYPE,
     OPTION_CAUSAL,
+    OPTION_OP,
+    OPTION_API,
+    OPTION_PATH,
+    OPTION_WO,
+    OPTION_THREADS,
     OPTION_WEIGHTS,
     OPTION_WARMUP,
     OPTION_REPEATS,
     OPTION_MIN_TIME,
     OPTION_MAX_REPEATS,
     OPTION_CHECK_ROWS,
+    OPTION_CHECK_GRAD_MAX_T,
     OPTION_SEED,
     OPTION_PEERS,
-    OPTION_NUMPY_SCRIPT,
+    OPTION_NAIVE_MAX_T,
+    OPTION_NAIVE_REPEATS,
     OPTION_PYTHON,
+    OPTION_TORCH_PYTHON,
+    OPTION_NUMPY_SCRIPT,
+    OPTION_TORCH_SCRIPT,
+    OPTION_CEILING,
     OPTION_CSV,
+    OPTION_JSON,
+    OPTION_RESUME,
+    OPTION_REPORT,
+    OPTION_PROGRESS,
+    OPTION_SWEEP,
+    OPTION_LIST,
     OPTION_QUICK,
     OPTION_HELP,
     OPTION_COUNT
 } option_id;
 
-typedef struct option_spec {
-    const char *name;          /* used as --name VALUE or --name=VALUE */
-    const char *argument;      /* what VALUE is; NULL for a flag */
-    const char *default_value; /* NULL: none (see help) */
-    const char *quick_value;   /* under --quick; NULL: the default */
-    const char *help;
-} option_spec;
-
-static const option_spec option_specs[OPTION_COUNT] = {
+static const bench_cli_option option_specs[OPTION_COUNT] = {
     [OPTION_T] = {"T", "LIST", "64:2048:x2", "16,48", "sequence lengths"},
     [OPTION_C] = {"C", "LIST", "768", "32", "model widths"},
-    [OPTION_HS] = {"hs", "LIST", "64", "8", "head sizes (may exceed C)"},
+    [OPTION_HS] = {"hs", "LIST", "64", "8",
+                   "head sizes of a single head (NH = 1; hs may exceed C)"},
+    [OPTION_NH] = {"NH", "LIST", NULL, NULL,
+                   "head counts instead of --hs: NH heads of hs = C/NH\n"
+                   "(Wq, Wk, Wv are (C,C); C not a multiple of NH is\n"
+                   "left out); one-shots are then attn_mha_forward/_backward"},
     [OPTION_B] = {"B", "LIST", "1", "2", "batch sizes"},
     [OPTION_DTYPE] = {"dtype", "LIST", "f32,f64", NULL, "element types: f32, f64"},
     [OPTION_CAUSAL] = {"causal", "LIST", "0,1", NULL,
                        "0 = every position sees every position, 1 = causal mask"},
+    [OPTION_OP] = {"op", "LIST", "forward,backward", NULL,
+                   "forward; backward = forward + backward timed together"},
+    [OPTION_API] = {"api", "LIST", "plan", NULL,
+                    "plan (created once, outside the timing) or oneshot\n"
+                    "(attn_self_attention, or attn_mha_* with --NH)"},
+    [OPTION_PATH] = {"path", "LIST", "materialized,tiled", "auto",
+                     "forward path of plan forwards without weights: auto,\n"
+                     "materialized (ATTN_MATERIALIZED), tiled (ATTN_TILED);\n"
+                     "other configurations have one path and run once, as auto"},
+    [OPTION_WO] = {"wo", "LIST", "0", NULL, "1 = output projection Wo (D,C) after the heads"},
+    [OPTION_THREADS] = {"threads", "LIST", "1", NULL,
+                        "BLAS threads: attn-bench calls openblas_set_num_threads\n"
+                        "before each configuration (attn itself never does)\n"
+                        "and runs the peers with the same count"},
     [OPTION_WEIGHTS] = {"weights", NULL, NULL, NULL,
-                        "the measured call also writes the (B,T,T) weights\n"
-                        "(default: weights = NULL); they are then checked too"},
+                        "forwards also write the (B,NH,T,T) weights (default:\n"
+                        "weights = NULL); they are then checked too"},
     [OPTION_WARMUP] = {"warmup", "N", "2", "1", "untimed calls before timing"},
     [OPTION_REPEATS] = {"repeats", "N", "9", "3", "at least N timed calls per point (N >= 1)"},
     [OPTION_MIN_TIME] = {"min-time", "SECONDS", "0.2", "0.002",
@@ -54,291 +84,307 @@ static const option_spec option_specs[OPTION_COUNT] = {
     [OPTION_MAX_REPEATS] = {"max-repeats", "N", "10000", "200",
                             "at most N timed calls per point (never below --repeats)"},
     [OPTION_CHECK_ROWS] = {"check-rows", "N", "64", "0",
-                           "query rows per checked batch compared with the\n"
-                           "reference; 0 = all T rows"},
+                           "forward check: query rows per checked batch; 0 = all"},
+    [OPTION_CHECK_GRAD_MAX_T] = {"check-grad-max-T", "N", "256", NULL,
+                                 "backward check (every gradient against a naive\n"
+                                 "double backward) only up to this T"},
     [OPTION_SEED] = {"seed", "N", "1", NULL, "seed of the inputs"},
-    [OPTION_PEERS] = {"peers", "LIST", "numpy", NULL, "peers timed on the same shapes: numpy, none"},
+    [OPTION_PEERS] = {"peers", "LIST", "all", NULL,
+                      "peers timed on the same shapes: naive, numpy, torch,\n"
+                      "all, none"},
+    [OPTION_NAIVE_MAX_T] = {"naive-max-T", "N", "256", NULL,
+                            "the naive C peer runs only up to this T"},
+    [OPTION_NAIVE_REPEATS] = {"naive-repeats", "N", "3", NULL,
+                              "timed calls of the naive peer, after one warmup call"},
+    [OPTION_PYTHON] = {"python", "PROGRAM", "python3", NULL, "interpreter of the NumPy peer"},
+    [OPTION_TORCH_PYTHON] = {"torch-python", "LIST", "python3,/usr/bin/python3", NULL,
+                             "interpreters tried for the PyTorch peer: the first\n"
+                             "that imports torch runs it"},
     [OPTION_NUMPY_SCRIPT] = {"numpy-script", "PATH", NULL, NULL,
-                             "the NumPy peer script (default: the installed\n"
-                             "<executable's directory>/" ATTN_BENCH_PEER_DIR_FROM_BINDIR "/\n"
-                             "numpy_peer.py, else the source tree's copy\n"
-                             ATTN_BENCH_SOURCE_PEER_DIR "/numpy_peer.py)"},
-    [OPTION_PYTHON] = {"python", "PROGRAM", "python3", NULL,
-                      "python interpreter (a name on PATH or a path) for\nthe NumPy peer"},
+                             "the NumPy peer script (default: see PEER SCRIPTS)"},
+    [OPTION_TORCH_SCRIPT] = {"torch-script", "PATH", NULL, NULL,
+                             "the PyTorch peer script (default: see PEER SCRIPTS)"},
+    [OPTION_CEILING] = {"ceiling", "N32,N64", "2048,1536", "128,96",
+                        "sizes of the square sgemm and dgemm of the ceiling;\n"
+                        "0 = no ceiling"},
     [OPTION_CSV] = {"csv", "PATH", "attn-bench.csv", NULL,
-                    "CSV output, one row per configuration"},
+                    "CSV output, one row per configuration, appended as\n"
+                    "each one is done"},
+    [OPTION_JSON] = {"json", "PATH", "attn-bench.json", NULL,
+                     "JSON output: machine, ceiling, peers and every CSV row;\n"
+                     "none = no JSON"},
+    [OPTION_RESUME] = {"resume", NULL, NULL, NULL,
+                       "keep the rows of an existing --csv and run only the\n"
+                       "configurations it does not have"},
+    [OPTION_REPORT] = {"report", "DIR", NULL, NULL,
+                       "after the sweep, write 'attn-bench report' into DIR"},
+    [OPTION_PROGRESS] = {"progress", "MODE", "auto", NULL,
+                         "progress on stderr: bar, lines, none, or auto (a bar\n"
+                         "on a terminal, else lines)"},
+    [OPTION_SWEEP] = {"sweep", "FILE", NULL, NULL,
+                      "read options from FILE (see SWEEP FILES); the\n"
+                      "command line overrides it"},
+    [OPTION_LIST] = {"list", NULL, NULL, NULL,
+                     "print the sweep's configurations (the CSV's key\n"
+                     "columns, one per line) and the left-out count; run nothing"},
     [OPTION_QUICK] = {"quick", NULL, NULL, NULL,
                       "tiny sweep for tests: the --quick values below\n"
                       "replace the defaults (explicit options still win)"},
-    [OPTION_HELP] = {"help", NULL, NULL, NULL, "this text (also -h)"},
+    [OPTION_HELP] = BENCH_CLI_HELP_OPTION,
 };
+
+static const bench_cli_table option_table = {option_specs, OPTION_COUNT};
 
 void bench_options_print_list(FILE *out)
 {
-    for (size_t i = 0; i < OPTION_COUNT; ++i) {
-        const option_spec *spec = &option_specs[i];
-        char usage[64];
-        snprintf(usage, sizeof usage, "--%s%s%s", spec->name, spec->argument ? " " : "",
-                 spec->argument ? spec->argument : "");
-        fprintf(out, "  %-24s", usage);
-        for (const char *line = spec->help; line;) {
-            const char *newline = strchr(line, '\n');
-            int length = newline ? (int)(newline - line) : (int)strlen(line);
-            fprintf(out, "%.*s\n", length, line);
-            line = newline ? newline + 1 : NULL;
-            if (line)
-                fprintf(out, "  %-24s", "");
-        }
-        if (spec->default_value || spec->quick_value) {
-            fprintf(out, "  %-24s", "");
-            if (spec->default_value)
-                fprintf(out, "default: %s", spec->default_value);
-            if (spec->quick_value)
-                fprintf(out, "%s--quick: %s", spec->default_value ? "; " : "",
-                        spec->quick_value);
-            fputc('\n', out);
-        }
+    bench_cli_print_options(out, &option_table);
+}
+
+const char *bench_peer_name(unsigned peer_bit)
+{
+    switch (peer_bit) {
+    case BENCH_PEER_NAIVE:
+        return "naive";
+    case BENCH_PEER_NUMPY:
+        return "numpy";
+    default:
+        return "torch";
     }
 }
 
-static int find_option(const char *name, size_t name_length)
+/* The state of parsing: what was given and how to resolve it. */
+typedef struct parse_state {
+    const char *given[OPTION_COUNT];
+    int quick;
+    char *error;
+    size_t error_size;
+} parse_state;
+
+static const char *resolved(const parse_state *state, option_id id)
 {
-    for (int i = 0; i < OPTION_COUNT; ++i)
-        if (strlen(option_specs[i].name) == name_length &&
-            strncmp(option_specs[i].name, name, name_length) == 0)
-            return i;
+    return bench_cli_resolved(&option_table, state->given, id, state->quick);
+}
+
+static int fail(parse_state *state, option_id id, const char *what)
+{
+    snprintf(state->error, state->error_size, "--%s: '%s' is not %s", option_specs[id].name,
+             resolved(state, id), what);
     return -1;
 }
 
-/* First pass: which options were given and with which text. */
-static bench_options_outcome collect_arguments(int argc, char **argv,
-                                               const char *given[OPTION_COUNT], char *error,
-                                               size_t error_size)
-{
-    for (int i = 1; i < argc; ++i) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "-h") == 0)
-            arg = "--help";
-        if (strncmp(arg, "--", 2) != 0) {
-            snprintf(error, error_size, "unexpected argument '%s' (options start with --)", arg);
-            return BENCH_OPTIONS_BAD;
-        }
-        const char *name = arg + 2;
-        const char *equals = strchr(name, '=');
-        size_t name_length = equals ? (size_t)(equals - name) : strlen(name);
-        int id = find_option(name, name_length);
-        if (id < 0) {
-            snprintf(error, error_size, "unknown option '%.*s'", (int)(name_length + 2), arg);
-            return BENCH_OPTIONS_BAD;
-        }
-        const option_spec *spec = &option_specs[id];
-        if (!spec->argument) {
-            if (equals) {
-                snprintf(error, error_size, "option --%s takes no value", spec->name);
-                return BENCH_OPTIONS_BAD;
-            }
-            given[id] = "1";
-        } else if (equals) {
-            given[id] = equals + 1;
-        } else if (i + 1 < argc) {
-            given[id] = argv[++i];
-        } else {
-            snprintf(error, error_size, "option --%s needs a value (%s)", spec->name,
-                     spec->argument);
-            return BENCH_OPTIONS_BAD;
-        }
-        if (given[id][0] == '\0') {
-            snprintf(error, error_size, "option --%s has an empty value", spec->name);
-            return BENCH_OPTIONS_BAD;
-        }
-    }
-    return given[OPTION_HELP] ? BENCH_OPTIONS_HELP : BENCH_OPTIONS_RUN;
-}
-
-/* Calls handle(item) for each comma-separated item of text; stops at the first
- * nonzero return and returns it. */
-static int for_each_item(const char *text, int (*handle)(const char *item, void *context),
-                         void *context)
-{
-    char item[64];
-    for (const char *cursor = text;;) {
-        const char *comma = strchr(cursor, ',');
-        size_t length = comma ? (size_t)(comma - cursor) : strlen(cursor);
-        if (length >= sizeof item)
-            return -1;
-        memcpy(item, cursor, length);
-        item[length] = '\0';
-        int result = handle(item, context);
-        if (result != 0 || !comma)
-            return result;
-        cursor = comma + 1;
-    }
-}
-
-static int add_dtype(const char *item, void *context)
-{
-    bench_options *o = context;
-    bench_dtype dtype;
-    if (bench_dtype_parse(item, &dtype) != 0)
-        return -1;
-    for (size_t i = 0; i < o->dtype_count; ++i)
-        if (o->dtypes[i] == dtype)
-            return 0;
-    o->dtypes[o->dtype_count++] = dtype;
-    return 0;
-}
-
-static int add_causal(const char *item, void *context)
-{
-    bench_options *o = context;
-    if (strcmp(item, "0") != 0 && strcmp(item, "1") != 0)
-        return -1;
-    int causal = item[0] == '1';
-    for (size_t i = 0; i < o->causal_count; ++i)
-        if (o->causal[i] == causal)
-            return 0;
-    o->causal[o->causal_count++] = causal;
-    return 0;
-}
-
-static int add_peer(const char *item, void *context)
-{
-    unsigned *peers = context;
-    if (strcmp(item, "numpy") == 0)
-        *peers |= BENCH_PEER_NUMPY;
-    else if (strcmp(item, "none") != 0)
-        return -1;
-    return 0;
-}
-
-static int parse_seconds(const char *text, double *seconds)
-{
-    errno = 0;
-    char *end = NULL;
-    double value = strtod(text, &end);
-    if (errno != 0 || *end != '\0' || !isfinite(value) || value < 0.0)
-        return -1;
-    *seconds = value;
-    return 0;
-}
-
-static int parse_seed(const char *text, uint64_t *seed)
-{
-    size_t value = 0;
-    if (bench_parse_size(text, &value) != 0)
-        return -1;
-    *seed = (uint64_t)value;
-    return 0;
-}
-
-/* The text an option resolves to: given, else its --quick value under
- * --quick, else its default (NULL when it has none). */
-static const char *resolved_text(const char *given[OPTION_COUNT], option_id id, int quick)
-{
-    if (given[id])
-        return given[id];
-    if (quick && option_specs[id].quick_value)
-        return option_specs[id].quick_value;
-    return option_specs[id].default_value;
-}
-
-static int resolve_size_list(const char *given[OPTION_COUNT], option_id id, int quick,
-                             bench_size_list *list, char *error, size_t error_size)
+static int resolve_size_list(parse_state *state, option_id id, bench_size_list *list)
 {
     char reason[160];
-    if (bench_size_list_parse(resolved_text(given, id, quick), list, reason, sizeof reason) ==
+    if (bench_size_list_parse(resolved(state, id), list, reason, sizeof reason) == 0)
+        return 0;
+    snprintf(state->error, state->error_size, "--%s: %s", option_specs[id].name, reason);
+    return -1;
+}
+
+static int resolve_choices(parse_state *state, option_id id, const char *const *names,
+                           size_t name_count, int *chosen, size_t *chosen_count)
+{
+    if (bench_cli_parse_choices(resolved(state, id), names, name_count, chosen, chosen_count) ==
         0)
         return 0;
-    snprintf(error, error_size, "--%s: %s", option_specs[id].name, reason);
-    return -1;
+    char list[128];
+    bench_cli_join_names(names, name_count, list, sizeof list);
+    char what[160];
+    snprintf(what, sizeof what, "a list of %s", list);
+    return fail(state, id, what);
 }
 
-static int resolve_count(const char *given[OPTION_COUNT], option_id id, int quick,
-                         size_t minimum, size_t *count, char *error, size_t error_size)
+static int resolve_count(parse_state *state, option_id id, size_t minimum, size_t *value)
 {
-    const char *text = resolved_text(given, id, quick);
-    if (bench_parse_size(text, count) == 0 && *count >= minimum)
+    if (bench_cli_parse_count(resolved(state, id), minimum, value) == 0)
         return 0;
-    snprintf(error, error_size, "--%s: '%s' is not a whole number >= %zu", option_specs[id].name,
-             text, minimum);
-    return -1;
+    char what[64];
+    snprintf(what, sizeof what, "a whole number >= %zu", minimum);
+    return fail(state, id, what);
 }
 
-static int resolve_values(const char *given[OPTION_COUNT], bench_options *o, char *error,
-                          size_t error_size)
+static const char *const binary_names[2] = {"0", "1"};
+static const char *const dtype_names[BENCH_DTYPE_COUNT] = {"f32", "f64"};
+static const char *const peer_names[5] = {"naive", "numpy", "torch", "all", "none"};
+
+static int resolve_axes(parse_state *state, bench_options *o)
 {
-    int quick = o->quick;
-    if (resolve_size_list(given, OPTION_T, quick, &o->T, error, error_size) != 0 ||
-        resolve_size_list(given, OPTION_C, quick, &o->C, error, error_size) != 0 ||
-        resolve_size_list(given, OPTION_HS, quick, &o->hs, error, error_size) != 0 ||
-        resolve_size_list(given, OPTION_B, quick, &o->B, error, error_size) != 0)
+    if (state->given[OPTION_HS] && state->given[OPTION_NH]) {
+        snprintf(state->error, state->error_size, "give --hs or --NH, not both");
         return -1;
+    }
+    o->heads_from_count = state->given[OPTION_NH] != NULL;
+    if (resolve_size_list(state, OPTION_T, &o->T) != 0 ||
+        resolve_size_list(state, OPTION_C, &o->C) != 0 ||
+        resolve_size_list(state, o->heads_from_count ? OPTION_NH : OPTION_HS,
+                          o->heads_from_count ? &o->NH : &o->hs) != 0 ||
+        resolve_size_list(state, OPTION_B, &o->B) != 0 ||
+        resolve_size_list(state, OPTION_THREADS, &o->threads) != 0)
+        return -1;
+    return resolve_choices(state, OPTION_DTYPE, dtype_names, BENCH_DTYPE_COUNT, o->dtypes,
+                           &o->dtype_count) ||
+                   resolve_choices(state, OPTION_CAUSAL, binary_names, 2, o->causal,
+                                   &o->causal_count) ||
+                   resolve_choices(state, OPTION_OP, bench_op_names, BENCH_OP_COUNT, o->ops,
+                                   &o->op_count) ||
+                   resolve_choices(state, OPTION_API, bench_api_names, BENCH_API_COUNT,
+                                   o->apis, &o->api_count) ||
+                   resolve_choices(state, OPTION_PATH, bench_path_names, BENCH_PATH_COUNT,
+                                   o->paths, &o->path_count) ||
+                   resolve_choices(state, OPTION_WO, binary_names, 2, o->wo, &o->wo_count)
+               ? -1
+               : 0;
+}
 
-    const char *text = resolved_text(given, OPTION_DTYPE, quick);
-    if (for_each_item(text, add_dtype, o) != 0) {
-        snprintf(error, error_size, "--dtype: '%s' is not a list of f32, f64", text);
+static int resolve_peers(parse_state *state, bench_options *o)
+{
+    int chosen[5];
+    size_t count = 0;
+    if (resolve_choices(state, OPTION_PEERS, peer_names, 5, chosen, &count) != 0)
         return -1;
-    }
-    text = resolved_text(given, OPTION_CAUSAL, quick);
-    if (for_each_item(text, add_causal, o) != 0) {
-        snprintf(error, error_size, "--causal: '%s' is not a list of 0, 1", text);
-        return -1;
-    }
-    text = resolved_text(given, OPTION_PEERS, quick);
-    if (for_each_item(text, add_peer, &o->peers) != 0) {
-        snprintf(error, error_size, "--peers: '%s' is not a list of numpy, none", text);
-        return -1;
-    }
-
-    bench_repeat_policy *r = &o->repeat;
-    if (resolve_count(given, OPTION_WARMUP, quick, 0, &r->warmup, error, error_size) != 0 ||
-        resolve_count(given, OPTION_REPEATS, quick, 1, &r->min_repeats, error, error_size) !=
-            0 ||
-        resolve_count(given, OPTION_MAX_REPEATS, quick, 1, &r->max_repeats, error,
-                      error_size) != 0 ||
-        resolve_count(given, OPTION_CHECK_ROWS, quick, 0, &o->check_rows, error,
-                      error_size) != 0)
-        return -1;
-    if (r->max_repeats < r->min_repeats)
-        r->max_repeats = r->min_repeats;
-    text = resolved_text(given, OPTION_MIN_TIME, quick);
-    if (parse_seconds(text, &r->min_time_s) != 0) {
-        snprintf(error, error_size, "--min-time: '%s' is not a number of seconds >= 0", text);
-        return -1;
-    }
-    text = resolved_text(given, OPTION_SEED, quick);
-    if (parse_seed(text, &o->seed) != 0) {
-        snprintf(error, error_size, "--seed: '%s' is not a whole number", text);
-        return -1;
-    }
-
-    o->with_weights = given[OPTION_WEIGHTS] != NULL;
-    o->numpy_script = given[OPTION_NUMPY_SCRIPT];
-    o->python = resolved_text(given, OPTION_PYTHON, quick);
-    o->csv_path = resolved_text(given, OPTION_CSV, quick);
+    static const unsigned bits[5] = {BENCH_PEER_NAIVE, BENCH_PEER_NUMPY, BENCH_PEER_TORCH,
+                                     BENCH_PEER_NAIVE | BENCH_PEER_NUMPY | BENCH_PEER_TORCH,
+                                     0u};
+    o->peers = 0;
+    for (size_t i = 0; i < count; ++i)
+        o->peers |= bits[chosen[i]];
     return 0;
 }
 
-bench_options_outcome bench_options_parse(int argc, char **argv, bench_options *options,
-                                          char *error, size_t error_size)
+static int resolve_policies(parse_state *state, bench_options *o)
 {
-    memset(options, 0, sizeof *options);
-    const char *given[OPTION_COUNT] = {0};
-    bench_options_outcome outcome = collect_arguments(argc, argv, given, error, error_size);
-    if (outcome != BENCH_OPTIONS_RUN)
-        return outcome;
-    options->quick = given[OPTION_QUICK] != NULL;
-    if (resolve_values(given, options, error, error_size) != 0) {
-        bench_options_free(options);
+    bench_repeat_policy *r = &o->repeat;
+    if (resolve_count(state, OPTION_WARMUP, 0, &r->warmup) != 0 ||
+        resolve_count(state, OPTION_REPEATS, 1, &r->min_repeats) != 0 ||
+        resolve_count(state, OPTION_MAX_REPEATS, 1, &r->max_repeats) != 0 ||
+        resolve_count(state, OPTION_NAIVE_REPEATS, 1, &o->naive_repeat.min_repeats) != 0)
+        return -1;
+    if (bench_cli_parse_seconds(resolved(state, OPTION_MIN_TIME), &r->min_time_s) != 0)
+        return fail(state, OPTION_MIN_TIME, "a number of seconds >= 0");
+    if (r->max_repeats < r->min_repeats)
+        r->max_repeats = r->min_repeats;
+    o->naive_repeat.warmup = 1;
+    o->naive_repeat.max_repeats = o->naive_repeat.min_repeats;
+    o->naive_repeat.min_time_s = r->min_time_s;
+    return 0;
+}
+
+static int resolve_ceiling(parse_state *state, bench_options *o)
+{
+    const char *text = resolved(state, OPTION_CEILING);
+    if (strcmp(text, "0") == 0) {
+        o->ceiling_n[BENCH_F32] = o->ceiling_n[BENCH_F64] = 0;
+        return 0;
+    }
+    bench_size_list sizes;
+    char reason[160];
+    int ok = bench_size_list_parse(text, &sizes, reason, sizeof reason) == 0;
+    if (ok) {
+        ok = sizes.count == 2;
+        if (ok) {
+            o->ceiling_n[BENCH_F32] = sizes.values[0];
+            o->ceiling_n[BENCH_F64] = sizes.values[1];
+        }
+        bench_size_list_free(&sizes);
+    }
+    return ok ? 0 : fail(state, OPTION_CEILING, "two different sizes N32,N64, or 0");
+}
+
+static int resolve_scalars(parse_state *state, bench_options *o)
+{
+    size_t seed = 0;
+    int progress = 0;
+    size_t progress_count = 0;
+    if (resolve_count(state, OPTION_CHECK_ROWS, 0, &o->check_rows) != 0 ||
+        resolve_count(state, OPTION_CHECK_GRAD_MAX_T, 0, &o->check_grad_max_T) != 0 ||
+        resolve_count(state, OPTION_NAIVE_MAX_T, 0, &o->naive_max_T) != 0 ||
+        resolve_count(state, OPTION_SEED, 0, &seed) != 0 ||
+        resolve_choices(state, OPTION_PROGRESS, bench_progress_mode_names,
+                        BENCH_PROGRESS_MODE_COUNT, &progress, &progress_count) != 0)
+        return -1;
+    if (progress_count != 1)
+        return fail(state, OPTION_PROGRESS, "one of auto, bar, lines, none");
+    o->progress = (bench_progress_mode)progress;
+    o->seed = (uint64_t)seed;
+    o->with_weights = state->given[OPTION_WEIGHTS] != NULL;
+    o->resume = state->given[OPTION_RESUME] != NULL;
+    o->list = state->given[OPTION_LIST] != NULL;
+    o->python = resolved(state, OPTION_PYTHON);
+    o->torch_python = resolved(state, OPTION_TORCH_PYTHON);
+    o->numpy_script = resolved(state, OPTION_NUMPY_SCRIPT);
+    o->torch_script = resolved(state, OPTION_TORCH_SCRIPT);
+    o->csv_path = resolved(state, OPTION_CSV);
+    o->json_path = resolved(state, OPTION_JSON);
+    if (strcmp(o->json_path, "none") == 0)
+        o->json_path = NULL;
+    o->report_dir = resolved(state, OPTION_REPORT);
+    return 0;
+}
+
+/* argv[first..] joined with blanks, for the record. */
+static char *join_command_line(int argc, char **argv, int first)
+{
+    size_t length = strlen("attn-bench") + 1;
+    for (int i = first; i < argc; ++i)
+        length += strlen(argv[i]) + 1;
+    char *line = malloc(length);
+    if (!line)
+        return NULL;
+    strcpy(line, "attn-bench");
+    for (int i = first; i < argc; ++i) {
+        strcat(line, " ");
+        strcat(line, argv[i]);
+    }
+    return line;
+}
+
+bench_options_outcome bench_options_parse(int argc, char **argv, int first,
+                                          bench_options *o, char *error, size_t error_size)
+{
+    memset(o, 0, sizeof *o);
+    parse_state state = {.error = error, .error_size = error_size};
+    if (bench_cli_collect(&option_table, argc, argv, first, state.given, NULL, 0, NULL, error,
+                          error_size) != 0)
+        return BENCH_OPTIONS_BAD;
+    if (state.given[OPTION_HELP])
+        return BENCH_OPTIONS_HELP;
+    o->sweep_path = state.given[OPTION_SWEEP];
+    if (o->sweep_path) {
+        const char *from_file[OPTION_COUNT] = {0};
+        if (bench_sweep_file_read(o->sweep_path, &option_table, from_file, &o->sweep_text,
+                                  error, error_size) != 0) {
+            bench_options_free(o);
+            return BENCH_OPTIONS_BAD;
+        }
+        /* --hs and --NH exclude each other: the command line's choice wins */
+        if (state.given[OPTION_HS] || state.given[OPTION_NH])
+            from_file[OPTION_HS] = from_file[OPTION_NH] = NULL;
+        for (size_t i = 0; i < OPTION_COUNT; ++i)
+            if (!state.given[i])
+                state.given[i] = from_file[i];
+    }
+    state.quick = o->quick = state.given[OPTION_QUICK] != NULL;
+    o->command_line = join_command_line(argc, argv, first);
+    if (!o->command_line || resolve_axes(&state, o) != 0 || resolve_peers(&state, o) != 0 ||
+        resolve_policies(&state, o) != 0 || resolve_ceiling(&state, o) != 0 ||
+        resolve_scalars(&state, o) != 0) {
+        if (!o->command_line)
+            snprintf(error, error_size, "out of memory");
+        bench_options_free(o);
         return BENCH_OPTIONS_BAD;
     }
     return BENCH_OPTIONS_RUN;
 }
 
-void bench_options_free(bench_options *options)
+void bench_options_free(bench_options *o)
 {
-    bench_size_list_free(&options->T);
-    bench_size_list_free(&options->C);
-    bench_size_list_free(&options->hs);
-    bench_size_list_free(&options->B);
+    bench_size_list_free(&o->T);
+    bench_size_list_free(&o->C);
+    bench_size_list_free(&o->hs);
+    bench_size_list_free(&o->NH);
+    bench_size_list_free(&o->B);
+    bench_size_list_free(&o->threads);
+    free(o->command_line);
+    free(o->sweep_text);
+    o->command_line = o->sweep_text = NULL;
 }

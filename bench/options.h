@@ -1,7 +1,7 @@
 /*
- * attn-bench's command line. Every option, its default and its --quick
- * value live in one table in options.c, which both the parser and --help
- * read, so the help cannot drift from what the parser does.
+ * The run command's options (attn-bench [run] ...). Every option, its
+ * default and its --quick value live in one table in options.c, which the
+ * parser, sweep files and --help all read.
  */
 #ifndef ATTN_BENCH_OPTIONS_H
 #define ATTN_BENCH_OPTIONS_H
@@ -9,27 +9,55 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "dtype.h"
+#include "config.h"
+#include "progress.h"
 #include "size_list.h"
 #include "timing.h"
 
-enum { BENCH_PEER_NUMPY = 1u << 0 };
+enum {
+    BENCH_PEER_NAIVE = 1u << 0,
+    BENCH_PEER_NUMPY = 1u << 1,
+    BENCH_PEER_TORCH = 1u << 2
+};
 
 typedef struct bench_options {
-    bench_size_list T, C, hs, B;
-    bench_dtype dtypes[BENCH_DTYPE_COUNT];
+    bench_size_list T, C, hs, NH, B, threads;
+    int heads_from_count; /* --NH was given: NH heads of hs = C/NH */
+    int dtypes[BENCH_DTYPE_COUNT];
     size_t dtype_count;
     int causal[2];
     size_t causal_count;
-    int with_weights;           /* --weights: the measured call also writes (B,T,T) */
-    bench_repeat_policy repeat; /* for attn and the peers alike */
-    size_t check_rows;          /* query rows checked per checked batch; 0 = all */
+    int ops[BENCH_OP_COUNT];
+    size_t op_count;
+    int apis[BENCH_API_COUNT];
+    size_t api_count;
+    int paths[BENCH_PATH_COUNT];
+    size_t path_count;
+    int wo[2];
+    size_t wo_count;
+    int with_weights;
+    bench_repeat_policy repeat;       /* attn, NumPy and PyTorch */
+    bench_repeat_policy naive_repeat; /* the naive C peer */
+    size_t check_rows;       /* forward check: query rows per checked batch; 0 = all */
+    size_t check_grad_max_T; /* backward check only up to this T */
+    size_t naive_max_T;      /* the naive peer runs only up to this T */
+    size_t ceiling_n[BENCH_DTYPE_COUNT]; /* GEMM size of the ceiling; 0: none */
     uint64_t seed;
-    unsigned peers;             /* BENCH_PEER_* bits */
-    const char *numpy_script;   /* NULL: look in the default places */
-    const char *python;
+    unsigned peers; /* BENCH_PEER_* bits */
+    const char *python;       /* the NumPy peer's interpreter */
+    const char *torch_python; /* candidates for the PyTorch peer, comma-separated */
+    const char *numpy_script; /* NULL: the default places */
+    const char *torch_script;
     const char *csv_path;
+    const char *json_path;  /* NULL: no JSON */
+    const char *report_dir; /* NULL: no report after the run */
+    const char *sweep_path; /* NULL: no sweep file */
+    int resume;
+    int list; /* --list: print the configurations, run nothing */
     int quick;
+    bench_progress_mode progress;
+    char *command_line; /* argv joined, for the JSON */
+    char *sweep_text;   /* the sweep file's text, which option values point into */
 } bench_options;
 
 typedef enum bench_options_outcome {
@@ -38,15 +66,17 @@ typedef enum bench_options_outcome {
     BENCH_OPTIONS_BAD   /* error holds the reason */
 } bench_options_outcome;
 
-bench_options_outcome bench_options_parse(int argc, char **argv, bench_options *options,
-                                          char *error, size_t error_size);
+/* Parses argv[first..argc-1]. */
+bench_options_outcome bench_options_parse(int argc, char **argv, int first,
+                                          bench_options *options, char *error,
+                                          size_t error_size);
 
 void bench_options_free(bench_options *options);
 
-/* The option list of --help: names, arguments, defaults, --quick values. */
+/* The option list of the run command's --help. */
 void bench_options_print_list(FILE *out);
 
-/* The whole --help text (help.c). */
-void bench_print_help(FILE *out);
+/* The peers' names for messages: "naive", "numpy", "torch". */
+const char *bench_peer_name(unsigned peer_bit);
 
 #endif /* ATTN_BENCH_OPTIONS_H */

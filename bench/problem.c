@@ -16,10 +16,26 @@ static int multiply_sizes(size_t a, size_t b, size_t *product)
     return 0;
 }
 
+int bench_problem_sizes_of(const bench_shape *s, bench_problem_sizes *sizes)
+{
+    size_t rows = 0, D = 0, tile = 0, batch_heads = 0, heads_tiles = 0;
+    if (multiply_sizes(s->B, s->T, &rows) != 0 || multiply_sizes(s->NH, s->hs, &D) != 0 ||
+        multiply_sizes(s->B, s->NH, &batch_heads) != 0 ||
+        multiply_sizes(rows, s->C, &sizes->X) != 0 ||
+        multiply_sizes(s->C, D, &sizes->W) != 0 ||
+        multiply_sizes(rows, bench_shape_out_width(s), &sizes->out) != 0 ||
+        multiply_sizes(s->T, s->T, &tile) != 0 ||
+        multiply_sizes(batch_heads, tile, &heads_tiles) != 0)
+        return -1;
+    sizes->Wo = s->wo ? sizes->W : 0;
+    sizes->weights = heads_tiles;
+    return 0;
+}
+
 static void *allocate_elements(bench_dtype dtype, size_t count)
 {
     size_t bytes = 0;
-    if (multiply_sizes(count, bench_dtype_size(dtype), &bytes) != 0)
+    if (count == 0 || multiply_sizes(count, bench_dtype_size(dtype), &bytes) != 0)
         return NULL;
     return malloc(bytes);
 }
@@ -33,10 +49,38 @@ static void fill_normal(bench_dtype dtype, void *array, size_t count, double sca
 
 static uint64_t shape_seed(uint64_t seed, const bench_shape *shape)
 {
-    uint64_t mixed = bench_seed_mix(seed, shape->B);
-    mixed = bench_seed_mix(mixed, shape->T);
-    mixed = bench_seed_mix(mixed, shape->C);
-    return bench_seed_mix(mixed, shape->hs);
+    const size_t sizes[] = {shape->B, shape->T, shape->C, shape->NH, shape->hs};
+    uint64_t mixed = seed;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
+        mixed = bench_seed_mix(mixed, sizes[i]);
+    return mixed;
+}
+
+/* The arrays of the problem with their element counts, for allocation and
+ * poisoning alike; inputs first. */
+typedef struct array_slot {
+    void **array;
+    size_t count;
+    int wanted;
+    int is_output;
+} array_slot;
+
+enum { SLOT_COUNT = 14 };
+
+static void list_slots(bench_problem *p, const bench_problem_sizes *n, int with_weights,
+                       array_slot slots[SLOT_COUNT])
+{
+    const int backward = p->shape.op == BENCH_OP_BACKWARD, wo = p->shape.wo;
+    const array_slot all[SLOT_COUNT] = {
+        {&p->X, n->X, 1, 0},          {&p->Wq, n->W, 1, 0},
+        {&p->Wk, n->W, 1, 0},         {&p->Wv, n->W, 1, 0},
+        {&p->Wo, n->Wo, wo, 0},       {&p->dout, n->out, backward, 0},
+        {&p->out, n->out, 1, 1},      {&p->weights, n->weights, with_weights, 1},
+        {&p->dX, n->X, backward, 1},  {&p->dWq, n->W, backward, 1},
+        {&p->dWk, n->W, backward, 1}, {&p->dWv, n->W, backward, 1},
+        {&p->dWo, n->Wo, backward && wo, 1}, {NULL, 0, 0, 0},
+    };
+    memcpy(slots, all, sizeof all);
 }
 
 int bench_problem_create(bench_problem *problem, const bench_shape *shape, int with_weights,
@@ -44,67 +88,58 @@ int bench_problem_create(bench_problem *problem, const bench_shape *shape, int w
 {
     memset(problem, 0, sizeof *problem);
     problem->shape = *shape;
-    size_t rows = 0, x_count = 0, w_count = 0, out_count = 0, weights_count = 0;
-    if (multiply_sizes(shape->B, shape->T, &rows) != 0 ||
-        multiply_sizes(rows, shape->C, &x_count) != 0 ||
-        multiply_sizes(shape->C, shape->hs, &w_count) != 0 ||
-        multiply_sizes(rows, shape->hs, &out_count) != 0 ||
-        multiply_sizes(rows, shape->T, &weights_count) != 0) {
+    bench_problem_sizes n;
+    if (bench_problem_sizes_of(shape, &n) != 0) {
         snprintf(error, error_size, "array sizes overflow size_t");
         return -1;
     }
-    bench_dtype dtype = shape->dtype;
-    problem->X = allocate_elements(dtype, x_count);
-    problem->Wq = allocate_elements(dtype, w_count);
-    problem->Wk = allocate_elements(dtype, w_count);
-    problem->Wv = allocate_elements(dtype, w_count);
-    problem->out = allocate_elements(dtype, out_count);
-    if (with_weights)
-        problem->weights = allocate_elements(dtype, weights_count);
-    if (!problem->X || !problem->Wq || !problem->Wk || !problem->Wv || !problem->out ||
-        (with_weights && !problem->weights)) {
-        bench_problem_destroy(problem);
-        snprintf(error, error_size, "out of memory for the inputs and outputs");
-        return -1;
+    array_slot slots[SLOT_COUNT];
+    list_slots(problem, &n, with_weights, slots);
+    for (size_t i = 0; slots[i].array; ++i) {
+        if (!slots[i].wanted)
+            continue;
+        *slots[i].array = allocate_elements(shape->dtype, slots[i].count);
+        if (!*slots[i].array) {
+            bench_problem_destroy(problem);
+            snprintf(error, error_size, "out of memory for the inputs and outputs");
+            return -1;
+        }
     }
 
     bench_rng rng;
     bench_rng_seed(&rng, shape_seed(seed, shape));
-    double weight_scale = 1.0 / sqrt((double)shape->C);
-    fill_normal(dtype, problem->X, x_count, 1.0, &rng);
-    fill_normal(dtype, problem->Wq, w_count, weight_scale, &rng);
-    fill_normal(dtype, problem->Wk, w_count, weight_scale, &rng);
-    fill_normal(dtype, problem->Wv, w_count, weight_scale, &rng);
+    const bench_dtype dtype = shape->dtype;
+    const double weight_scale = 1.0 / sqrt((double)shape->C);
+    fill_normal(dtype, problem->X, n.X, 1.0, &rng);
+    fill_normal(dtype, problem->Wq, n.W, weight_scale, &rng);
+    fill_normal(dtype, problem->Wk, n.W, weight_scale, &rng);
+    fill_normal(dtype, problem->Wv, n.W, weight_scale, &rng);
+    if (problem->Wo)
+        fill_normal(dtype, problem->Wo, n.Wo,
+                    1.0 / sqrt((double)bench_shape_heads_width(shape)), &rng);
+    if (problem->dout)
+        fill_normal(dtype, problem->dout, n.out, 1.0, &rng);
     return 0;
 }
 
 void bench_problem_destroy(bench_problem *problem)
 {
-    free(problem->X);
-    free(problem->Wq);
-    free(problem->Wk);
-    free(problem->Wv);
-    free(problem->out);
-    free(problem->weights);
+    bench_problem_sizes n = {0};
+    array_slot slots[SLOT_COUNT];
+    list_slots(problem, &n, 1, slots);
+    for (size_t i = 0; slots[i].array; ++i)
+        free(*slots[i].array);
     memset(problem, 0, sizeof *problem);
 }
 
 void bench_problem_poison_outputs(bench_problem *problem)
 {
-    const bench_shape *s = &problem->shape;
-    size_t rows = s->B * s->T; /* checked in bench_problem_create */
-    for (size_t i = 0; i < rows * s->hs; ++i)
-        bench_dtype_store(s->dtype, problem->out, i, (double)NAN);
-    for (size_t i = 0; problem->weights && i < rows * s->T; ++i)
-        bench_dtype_store(s->dtype, problem->weights, i, (double)NAN);
-}
-
-attn_status bench_problem_run(const bench_problem *p)
-{
-    const bench_shape *s = &p->shape;
-    if (s->dtype == BENCH_F32)
-        return attn_self_attention_f32(s->B, s->T, s->C, s->hs, s->causal, p->X, p->Wq, p->Wk,
-                                       p->Wv, p->out, p->weights);
-    return attn_self_attention_f64(s->B, s->T, s->C, s->hs, s->causal, p->X, p->Wq, p->Wk,
-                                   p->Wv, p->out, p->weights);
+    bench_problem_sizes n;
+    if (bench_problem_sizes_of(&problem->shape, &n) != 0)
+        return;
+    array_slot slots[SLOT_COUNT];
+    list_slots(problem, &n, problem->weights != NULL, slots);
+    for (size_t i = 0; slots[i].array; ++i)
+        for (size_t e = 0; slots[i].is_output && *slots[i].array && e < slots[i].count; ++e)
+            bench_dtype_store(problem->shape.dtype, *slots[i].array, e, (double)NAN);
 }

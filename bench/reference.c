@@ -2,9 +2,14 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "naive.h"
+
+const char *const bench_check_status_names[3] = {"passed", "failed", "skipped"};
 
 /* Largest absolute difference and largest absolute reference value seen so
- * far for one output array; a NaN difference sticks. */
+ * far for one array; a NaN difference sticks. */
 typedef struct error_tally {
     double max_difference;
     double max_reference;
@@ -28,28 +33,118 @@ static double tally_relative_error(const error_tally *tally)
     return tally->max_difference / tally->max_reference;
 }
 
-/* dst[i] = (double)src[offset + i] for i < count */
-static void load_doubles(bench_dtype dtype, const void *src, size_t offset, size_t count,
-                         double *dst)
+/* The larger of two errors, NaN winning. */
+static double worse(double a, double b)
 {
-    for (size_t i = 0; i < count; ++i)
-        dst[i] = bench_dtype_load(dtype, src, offset + i);
+    return isnan(a) || a >= b ? a : b;
 }
 
-/* product (M,N) = a (M,K) b (K,N), all row-major */
-static void naive_matmul(const double *a, const double *b, double *product, size_t M,
-                         size_t K, size_t N)
+/* A double copy of count elements of array from offset. NULL on failure. */
+static double *load_doubles(bench_dtype dtype, const void *array, size_t offset, size_t count)
 {
-    for (size_t i = 0; i < M; ++i) {
-        double *row = product + i * N;
-        for (size_t j = 0; j < N; ++j)
-            row[j] = 0.0;
-        for (size_t k = 0; k < K; ++k) {
-            double a_ik = a[i * K + k];
-            for (size_t j = 0; j < N; ++j)
-                row[j] += a_ik * b[k * N + j];
+    double *copy = malloc((count ? count : 1) * sizeof *copy);
+    for (size_t i = 0; copy && i < count; ++i)
+        copy[i] = bench_dtype_load(dtype, array, offset + i);
+    return copy;
+}
+
+/* ---- forward: checked rows -------------------------------------------------- */
+
+typedef struct row_reference {
+    const bench_shape *s;
+    size_t D;
+    double *X, *Wq, *Wk, *Wv, *Wo; /* X: the batch (T,C); Wo NULL without */
+    double *K, *V;                 /* (T,D) of the batch */
+    double *q, *y, *out, *weights; /* (D), (D), (out width), (NH*T) */
+} row_reference;
+
+/* v (D) = x (C) W (C,D) */
+static void row_times_matrix(const double *x, const double *W, double *v, size_t C, size_t D)
+{
+    for (size_t d = 0; d < D; ++d)
+        v[d] = 0.0;
+    for (size_t c = 0; c < C; ++c)
+        for (size_t d = 0; d < D; ++d)
+            v[d] += x[c] * W[c * D + d];
+}
+
+/* The reference weights rows (every head) and out row of query position t. */
+static void reference_row(row_reference *r, size_t t)
+{
+    const bench_shape *s = r->s;
+    const size_t visible = s->causal ? t + 1 : s->T;
+    const double scale = 1.0 / sqrt((double)s->hs);
+    row_times_matrix(r->X + t * s->C, r->Wq, r->q, s->C, r->D);
+    for (size_t h = 0; h < s->NH; ++h) {
+        double *w = r->weights + h * s->T, max = -HUGE_VAL, sum = 0.0;
+        for (size_t j = 0; j < visible; ++j) {
+            double dot = 0.0;
+            for (size_t i = 0; i < s->hs; ++i)
+                dot += r->q[h * s->hs + i] * r->K[j * r->D + h * s->hs + i];
+            w[j] = dot * scale;
+            max = w[j] > max ? w[j] : max;
+        }
+        for (size_t j = 0; j < visible; ++j)
+            sum += (w[j] = exp(w[j] - max));
+        for (size_t j = 0; j < s->T; ++j)
+            w[j] = j < visible ? w[j] / sum : 0.0;
+        for (size_t i = 0; i < s->hs; ++i) {
+            double mixed = 0.0;
+            for (size_t j = 0; j < visible; ++j)
+                mixed += w[j] * r->V[j * r->D + h * s->hs + i];
+            r->y[h * s->hs + i] = mixed;
         }
     }
+    if (r->Wo)
+        row_times_matrix(r->y, r->Wo, r->out, r->D, s->C);
+    else
+        memcpy(r->out, r->y, r->D * sizeof *r->out);
+}
+
+static void row_reference_free(row_reference *r)
+{
+    double *arrays[] = {r->X, r->Wq, r->Wk, r->Wv, r->Wo, r->K, r->V,
+                        r->q, r->y,  r->out, r->weights};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i)
+        free(arrays[i]);
+}
+
+static int row_reference_create(row_reference *r, const bench_problem *p)
+{
+    const bench_shape *s = &p->shape;
+    memset(r, 0, sizeof *r);
+    r->s = s;
+    r->D = bench_shape_heads_width(s);
+    const size_t W = s->C * r->D, out_width = bench_shape_out_width(s);
+    r->Wq = load_doubles(s->dtype, p->Wq, 0, W);
+    r->Wk = load_doubles(s->dtype, p->Wk, 0, W);
+    r->Wv = load_doubles(s->dtype, p->Wv, 0, W);
+    r->Wo = p->Wo ? load_doubles(s->dtype, p->Wo, 0, W) : NULL;
+    r->K = malloc(s->T * r->D * sizeof *r->K);
+    r->V = malloc(s->T * r->D * sizeof *r->V);
+    r->q = malloc(r->D * sizeof *r->q);
+    r->y = malloc(r->D * sizeof *r->y);
+    r->out = malloc(out_width * sizeof *r->out);
+    r->weights = malloc(s->NH * s->T * sizeof *r->weights);
+    return r->Wq && r->Wk && r->Wv && (r->Wo || !p->Wo) && r->K && r->V && r->q && r->y &&
+                   r->out && r->weights
+               ? 0
+               : -1;
+}
+
+/* K and V of batch b (loaded into r->X). */
+static int load_batch(row_reference *r, const bench_problem *p, size_t b)
+{
+    const bench_shape *s = r->s;
+    free(r->X);
+    r->X = load_doubles(s->dtype, p->X, b * s->T * s->C, s->T * s->C);
+    if (!r->X)
+        return -1;
+    for (size_t t = 0; t < s->T; ++t) {
+        row_times_matrix(r->X + t * s->C, r->Wk, r->K + t * r->D, s->C, r->D);
+        row_times_matrix(r->X + t * s->C, r->Wv, r->V + t * r->D, s->C, r->D);
+    }
+    return 0;
 }
 
 /* The query positions checked: n spread evenly over [0, T-1]. */
@@ -58,123 +153,129 @@ static size_t checked_position(size_t index, size_t n, size_t T)
     return n == 1 ? 0 : index * (T - 1) / (n - 1);
 }
 
-typedef struct reference_workspace {
-    double *X;  /* (T,C) of one batch */
-    double *Wq; /* (C,hs) */
-    double *Wk;
-    double *Wv;
-    double *K; /* (T,hs) */
-    double *V;
-    double *q;       /* (hs) */
-    double *weights; /* (T) */
-    double *out;     /* (hs) */
-} reference_workspace;
-
-static int workspace_create(reference_workspace *w, const bench_shape *s)
+static void compare_row(const row_reference *r, const bench_problem *p, size_t b, size_t t,
+                        error_tally *out_tally, error_tally *weights_tally)
 {
-    size_t weight_count = s->C * s->hs; /* sizes checked by bench_problem_create */
-    w->X = malloc(s->T * s->C * sizeof(double));
-    w->Wq = malloc(weight_count * sizeof(double));
-    w->Wk = malloc(weight_count * sizeof(double));
-    w->Wv = malloc(weight_count * sizeof(double));
-    w->K = malloc(s->T * s->hs * sizeof(double));
-    w->V = malloc(s->T * s->hs * sizeof(double));
-    w->q = malloc(s->hs * sizeof(double));
-    w->weights = malloc(s->T * sizeof(double));
-    w->out = malloc(s->hs * sizeof(double));
-    return w->X && w->Wq && w->Wk && w->Wv && w->K && w->V && w->q && w->weights && w->out
-               ? 0
-               : -1;
+    const bench_shape *s = r->s;
+    const size_t out_width = bench_shape_out_width(s), row = b * s->T + t;
+    for (size_t i = 0; i < out_width; ++i)
+        tally_add(out_tally, bench_dtype_load(s->dtype, p->out, row * out_width + i),
+                  r->out[i]);
+    for (size_t h = 0; p->weights && h < s->NH; ++h)
+        for (size_t j = 0; j < s->T; ++j)
+            tally_add(weights_tally,
+                      bench_dtype_load(s->dtype, p->weights,
+                                       ((b * s->NH + h) * s->T + t) * s->T + j),
+                      r->weights[h * s->T + j]);
 }
 
-static void workspace_destroy(reference_workspace *w)
+static int check_forward(const bench_problem *p, size_t rows_per_batch, bench_check *check)
 {
-    free(w->X);
-    free(w->Wq);
-    free(w->Wk);
-    free(w->Wv);
-    free(w->K);
-    free(w->V);
-    free(w->q);
-    free(w->weights);
-    free(w->out);
-}
-
-/* The reference weights row and output row of query position t (batch loaded
- * in w->X, K and V computed). */
-static void reference_row(const bench_shape *s, reference_workspace *w, size_t t)
-{
-    naive_matmul(w->X + t * s->C, w->Wq, w->q, 1, s->C, s->hs);
-    size_t visible = s->causal ? t + 1 : s->T;
-    double scale = 1.0 / sqrt((double)s->hs);
-    double max_score = -HUGE_VAL;
-    for (size_t j = 0; j < visible; ++j) {
-        double dot = 0.0;
-        for (size_t d = 0; d < s->hs; ++d)
-            dot += w->q[d] * w->K[j * s->hs + d];
-        w->weights[j] = dot * scale;
-        max_score = w->weights[j] > max_score ? w->weights[j] : max_score;
-    }
-    double sum = 0.0;
-    for (size_t j = 0; j < visible; ++j) {
-        w->weights[j] = exp(w->weights[j] - max_score);
-        sum += w->weights[j];
-    }
-    for (size_t j = 0; j < s->T; ++j)
-        w->weights[j] = j < visible ? w->weights[j] / sum : 0.0;
-    naive_matmul(w->weights, w->V, w->out, 1, s->T, s->hs);
-}
-
-double bench_check_tolerance(bench_dtype dtype)
-{
-    return dtype == BENCH_F32 ? BENCH_TOLERANCE_F32 : BENCH_TOLERANCE_F64;
-}
-
-int bench_check_problem(const bench_problem *problem, size_t rows_per_batch,
-                        bench_check *check)
-{
-    const bench_shape *s = &problem->shape;
-    reference_workspace w = {0};
-    if (workspace_create(&w, s) != 0) {
-        workspace_destroy(&w);
+    const bench_shape *s = &p->shape;
+    row_reference r;
+    if (row_reference_create(&r, p) != 0) {
+        row_reference_free(&r);
         return -1;
     }
-    load_doubles(s->dtype, problem->Wq, 0, s->C * s->hs, w.Wq);
-    load_doubles(s->dtype, problem->Wk, 0, s->C * s->hs, w.Wk);
-    load_doubles(s->dtype, problem->Wv, 0, s->C * s->hs, w.Wv);
-
-    size_t rows = rows_per_batch == 0 || rows_per_batch > s->T ? s->T : rows_per_batch;
-    size_t batches[2] = {0, s->B - 1};
-    size_t batch_count = s->B > 1 ? 2 : 1;
+    const size_t rows = rows_per_batch == 0 || rows_per_batch > s->T ? s->T : rows_per_batch;
+    const size_t batches[2] = {0, s->B - 1};
     error_tally out_tally = {0.0, 0.0}, weights_tally = {0.0, 0.0};
     check->rows_checked = 0;
-    for (size_t bi = 0; bi < batch_count; ++bi) {
-        size_t b = batches[bi];
-        load_doubles(s->dtype, problem->X, b * s->T * s->C, s->T * s->C, w.X);
-        naive_matmul(w.X, w.Wk, w.K, s->T, s->C, s->hs);
-        naive_matmul(w.X, w.Wv, w.V, s->T, s->C, s->hs);
-        for (size_t r = 0; r < rows; ++r) {
-            size_t t = checked_position(r, rows, s->T);
-            reference_row(s, &w, t);
-            size_t row = b * s->T + t;
-            for (size_t d = 0; d < s->hs; ++d)
-                tally_add(&out_tally, bench_dtype_load(s->dtype, problem->out, row * s->hs + d),
-                          w.out[d]);
-            for (size_t j = 0; problem->weights && j < s->T; ++j)
-                tally_add(&weights_tally,
-                          bench_dtype_load(s->dtype, problem->weights, row * s->T + j),
-                          w.weights[j]);
+    for (size_t bi = 0; bi < (s->B > 1 ? 2u : 1u); ++bi) {
+        if (load_batch(&r, p, batches[bi]) != 0) {
+            row_reference_free(&r);
+            return -1;
+        }
+        for (size_t i = 0; i < rows; ++i) {
+            size_t t = checked_position(i, rows, s->T);
+            reference_row(&r, t);
+            compare_row(&r, p, batches[bi], t, &out_tally, &weights_tally);
             check->rows_checked++;
         }
     }
-    workspace_destroy(&w);
-
-    check->out_error = tally_relative_error(&out_tally);
-    check->weights_error = problem->weights ? tally_relative_error(&weights_tally) : 0.0;
-    check->error = isnan(check->out_error) || check->weights_error <= check->out_error
-                       ? check->out_error
-                       : check->weights_error;
-    check->tolerance = bench_check_tolerance(s->dtype);
-    check->passed = check->error <= check->tolerance;
+    row_reference_free(&r);
+    check->error = tally_relative_error(&out_tally);
+    if (p->weights)
+        check->error = worse(check->error, tally_relative_error(&weights_tally));
+    check->tolerance = s->dtype == BENCH_F32 ? BENCH_TOLERANCE_F32 : BENCH_TOLERANCE_F64;
     return 0;
+}
+
+/* ---- backward: every gradient ------------------------------------------------ */
+
+/* The inputs of p as doubles, with f64 gradient buffers. */
+static int double_copy(const bench_problem *p, bench_problem *copy)
+{
+    char reason[128];
+    bench_shape shape = p->shape;
+    shape.dtype = BENCH_F64;
+    if (bench_problem_create(copy, &shape, 0, 0, reason, sizeof reason) != 0)
+        return -1;
+    bench_problem_sizes n;
+    bench_problem_sizes_of(&shape, &n);
+    const void *from[] = {p->X, p->Wq, p->Wk, p->Wv, p->Wo, p->dout};
+    void *to[] = {copy->X, copy->Wq, copy->Wk, copy->Wv, copy->Wo, copy->dout};
+    const size_t counts[] = {n.X, n.W, n.W, n.W, n.Wo, n.out};
+    for (size_t a = 0; a < 6; ++a)
+        for (size_t i = 0; from[a] && i < counts[a]; ++i)
+            ((double *)to[a])[i] = bench_dtype_load(p->shape.dtype, from[a], i);
+    return 0;
+}
+
+static double array_error(bench_dtype dtype, const void *computed, const double *reference,
+                          size_t count)
+{
+    error_tally tally = {0.0, 0.0};
+    for (size_t i = 0; i < count; ++i)
+        tally_add(&tally, bench_dtype_load(dtype, computed, i), reference[i]);
+    return tally_relative_error(&tally);
+}
+
+static int check_backward(const bench_problem *p, bench_check *check)
+{
+    const bench_shape *s = &p->shape;
+    bench_problem reference;
+    bench_naive_workspace workspace;
+    if (double_copy(p, &reference) != 0)
+        return -1;
+    if (bench_naive_workspace_create(&workspace, &reference.shape) != 0) {
+        bench_problem_destroy(&reference);
+        return -1;
+    }
+    bench_naive_run(&reference, &workspace);
+    bench_naive_workspace_destroy(&workspace);
+
+    bench_problem_sizes n;
+    bench_problem_sizes_of(s, &n);
+    const void *computed[] = {p->dX, p->dWq, p->dWk, p->dWv, p->dWo};
+    const double *expected[] = {reference.dX, reference.dWq, reference.dWk, reference.dWv,
+                                reference.dWo};
+    const size_t counts[] = {n.X, n.W, n.W, n.W, n.Wo};
+    check->error = 0.0;
+    for (size_t a = 0; a < 5; ++a)
+        if (computed[a])
+            check->error = worse(check->error, array_error(s->dtype, computed[a], expected[a],
+                                                           counts[a]));
+    bench_problem_destroy(&reference);
+    check->rows_checked = s->B * s->T;
+    check->tolerance = s->dtype == BENCH_F32 ? BENCH_GRAD_TOLERANCE_F32
+                                             : BENCH_GRAD_TOLERANCE_F64;
+    return 0;
+}
+
+int bench_check_problem(const bench_problem *problem, const bench_check_policy *policy,
+                        bench_check *check)
+{
+    memset(check, 0, sizeof *check);
+    int result;
+    if (problem->shape.op == BENCH_OP_FORWARD) {
+        result = check_forward(problem, policy->rows_per_batch, check);
+    } else if (problem->shape.T <= policy->check_grad_max_T) {
+        result = check_backward(problem, check);
+    } else {
+        check->status = BENCH_CHECK_SKIPPED;
+        return 0;
+    }
+    check->status = check->error <= check->tolerance ? BENCH_CHECK_PASSED : BENCH_CHECK_FAILED;
+    return result;
 }

@@ -1,28 +1,39 @@
 /*
- * The configurations of a sweep: the cartesian product of the dtype, causal,
- * B, C, hs and T lists, in that nesting order (T varies fastest), leaving out
- * invalid combinations (none today: hs may exceed C).
+ * The configurations of a sweep: the cartesian product of the option lists,
+ * nested as threads > dtype > op > causal > B > C > heads > wo > T > api >
+ * path (path varies fastest). The configurations of one shape (they differ in
+ * api and path only) are neighbours, so the peers measure a shape once, right
+ * after attn's first configuration of it.
+ *
+ * Left out, and counted by reason: combinations attn cannot run (see
+ * bench_config_invalid_reason) and C not a multiple of NH. A configuration
+ * whose path cannot be chosen runs once, as path auto, whatever --path lists.
  */
 #ifndef ATTN_BENCH_SWEEP_H
 #define ATTN_BENCH_SWEEP_H
 
 #include <stddef.h>
 
+#include "config.h"
 #include "options.h"
-#include "problem.h"
 
 #define BENCH_SWEEP_MAX 100000
+#define BENCH_SWEEP_MAX_REASONS 8
+
+typedef struct bench_sweep_omission {
+    const char *reason;
+    size_t count;
+} bench_sweep_omission;
 
 typedef struct bench_sweep {
-    bench_shape *shapes;
+    bench_config *configs;
     size_t count;
+    bench_sweep_omission omitted[BENCH_SWEEP_MAX_REASONS];
+    size_t omitted_reasons;
 } bench_sweep;
 
-/* Whether attn-bench runs this combination. */
-int bench_shape_is_valid(const bench_shape *shape);
-
 /* Returns 0, or -1 with a reason in error (more than BENCH_SWEEP_MAX
- * configurations, memory). */
+ * combinations, memory, nothing left to run). */
 int bench_sweep_build(const bench_options *options, bench_sweep *sweep, char *error,
                       size_t error_size);
 

@@ -3,38 +3,26 @@
 
 Times the course's reference attention head -- ``softmax`` and
 ``self_attention`` below, the lesson's code unchanged -- on the shapes
-attn-bench sends, with attn-bench's repeat policy, in one process for the
-whole sweep.
+attn-bench sends, with attn-bench's repeat policy, in one process per thread
+count. The protocol, the inputs and the repeat policy are described in
+peer_common.py, next to this script.
 
-Input: one shape per line on stdin, ``DTYPE CAUSAL B T C HS`` (e.g.
-``f32 1 1 256 768 64``), each answered (and flushed) before the next is
-read, until the end of stdin; or the shapes as arguments joined by colons
-(``f32:1:1:256:768:64``).
+Several heads (NH > 1) call the lesson's self_attention once per head on
+that head's columns of Wq, Wk, Wv, concatenate the heads and multiply by Wo
+when there is one. The lesson has no backward, so OP=backward is answered
+'unsupported'.
 
-Output, one line each, space separated:
-  info numpy=VERSION python=VERSION
-  blas DESCRIPTION threads=N
-  ready                                    (then the shapes are read)
-  result DTYPE CAUSAL B T C HS MEDIAN_S MIN_S REPEATS OUT_DTYPE
-  error DTYPE CAUSAL B T C HS MESSAGE      (that shape failed, others go on)
-  unavailable REASON                       (numpy missing: nothing else follows)
-
-Inputs per shape: X ~ N(0, 1) and Wq, Wk, Wv ~ N(0, 1) / sqrt(C) from
-numpy.random.default_rng((seed, B, T, C, hs)), as float32 arrays for f32 and
-float64 for f64 (the distribution attn-bench uses; not the same numbers).
 OUT_DTYPE is the dtype of the returned ``out``: with NumPy >= 2 the lesson's
 ``/ np.sqrt(hs)`` (a float64 scalar) promotes float32 scores to float64, so
 for f32 the softmax and ``weights @ V`` run in double.
-
-Repeat policy: WARMUP untimed calls, then timed calls (time.perf_counter, one
-sample per call) until at least REPEATS samples that add up to at least
-MIN_TIME seconds, or MAX_REPEATS samples.
 """
-import argparse
-import math
-import statistics
+import os
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peer_common  # noqa: E402
+
+peer_common.use_thread_count_from_argv()  # before NumPy loads its BLAS
 
 try:
     import numpy as np
@@ -65,11 +53,20 @@ def self_attention(X, Wq, Wk, Wv, causal=False):
 # -----------------------------------------------------------------------------
 
 
-DTYPES = {"f32": np.float32, "f64": np.float64}
+def attention(X, Wq, Wk, Wv, Wo, NH, causal):
+    """NH lesson heads side by side, then Wo (when given)."""
+    if NH == 1:
+        out = self_attention(X, Wq, Wk, Wv, causal=causal)[0]
+    else:
+        hs = Wq.shape[1] // NH
+        columns = [slice(h * hs, (h + 1) * hs) for h in range(NH)]
+        out = np.concatenate([self_attention(X, Wq[:, c], Wk[:, c], Wv[:, c],
+                                             causal=causal)[0] for c in columns], axis=-1)
+    return out @ Wo if Wo is not None else out
 
 
 def blas_threads():
-    """Thread count of the OpenBLAS NumPy loaded, or 'unknown'."""
+    """Thread count of the BLAS NumPy loaded, or 'unknown'."""
     try:
         import threadpoolctl
         for pool in threadpoolctl.threadpool_info():
@@ -103,77 +100,22 @@ def blas_description():
         return "unknown"
 
 
-def time_calls(call, warmup, min_repeats, max_repeats, min_time):
-    """attn-bench's repeat policy; returns (median, min, repeats, last result)."""
-    result = None
-    for _ in range(warmup):
-        result = call()
-    samples = []
-    total = 0.0
-    while len(samples) < max_repeats and (len(samples) < min_repeats or total < min_time):
-        start = time.perf_counter()
-        result = call()
-        elapsed = time.perf_counter() - start
-        samples.append(elapsed)
-        total += elapsed
-    return statistics.median(samples), min(samples), len(samples), result
-
-
-def make_inputs(dtype, B, T, C, hs, seed):
-    rng = np.random.default_rng((seed, B, T, C, hs))
-    X = rng.standard_normal((B, T, C))
-    scale = 1.0 / math.sqrt(C)
-    Wq, Wk, Wv = (rng.standard_normal((C, hs)) * scale for _ in range(3))
-    return tuple(a.astype(DTYPES[dtype]) for a in (X, Wq, Wk, Wv))
-
-
-def parse_shape(fields):
-    """DTYPE CAUSAL B T C HS as strings -> (dtype, causal, B, T, C, hs)."""
-    if len(fields) != 6 or fields[0] not in DTYPES or fields[1] not in ("0", "1"):
-        raise ValueError("not a shape (DTYPE CAUSAL B T C HS)")
-    sizes = [int(v) for v in fields[2:]]
-    if min(sizes) < 1:
-        raise ValueError("sizes must be positive")
-    return (fields[0], int(fields[1]), *sizes)
-
-
-def shapes_from(arguments):
-    """Yields the shapes, reading stdin one line at a time (no read-ahead)."""
-    if arguments:
-        yield from (a.split(":") for a in arguments)
-        return
-    for line in iter(sys.stdin.readline, ""):
-        if line.strip():
-            yield line.split()
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=9)
-    parser.add_argument("--min-time", type=float, default=0.2)
-    parser.add_argument("--max-repeats", type=int, default=10000)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("shapes", nargs="*", help="DTYPE:CAUSAL:B:T:C:HS (default: stdin)")
-    args = parser.parse_args()
+    args = peer_common.parse_arguments(__doc__.split("\n\n")[0])
 
-    print(f"info numpy={np.__version__} python={sys.version.split()[0]}", flush=True)
-    print(f"blas {blas_description()} threads={blas_threads()}", flush=True)
-    print("ready", flush=True)
-    for fields in shapes_from(args.shapes):
-        shape = " ".join(fields)
-        try:
-            dtype, causal, B, T, C, hs = parse_shape(fields)
-            shape = f"{dtype} {causal} {B} {T} {C} {hs}"
-            X, Wq, Wk, Wv = make_inputs(dtype, B, T, C, hs, args.seed)
-            median, fastest, repeats, (out, _) = time_calls(
-                lambda: self_attention(X, Wq, Wk, Wv, causal=bool(causal)),
-                args.warmup, args.repeats, args.max_repeats, args.min_time)
-            print(f"result {shape} {median:.9e} {fastest:.9e} {repeats} {out.dtype.name}",
-                  flush=True)
-        except Exception as exc:  # e.g. MemoryError: report it, go on with the next
-            message = " ".join(f"{type(exc).__name__}: {exc}".split())
-            print(f"error {shape} {message}", flush=True)
+    def measure(shape):
+        if shape.op != "forward":
+            raise peer_common.Unsupported("the lesson's NumPy reference has no backward")
+        X, Wq, Wk, Wv, Wo, _ = peer_common.make_inputs(np, shape, args.seed)
+        median, fastest, repeats, out = peer_common.time_calls(
+            lambda: attention(X, Wq, Wk, Wv, Wo, shape.NH, bool(shape.causal)), args)
+        return median, fastest, repeats, out.dtype.name
+
+    peer_common.serve([
+        f"info numpy={np.__version__} python={sys.version.split()[0]}",
+        f"blas {blas_description()} threads={blas_threads()}",
+        "impl the lesson's self_attention per head (NumPy matmul, softmax, mask -1e9)",
+    ], measure, args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,40 @@
+#include "attn_call.h"
+
+#define BENCH_TEMPLATE "attn_call.inc.c"
+#include "precisions.inc.c"
+
+static unsigned plan_flags(const bench_config *config)
+{
+    unsigned flags = config->shape.causal ? ATTN_CAUSAL : 0u;
+    if (config->shape.op == BENCH_OP_FORWARD)
+        flags |= ATTN_INFERENCE;
+    if (config->path == BENCH_PATH_MATERIALIZED)
+        flags |= ATTN_MATERIALIZED;
+    else if (config->path == BENCH_PATH_TILED)
+        flags |= ATTN_TILED;
+    return flags;
+}
+
+attn_status bench_attn_call_prepare(bench_attn_call *call, const bench_config *config,
+                                    const bench_problem *problem)
+{
+    call->config = *config;
+    call->problem = problem;
+    call->plan = NULL;
+    if (config->api != BENCH_API_PLAN)
+        return ATTN_OK;
+    const bench_shape *s = &config->shape;
+    return attn_plan_create(&call->plan, s->dtype == BENCH_F32 ? ATTN_F32 : ATTN_F64, s->B,
+                            s->T, s->C, s->NH, s->hs, 0.0, plan_flags(config));
+}
+
+attn_status bench_attn_call_run(const bench_attn_call *call)
+{
+    return call->config.shape.dtype == BENCH_F32 ? run_call_f32(call) : run_call_f64(call);
+}
+
+void bench_attn_call_release(bench_attn_call *call)
+{
+    attn_plan_destroy(call->plan);
+    call->plan = NULL;
+}

@@ -1,0 +1,148 @@
+"""What numpy_peer.py and torch_peer.py share: attn-bench's line protocol,
+its repeat policy and its input distribution.
+
+Protocol. Input: one shape per line on stdin,
+``DTYPE OP CAUSAL B T C NH HS WO`` (e.g. ``f32 forward 1 1 256 768 1 64 0``),
+each answered (and flushed) before the next is read, until the end of stdin;
+or the shapes as arguments joined by colons (``f32:forward:1:1:256:768:1:64:0``).
+OP is forward or backward (forward and backward timed together); WO is 1
+when an output projection Wo (NH*HS, C) follows the heads.
+
+Output, one line each, space separated:
+  info NAME=VERSION ...                    what runs
+  blas DESCRIPTION threads=N               its BLAS and thread count
+  impl DESCRIPTION                         how it computes attention
+  ready                                    (then the shapes are read)
+  result SHAPE MEDIAN_S MIN_S REPEATS OUT_DTYPE
+  unsupported SHAPE REASON                 this peer does not compute that shape
+  error SHAPE MESSAGE                      that shape failed, others go on
+  unavailable REASON                       the peer cannot run: nothing else follows
+
+Inputs per shape (D = NH*HS): X ~ N(0, 1), Wq, Wk, Wv ~ N(0, 1)/sqrt(C),
+Wo ~ N(0, 1)/sqrt(D), dout ~ N(0, 1), from
+numpy.random.default_rng((seed, B, T, C, NH, HS)), as float32 for f32 and
+float64 for f64: attn-bench's distribution, not its numbers.
+
+Repeat policy: WARMUP untimed calls, then timed calls (time.perf_counter, one
+sample per call) until at least REPEATS samples that add up to at least
+MIN_TIME seconds, or MAX_REPEATS samples.
+
+Threads: call use_thread_count_from_argv() before importing NumPy or
+PyTorch; it puts --threads N into OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and
+MKL_NUM_THREADS (attn-bench sets them too).
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+from collections import namedtuple
+
+Shape = namedtuple("Shape", "dtype op causal B T C NH hs wo")
+
+
+class Unsupported(Exception):
+    """This peer does not compute the shape (answered with 'unsupported')."""
+
+
+def use_thread_count_from_argv():
+    """--threads N in sys.argv -> the BLAS and OpenMP thread variables."""
+    for i, arg in enumerate(sys.argv[:-1]):
+        if arg == "--threads":
+            for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+                os.environ[name] = sys.argv[i + 1]
+
+
+def parse_arguments(description):
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--min-time", type=float, default=0.2)
+    parser.add_argument("--max-repeats", type=int, default=10000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("shapes", nargs="*",
+                        help="DTYPE:OP:CAUSAL:B:T:C:NH:HS:WO (default: stdin)")
+    return parser.parse_args()
+
+
+def parse_shape(fields):
+    """The nine protocol fields as strings -> Shape."""
+    if (len(fields) != 9 or fields[0] not in ("f32", "f64")
+            or fields[1] not in ("forward", "backward")
+            or fields[2] not in ("0", "1") or fields[8] not in ("0", "1")):
+        raise ValueError("not a shape (DTYPE OP CAUSAL B T C NH HS WO)")
+    sizes = [int(v) for v in fields[3:8]]
+    if min(sizes) < 1:
+        raise ValueError("sizes must be positive")
+    return Shape(fields[0], fields[1], int(fields[2]), *sizes, int(fields[8]))
+
+
+def shape_text(shape):
+    return " ".join(str(v) for v in shape)
+
+
+def shapes_from(arguments):
+    """Yields the shapes' fields, reading stdin one line at a time (no read-ahead)."""
+    if arguments:
+        yield from (a.split(":") for a in arguments)
+        return
+    for line in iter(sys.stdin.readline, ""):
+        if line.strip():
+            yield line.split()
+
+
+def time_calls(call, args):
+    """attn-bench's repeat policy; returns (median, min, repeats, last result)."""
+    result = None
+    for _ in range(args.warmup):
+        result = call()
+    samples = []
+    total = 0.0
+    while len(samples) < args.max_repeats and (len(samples) < args.repeats
+                                                or total < args.min_time):
+        start = time.perf_counter()
+        result = call()
+        elapsed = time.perf_counter() - start
+        samples.append(elapsed)
+        total += elapsed
+    return statistics.median(samples), min(samples), len(samples), result
+
+
+def make_inputs(np, shape, seed):
+    """X, Wq, Wk, Wv, Wo (or None), dout (or None) as NumPy arrays."""
+    rng = np.random.default_rng((seed, shape.B, shape.T, shape.C, shape.NH, shape.hs))
+    D = shape.NH * shape.hs
+    dtype = np.float32 if shape.dtype == "f32" else np.float64
+    X = rng.standard_normal((shape.B, shape.T, shape.C))
+    Wq, Wk, Wv = (rng.standard_normal((shape.C, D)) / math.sqrt(shape.C) for _ in range(3))
+    Wo = rng.standard_normal((D, shape.C)) / math.sqrt(D) if shape.wo else None
+    out_width = shape.C if shape.wo else D
+    dout = (rng.standard_normal((shape.B, shape.T, out_width))
+            if shape.op == "backward" else None)
+    return tuple(None if a is None else a.astype(dtype) for a in (X, Wq, Wk, Wv, Wo, dout))
+
+
+def one_line(text):
+    return " ".join(str(text).split())
+
+
+def serve(header_lines, measure, args):
+    """Prints the header lines and 'ready', then answers every shape:
+    measure(shape) returns (median, min, repeats, out_dtype_name)."""
+    for line in header_lines:
+        print(line, flush=True)
+    print("ready", flush=True)
+    for fields in shapes_from(args.shapes):
+        text = " ".join(fields)
+        try:
+            shape = parse_shape(fields)
+            text = shape_text(shape)
+            median, fastest, repeats, out_dtype = measure(shape)
+            print(f"result {text} {median:.9e} {fastest:.9e} {repeats} {out_dtype}",
+                  flush=True)
+        except Unsupported as exc:
+            print(f"unsupported {text} {one_line(exc)}", flush=True)
+        except Exception as exc:  # e.g. MemoryError: report it, go on with the next
+            print(f"error {text} {one_line(f'{type(exc).__name__}: {exc}')}", flush=True)

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""PyTorch peer of attn-bench.
+
+Times attention in PyTorch on the shapes attn-bench sends, with
+attn-bench's repeat policy, in one process per thread count
+(torch.set_num_threads). The protocol, the inputs (made with NumPy, then
+torch.from_numpy) and the repeat policy are described in peer_common.py.
+
+The computation, in torch ops on CPU tensors of the shape's dtype:
+  Q, K, V = X @ Wq, X @ Wk, X @ Wv, split into NH heads (B, NH, T, hs)
+  Y = torch.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=causal)
+      (PyTorch >= 2.0; older PyTorch has no such function, and the peer then
+      composes it: softmax(Q K^T / sqrt(hs), masked with -inf) @ V; the
+      'impl' line and the CSV column torch_impl say which ran)
+  out = Y (B, T, D) @ Wo, or Y
+OP=forward runs under torch.inference_mode(); OP=backward times the forward
+and torch.autograd.grad(out, (X, Wq, Wk, Wv[, Wo]), dout) together.
+"""
+import math
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peer_common  # noqa: E402
+
+peer_common.use_thread_count_from_argv()  # before PyTorch sizes its thread pools
+
+try:
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+except ImportError as exc:
+    print(f"unavailable torch cannot be imported: {exc}", flush=True)
+    sys.exit(0)
+
+HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
+
+
+def heads(Z, NH):
+    """(B, T, D) -> (B, NH, T, hs)"""
+    B, T, D = Z.shape
+    return Z.view(B, T, NH, D // NH).transpose(1, 2)
+
+
+def composed_attention(Q, K, V, causal):
+    T, hs = Q.shape[-2], Q.shape[-1]
+    scores = (Q @ K.transpose(-2, -1)) * (1.0 / math.sqrt(hs))
+    if causal:
+        mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+        scores = scores.masked_fill(mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ V
+
+
+def attention(X, Wq, Wk, Wv, Wo, NH, causal):
+    B, T, _ = X.shape
+    Q, K, V = heads(X @ Wq, NH), heads(X @ Wk, NH), heads(X @ Wv, NH)
+    if HAS_SDPA:
+        Y = F.scaled_dot_product_attention(Q, K, V, is_causal=causal)
+    else:
+        Y = composed_attention(Q, K, V, causal)
+    Y = Y.transpose(1, 2).reshape(B, T, -1)
+    return Y @ Wo if Wo is not None else Y
+
+
+def blas_description():
+    """PyTorch's BLAS settings and the BLAS library it loaded."""
+    config = torch.__config__.show()
+    kept = re.findall(r"(BLAS_INFO=\w+|CPU capability usage: \w+)", config)
+    try:
+        with open("/proc/self/maps") as maps:
+            libraries = sorted({line.split()[-1] for line in maps
+                                if re.search(r"lib(open)?blas|libmkl", line)})
+        kept += libraries
+    except OSError:
+        pass
+    return " ".join(kept) or "unknown"
+
+
+def main():
+    args = peer_common.parse_arguments(__doc__.split("\n\n")[0])
+    torch.set_num_threads(args.threads)
+
+    def measure(shape):
+        arrays = peer_common.make_inputs(np, shape, args.seed)
+        X, Wq, Wk, Wv, Wo, dout = (None if a is None else torch.from_numpy(a) for a in arrays)
+        causal = bool(shape.causal)
+        if shape.op == "forward":
+            def call():
+                with torch.inference_mode():
+                    return attention(X, Wq, Wk, Wv, Wo, shape.NH, causal)
+        else:
+            inputs = [a.requires_grad_() for a in (X, Wq, Wk, Wv, Wo) if a is not None]
+
+            def call():
+                out = attention(X, Wq, Wk, Wv, Wo, shape.NH, causal)
+                torch.autograd.grad(out, inputs, dout)
+                return out
+        median, fastest, repeats, out = peer_common.time_calls(call, args)
+        return median, fastest, repeats, str(out.dtype).replace("torch.", "")
+
+    impl = ("torch.nn.functional.scaled_dot_product_attention" if HAS_SDPA else
+            f"composed (torch {torch.__version__} has no scaled_dot_product_attention): "
+            "matmul, masked_fill(-inf), softmax, matmul")
+    peer_common.serve([
+        f"info torch={torch.__version__} python={sys.version.split()[0]} numpy={np.__version__}",
+        f"blas {blas_description()} threads={torch.get_num_threads()}",
+        f"impl {impl}",
+    ], measure, args)
+
+
+if __name__ == "__main__":
+    main()

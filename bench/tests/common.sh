@@ -1,0 +1,35 @@
+# Shared by the attn-bench tests: sh TEST.sh ATTN_BENCH WORK_DIR [SWEEPS_DIR]
+# Each test prints what it checks and exits nonzero on the first failure
+# (77: skipped, e.g. no python3).
+set -u
+BENCH="$1"
+WORK="$2"
+SWEEPS="${3:-}"
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
+
+fail() {
+  printf 'FAIL: %s\n' "$*" >&2
+  exit 1
+}
+
+pass() {
+  printf 'ok: %s\n' "$*"
+}
+
+# expect_status STATUS PATTERN ARGS...: runs attn-bench ARGS, wants the exit
+# status STATUS and PATTERN (grep -E) in its stderr (or stdout for status 0).
+expect_status() {
+  want="$1" pattern="$2"
+  shift 2
+  "$BENCH" "$@" >out.txt 2>err.txt
+  got=$?
+  [ "$got" -eq "$want" ] || fail "attn-bench $* exited $got, wanted $want: $(head -c 300 err.txt)"
+  if [ "$want" -eq 0 ]; then where=out.txt; else where=err.txt; fi
+  grep -Eq -- "$pattern" "$where" || fail "attn-bench $*: no '$pattern' in $where: $(head -c 300 "$where")"
+  pass "attn-bench $* -> $want, says '$pattern'"
+}
+
+# csv_rows FILE: data rows (lines after the header)
+csv_rows() {
+  echo $(($(wc -l <"$1") - 1))
+}

@@ -1,0 +1,45 @@
+# The CSV's schema (header, one complete row per configuration) and the
+# JSON's (it parses, has the machine's description, the ceiling and the rows).
+. "$(dirname "$0")/common.sh"
+
+"$BENCH" --quick --peers naive --NH 1,2 --wo 0,1 --api plan,oneshot --T 16 --causal 1 \
+  --csv run.csv --json run.json >out.txt 2>err.txt || fail "quick sweep failed: $(cat err.txt)"
+
+header='dtype,op,causal,api,path,threads,B,T,C,NH,hs,wo,weights,ran_path,flops,status,check,check_rows,check_error,check_tolerance,attn_repeats,attn_median_ms,attn_min_ms,attn_gflops,ceiling_gflops,attn_ceiling_fraction,naive_repeats,naive_median_ms,naive_min_ms,naive_gflops,naive_ceiling_fraction,speedup_vs_naive,naive_out_dtype,naive_note,numpy_repeats,numpy_median_ms,numpy_min_ms,numpy_gflops,numpy_ceiling_fraction,speedup_vs_numpy,numpy_out_dtype,numpy_note,torch_repeats,torch_median_ms,torch_min_ms,torch_gflops,torch_ceiling_fraction,speedup_vs_torch,torch_out_dtype,torch_note'
+[ "$(head -n 1 run.csv)" = "$header" ] || fail "CSV header changed: $(head -n 1 run.csv)"
+pass "CSV header has the documented 50 columns"
+
+# 2 dtypes x 2 ops x 2 head counts x 2 wo x 2 apis = 32 configurations
+rows=$(csv_rows run.csv)
+[ "$rows" -eq 32 ] || fail "CSV has $rows rows, wanted 32"
+awk -F, 'NR > 1 && NF != 50 { bad = 1 } END { exit bad }' run.csv || fail "a CSV row has another field count"
+awk -F, 'NR > 1 && $16 != "timed" { bad = 1 } END { exit bad }' run.csv || fail "a configuration was not timed"
+awk -F, 'NR > 1 && ($22 <= 0 || $25 <= 0 || $27 == "") { bad = 1 } END { exit bad }' run.csv \
+  || fail "a row lacks its median, ceiling or naive timing"
+pass "32 rows of 50 fields, all timed, with the ceiling and the naive peer"
+
+grep -q 'sgemm n=128' out.txt || fail "no ceiling line in the output"
+grep -q 'numpy peer: not asked for' out.txt || fail "no note for the skipped peer"
+
+command -v python3 >/dev/null 2>&1 || { echo "skip: no python3 to parse the JSON"; exit 77; }
+python3 - <<'PY' || fail "JSON schema"
+import csv, json
+d = json.load(open("run.json"))
+for key in ("tool", "schema", "command", "settings", "machine", "ceiling", "peers", "columns", "rows"):
+    assert key in d, key
+m = d["machine"]
+for key in ("cpu_model", "cpu_simd_flags", "cpus_online", "simd_kernel", "blas_config",
+            "blas_core", "blas_threads_at_start", "compiler", "compile_flags", "build_type"):
+    assert key in m, key
+assert m["simd_kernel"] in ("scalar", "avx2", "avx512"), m["simd_kernel"]
+assert [c["gemm"] for c in d["ceiling"]] == ["sgemm", "dgemm"], d["ceiling"]
+assert all(c["gflops"] > 0 for c in d["ceiling"])
+assert [p["name"] for p in d["peers"]] == ["naive", "numpy", "torch"]
+assert d["peers"][0]["status"] == "ran" and d["peers"][1]["status"] == "not asked for"
+rows = list(csv.DictReader(open("run.csv")))
+assert d["columns"] == list(rows[0].keys())
+assert len(d["rows"]) == len(rows) == 32
+assert all(isinstance(r["attn_median_ms"], float) and r["numpy_median_ms"] is None for r in d["rows"])
+assert {(r["api"], r["NH"]) for r in d["rows"]} == {("plan", 1), ("plan", 2), ("oneshot", 1), ("oneshot", 2)}
+PY
+pass "JSON parses: machine, ceiling, peers, 32 rows matching the CSV"
