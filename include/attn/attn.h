@@ -234,7 +234,7 @@ typedef enum attn_dtype { ATTN_F32 = 1, ATTN_F64 = 2 } attn_dtype;
  * either without ATTN_INFERENCE has no effect. */
 #define ATTN_MATERIALIZED (1u << 2)
 #define ATTN_TILED (1u << 3)
-#define ATTN_TILED_MIN_T 2048
+#define ATTN_TILED_MIN_T 512
 
 /* Creates a plan in *plan (left untouched on error). scale <= 0 means
  * 1/sqrt(hs). Errors: NULL_POINTER (plan), BAD_DTYPE, BAD_FLAGS (unknown
