@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# attn.sh — one entry point for setting up, building, testing and measuring attn.
+#
+#   ./attn.sh deps              install what is missing (Debian 12; apt + pip)
+#   ./attn.sh build             configure and build the `release` preset
+#   ./attn.sh test              deps + build + the whole test suite (ctest)
+#   ./attn.sh bench [ARGS...]   deps + build + attn-bench ARGS (its default
+#                               sweep when no ARGS are given)
+#   ./attn.sh asan              deps + configure, build and test `debug-asan`
+#                               (AddressSanitizer + UndefinedBehaviorSanitizer)
+#
+# Builds go to build/<preset>/ (CMakePresets.json). Builds and tests run on
+# every core unless CMAKE_BUILD_PARALLEL_LEVEL / CTEST_PARALLEL_LEVEL say
+# otherwise.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+# Debian packages the build, the tests and the NumPy peer of attn-bench need.
+#   build-essential gcc, make, binutils (readelf/nm used by checks), libc dev
+#   cmake           CMake >= 3.25 (Debian 12 ships 3.25.1)
+#   pkgconf         pkg-config: FindCBLAS and the install test use it
+#   libopenblas-dev CBLAS (OpenBLAS, pthread flavour)
+#   liblapacke-dev  LAPACKE, used by the tests' reference checks
+#   libcmocka-dev   the unit-test framework
+#   python3, python3-numpy  the fixture generator and the NumPy peer
+#   python3-pip     the fallback when python3 on PATH is not Debian's
+#   gnuplot-nox     attn-bench's plots (without it they are skipped with a note)
+readonly DEB_PACKAGES=(
+  build-essential
+  cmake
+  pkgconf
+  libopenblas-dev
+  liblapacke-dev
+  libcmocka-dev
+  python3
+  python3-numpy
+  python3-pip
+  gnuplot-nox
+)
+
+: "${CMAKE_BUILD_PARALLEL_LEVEL:=$(nproc 2>/dev/null || echo 2)}"
+: "${CTEST_PARALLEL_LEVEL:=$(nproc 2>/dev/null || echo 2)}"
+export CMAKE_BUILD_PARALLEL_LEVEL CTEST_PARALLEL_LEVEL
+
+say() { printf 'attn.sh: %s\n' "$*"; }
+die() { printf 'attn.sh: error: %s\n' "$*" >&2; exit 1; }
+
+usage() {
+  # The comment block at the top of this file.
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
+}
+
+# Prints the packages of DEB_PACKAGES that dpkg does not report installed.
+missing_deb_packages() {
+  local pkg
+  for pkg in "${DEB_PACKAGES[@]}"; do
+    if [[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null)" != ii* ]]; then
+      printf '%s\n' "$pkg"
+    fi
+  done
+}
+
+cmd_deps() {
+  if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    local missing
+    mapfile -t missing < <(missing_deb_packages)
+    if ((${#missing[@]} == 0)); then
+      say "Debian packages: all installed"
+    else
+      local sudo=()
+      if ((EUID != 0)); then
+        command -v sudo >/dev/null 2>&1 || die "not root and no sudo: install ${missing[*]} as root"
+        sudo=(sudo)
+      fi
+      say "installing: ${missing[*]}"
+      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null
+      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+    fi
+  else
+    say "no dpkg/apt-get here: not installing system packages; need a C11 compiler," \
+      "cmake >= 3.25, pkg-config, OpenBLAS (cblas), LAPACKE, cmocka, python3 + numpy"
+  fi
+
+  local tool
+  for tool in cc cmake ctest pkg-config python3; do
+    command -v "$tool" >/dev/null 2>&1 || die "$tool not found on PATH"
+  done
+
+  # The python3 on PATH (which may be a pyenv or venv Python that does not
+  # see Debian's python3-numpy) must import numpy.
+  if python3 -c 'import numpy' >/dev/null 2>&1; then
+    say "numpy: $(python3 -c 'import numpy; print(numpy.__version__)') for $(command -v python3)"
+    return 0
+  fi
+  say "numpy: not importable by $(command -v python3); installing it with pip"
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    python3 -m ensurepip --upgrade </dev/null || die "python3 has no pip and ensurepip failed"
+  fi
+  local pip=(python3 -m pip install --disable-pip-version-check --no-input --progress-bar off)
+  local log
+  log="$(mktemp)"
+  if ! PIP_ROOT_USER_ACTION=ignore "${pip[@]}" numpy </dev/null >"$log" 2>&1; then
+    if grep -q 'externally-managed-environment' "$log"; then
+      say "pip refuses (PEP 668, externally managed); retrying with --break-system-packages"
+      PIP_ROOT_USER_ACTION=ignore "${pip[@]}" --break-system-packages numpy </dev/null
+    else
+      cat "$log" >&2
+      rm -f "$log"
+      die "pip install numpy failed"
+    fi
+  fi
+  rm -f "$log"
+  python3 -c 'import numpy' || die "numpy still not importable by $(command -v python3)"
+  say "numpy: $(python3 -c 'import numpy; print(numpy.__version__)') for $(command -v python3)"
+}
+
+build_preset() {
+  local preset="$1"
+  cmake --preset "$preset"
+  cmake --build --preset "$preset"
+}
+
+cmd_build() { build_preset release; }
+
+cmd_test() {
+  cmd_deps
+  build_preset release
+  ctest --preset release
+}
+
+cmd_bench() {
+  cmd_deps
+  build_preset release
+  local bench=build/release/bench/attn-bench
+  [[ -x "$bench" ]] || die "$bench was not built"
+  exec "$bench" "$@"
+}
+
+cmd_asan() {
+  cmd_deps
+  build_preset debug-asan
+  ctest --preset debug-asan
+}
+
+main() {
+  local cmd="${1:-}"
+  (($# > 0)) && shift
+  case "$cmd" in
+    deps) cmd_deps ;;
+    build) cmd_build ;;
+    test) cmd_test ;;
+    bench) cmd_bench "$@" ;;
+    asan) cmd_asan ;;
+    -h | --help | help) usage ;;
+    "") usage >&2; exit 2 ;;
+    *) printf 'attn.sh: unknown command: %s\n\n' "$cmd" >&2; usage >&2; exit 2 ;;
+  esac
+}
+
+main "$@"
