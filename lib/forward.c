@@ -12,7 +12,9 @@
  *  - materialized: S = Q K^T (T,T) as GEMMs, the fused row softmax in place
  *    (giving the weights P), then P V. With a causal mask the queries go in
  *    blocks of ATTN_CAUSAL_QUERY_BLOCK and block [t0,t1) only meets keys
- *    [0,t1): the GEMMs never compute above the diagonal's block row.
+ *    [0,t1): the GEMMs never compute above the diagonal's block row, and
+ *    the diagonal block's P V is triangular (TRMM), so that a query never
+ *    multiplies the value of a later key, even by a weight of 0.
  *  - tiled (FlashAttention-style, when P is not wanted): for each block of
  *    ATTN_TILE_QUERIES queries, loop over blocks of ATTN_TILE_KEYS keys:
  *    S_tile = Q_blk K_blk^T (GEMM), online softmax (running max and sum per
@@ -22,6 +24,7 @@
  *    on its own (one row of T) by the materialized row kernel.
  */
 #include <math.h>
+#include <string.h>
 
 #include <attn/attn.h>
 
@@ -29,6 +32,19 @@
 #include "forward.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* Y (rows,hs) = tril(P_diag) V_diag for the diagonal block of a causal query
+ * block: V's rows are copied into Y, then multiplied in place by the lower
+ * triangle (TRMM). Row t thus never meets V rows after t, whose weight is 0:
+ * a NaN there stays out of row t (0 * NaN would be NaN). Y and V have ld D,
+ * P_diag has ld ldp. */
+static void FN(causal_diagonal_block)(size_t rows, size_t hs, size_t D, const real *P_diag,
+                                      size_t ldp, const real *V, real *Y)
+{
+    for (size_t i = 0; i < rows; i++)
+        memcpy(Y + i * D, V + i * D, hs * sizeof(real));
+    FN(attn_trmm_lower)(rows, hs, P_diag, ldp, Y, D);
+}
 
 /* One head, materialized. Q, K, V, Y (T,hs) with ld D; P (T,T). */
 static void FN(head_materialized)(const FN(attn_forward_args) *a, size_t D, const real *Q,
@@ -43,21 +59,29 @@ static void FN(head_materialized)(const FN(attn_forward_args) *a, size_t D, cons
                       D, REAL_C(0.0), P + t0 * T, T);
         for (size_t t = t0; t < t0 + rows; t++)
             a->softmax_row(P + t * T, P + t * T, a->causal ? t + 1 : T, T, a->scale);
-        FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, REAL_C(1.0), P + t0 * T, T,
-                      V, D, REAL_C(0.0), Y + t0 * D, D);
+        if (!a->causal) {
+            FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, REAL_C(1.0), P + t0 * T,
+                          T, V, D, REAL_C(0.0), Y + t0 * D, D);
+            continue;
+        }
+        /* keys [t0, t1) triangular, keys [0, t0) seen by every row of the block */
+        FN(causal_diagonal_block)(rows, hs, D, P + t0 * T + t0, T, V + t0 * D, Y + t0 * D);
+        if (t0 > 0)
+            FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, t0, REAL_C(1.0), P + t0 * T, T,
+                          V, D, REAL_C(1.0), Y + t0 * D, D);
     }
 }
 
-/* Query t of one head recomputed alone through a row of T scores. */
+/* Query t of one head recomputed alone through a row of its visible keys. */
 static void FN(row_materialized)(const FN(attn_forward_args) *a, size_t D, size_t t,
                                  const real *Q, const real *K, const real *V, real *row, real *Y)
 {
-    const size_t T = a->T, hs = a->hs;
-    FN(attn_gemm)(ATTN_NO_TRANS, ATTN_TRANS, 1, T, hs, REAL_C(1.0), Q + t * D, D, K, D,
-                  REAL_C(0.0), row, T);
-    a->softmax_row(row, row, a->causal ? t + 1 : T, T, a->scale);
-    FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, 1, hs, T, REAL_C(1.0), row, T, V, D, REAL_C(0.0),
-                  Y + t * D, D);
+    const size_t keys = a->causal ? t + 1 : a->T, hs = a->hs;
+    FN(attn_gemm)(ATTN_NO_TRANS, ATTN_TRANS, 1, keys, hs, REAL_C(1.0), Q + t * D, D, K, D,
+                  REAL_C(0.0), row, keys);
+    a->softmax_row(row, row, keys, keys, a->scale);
+    FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, 1, hs, keys, REAL_C(1.0), row, keys, V, D,
+                  REAL_C(0.0), Y + t * D, D);
 }
 
 static void FN(scale_row)(real *y, size_t n, real factor)
@@ -85,8 +109,14 @@ static void FN(head_tiled)(const FN(attn_forward_args) *a, size_t D, const real 
             max[i] = -ATTN_REAL_MAX;
             sum[i] = REAL_C(0.0);
         }
-        for (size_t k0 = 0; k0 < key_end; k0 += ATTN_TILE_KEYS) {
+        /* Key blocks from the last to the first: with a causal mask the last
+         * holds the diagonal, whose product must be triangular (see
+         * causal_diagonal_block), and coming first it can write Y_blk. */
+        const size_t key_blocks = (key_end + ATTN_TILE_KEYS - 1) / ATTN_TILE_KEYS;
+        for (size_t index = key_blocks; index-- > 0;) {
+            const size_t k0 = index * ATTN_TILE_KEYS;
             const size_t keys = MIN((size_t)ATTN_TILE_KEYS, key_end - k0);
+            const int first = index + 1 == key_blocks;
             FN(attn_gemm)(ATTN_NO_TRANS, ATTN_TRANS, rows, keys, hs, REAL_C(1.0), Q + t0 * D, D,
                           K + k0 * D, D, REAL_C(0.0), tile, keys);
             for (size_t i = 0; i < rows; i++) {
@@ -94,11 +124,19 @@ static void FN(head_tiled)(const FN(attn_forward_args) *a, size_t D, const real 
                 const size_t n_valid = a->causal ? MIN(visible, keys) : keys;
                 alpha[i] = a->softmax_online(tile + i * keys, tile + i * keys, n_valid, keys,
                                              a->scale, &max[i], &sum[i]);
-                if (k0 > 0 && alpha[i] != REAL_C(1.0))
+                if (!first && alpha[i] != REAL_C(1.0))
                     FN(scale_row)(Y_blk + i * D, hs, alpha[i] < REAL_C(0.0) ? REAL_C(0.0) : alpha[i]);
             }
-            FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, REAL_C(1.0), tile, keys,
-                          V + k0 * D, D, k0 == 0 ? REAL_C(0.0) : REAL_C(1.0), Y_blk, D);
+            if (a->causal && first) {
+                const size_t diagonal = t0 - k0; /* tile column of key t0 */
+                FN(causal_diagonal_block)(rows, hs, D, tile + diagonal, keys, V + t0 * D, Y_blk);
+                if (diagonal > 0)
+                    FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, diagonal, REAL_C(1.0),
+                                  tile, keys, V + k0 * D, D, REAL_C(1.0), Y_blk, D);
+            } else {
+                FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, REAL_C(1.0), tile, keys,
+                              V + k0 * D, D, first ? REAL_C(0.0) : REAL_C(1.0), Y_blk, D);
+            }
         }
         for (size_t i = 0; i < rows; i++) {
             if (max[i] == (real)INFINITY)

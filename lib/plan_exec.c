@@ -10,6 +10,7 @@
 #include "backward.h"
 #include "forward.h"
 #include "plan.h"
+#include "scale.h"
 #include "validate.h"
 
 #if ATTN_REAL_BITS == 32
@@ -43,7 +44,7 @@ attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, con
         .tiled = PLAN_BUFFER(plan, TILED)};
     const FN(attn_forward_args) args = {
         .B = s.B, .T = s.T, .C = s.C, .NH = s.NH, .hs = s.hs,
-        .scale = (real)plan->scale,
+        .scale = attn_real_scale(plan->scale),
         .causal = plan->causal,
         .softmax_row = FN(attn_softmax_row_kernel)(plan->isa),
         .softmax_online = FN(attn_softmax_online_kernel)(plan->isa),
@@ -83,7 +84,7 @@ attn_status FN(attn_backward)(attn_plan *plan, const real *X, const real *Wq, co
     const attn_shape s = plan->shape;
     const FN(attn_backward_args) args = {
         .B = s.B, .T = s.T, .C = s.C, .NH = s.NH, .hs = s.hs,
-        .scale = (real)plan->scale,
+        .scale = attn_real_scale(plan->scale),
         .causal = plan->causal,
         .X = X, .Wq = Wq, .Wk = Wk, .Wv = Wv, .Wo = Wo, .dout = dout,
         .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),

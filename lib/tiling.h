@@ -12,9 +12,12 @@
 /* Query rows per block of the causal materialized path. */
 #define ATTN_CAUSAL_QUERY_BLOCK 128
 
-/* Query and key block of the tiled path. */
+/* Query and key block of the tiled path. A key block holds whole query
+ * blocks, so a causal query block's diagonal lies inside one key block. */
 #define ATTN_TILE_QUERIES 128
 #define ATTN_TILE_KEYS 512
+_Static_assert(ATTN_TILE_KEYS % ATTN_TILE_QUERIES == 0,
+               "a causal query block's diagonal must lie in one key block");
 
 /* ATTN_TILED_MIN_T, the default crossover to the tiled path, is public
  * (attn.h). Measured with attn-bench --path materialized,tiled (one head,
