@@ -26,6 +26,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 #   python3, python3-numpy  the fixture generator and the NumPy peer
 #   python3-pip     the fallback when python3 on PATH is not Debian's
 #   gnuplot-nox     attn-bench's plots (without it they are skipped with a note)
+#   valgrind, clang, libclang-rt-14-dev  .ci/reliability: memcheck, libFuzzer
 readonly DEB_PACKAGES=(
   build-essential
   cmake
@@ -37,6 +38,9 @@ readonly DEB_PACKAGES=(
   python3-numpy
   python3-pip
   gnuplot-nox
+  valgrind
+  clang
+  libclang-rt-14-dev
 )
 
 : "${CMAKE_BUILD_PARALLEL_LEVEL:=$(nproc 2>/dev/null || echo 2)}"
