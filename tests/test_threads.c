@@ -4,23 +4,22 @@
  *   - repeated runs: the same plan run again, and a fresh plan of the same
  *     shape, give identical bytes (training plans forward + backward,
  *     inference plans on each path, one with T >= ATTN_TILED_MIN_T);
- *   - BLAS thread count: identical bytes with OpenBLAS on 1 and on 2
- *     threads, on shapes whose GEMMs OpenBLAS does split between threads
- *     (M*N*K far above its single-thread threshold of 65536*4). The test
+ *   - BLAS thread count: on shapes whose GEMMs OpenBLAS does split between
+ *     threads (M*N*K far above its single-thread threshold of 65536*4), with
+ *     OpenBLAS on 1 and on 2 threads, each count's results match the
+ *     reference and are repeatable bit for bit at that count. The test
  *     process sets the count with openblas_set_num_threads (the library
- *     itself never does) and restores it. attn.h promises determinism only
- *     for a given thread count; equality across counts is what OpenBLAS
- *     0.3.21 delivers here because its level-3 threading partitions the
- *     rows and columns of the result, never the summation index K, so
- *     every element is summed by one thread in the same order. A BLAS that
- *     splits K would make this test fail: that would be a finding about the
- *     BLAS, reported, not hidden;
- *   - concurrency: four threads each running its own plan (different
+ *     itself never does) and restores it. attn.h promises determinism for a
+ *     given thread count only: equality across counts depends on the BLAS
+ *     kernel (OpenBLAS 0.3.21's SkylakeX sgemm gives equal bytes on 1 and 2
+ *     threads, its Haswell sgemm does not, the split moving elements between
+ *     edge and full micro-tiles), so the test prints it and does not assert it;
+  *   - concurrency: four threads each running its own plan (different
  *     shapes, seeds, precisions and flags; two of them the same shape),
  *     released together, 16 forward + backward iterations
  *     each on new inputs, give the bytes of the same plans run one after
  *     another on one thread.
- * No tolerance: every comparison is exact. The library's results are also
+ * Every comparison between runs is exact. The library's results are also
  * checked against the reference here (p->tol, mha_grad_tol), so equal
  * bytes are also right ones.
  */
@@ -116,26 +115,37 @@ static void blas_thread_counts(void **state)
     };
     test_rng rng;
     rng_seed(&rng, 602);
-    int reached_two = 0;
+    int reached_two = 0, equal_across = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         const plan_kind *k = &kinds[i];
         mha_data d = mha_random(p, &rng, k->s, MHA_W_GAIN);
-        mha_job one = new_job(p, k, &d), two = new_job(p, k, &d);
-        openblas_set_num_threads(1);
-        mha_job_run(&one);
-        openblas_set_num_threads(2);
-        reached_two |= openblas_get_num_threads() == 2;
-        mha_job_run(&two);
+        mha_job runs[2][2]; /* [threads - 1][repeat] */
+        for (int threads = 1; threads <= 2; threads++) {
+            openblas_set_num_threads(threads);
+            reached_two |= threads == 2 && openblas_get_num_threads() == 2;
+            for (int repeat = 0; repeat < 2; repeat++) {
+                mha_job *j = &runs[threads - 1][repeat];
+                *j = new_job(p, k, &d);
+                mha_job_run(j);
+            }
+        }
         openblas_set_num_threads(original);
-        expect_job_ok(&one, "1 thread");
-        expect_job_ok(&two, "2 threads");
-        check_true(mha_job_identical(&one, &two),
-                   "kind %zu (B %zu T %zu C %zu NH %zu flags %#x): results on 1 and 2 BLAS "
-                   "threads differ",
-                   i, k->s.B, k->s.T, k->s.C, k->s.NH, mha_flags(&k->s, k->flags));
+        for (int threads = 1; threads <= 2; threads++) {
+            const mha_job *first = &runs[threads - 1][0], *again = &runs[threads - 1][1];
+            expect_job_ok(first, threads == 1 ? "1 thread" : "2 threads");
+            expect_job_ok(again, threads == 1 ? "1 thread, again" : "2 threads, again");
+            check_job(first, &d, threads == 1 ? "1 BLAS thread" : "2 BLAS threads");
+            check_true(mha_job_identical(first, again),
+                       "kind %zu (B %zu T %zu C %zu NH %zu flags %#x): two runs on %d BLAS "
+                       "thread(s) differ",
+                       i, k->s.B, k->s.T, k->s.C, k->s.NH, mha_flags(&k->s, k->flags), threads);
+        }
+        equal_across += mha_job_identical(&runs[0][0], &runs[1][0]);
     }
-    print_message("  OpenBLAS threads: %d by default, 2 %s\n", original,
-                  reached_two ? "set" : "NOT available (compared 1 with 1)");
+    print_message("  OpenBLAS threads: %d by default, 2 %s; 1 and 2 threads gave equal bytes "
+                  "for %d of %zu shapes (not required)\n",
+                  original, reached_two ? "set" : "NOT available (compared 1 with 1)",
+                  equal_across, sizeof kinds / sizeof kinds[0]);
 }
 
 /* ---- concurrent plans ------------------------------------------------------ */
