@@ -9,7 +9,7 @@
  *   dtype, flags (unknown bits too) and scale, then up to 6 forwards and
  *   backwards in either precision (DTYPE_MISMATCH), with or without Wo and
  *   weights, then attn_plan_destroy.
- * Dimensions are mostly 1..8, sometimes 9..257, 0, or huge (2^31, 2^32,
+ * Dimensions are mostly 1..8, sometimes 9..512, 0, or huge (2^31, 2^32,
  * 2^62, SIZE_MAX/2, SIZE_MAX, ...). Arrays get exactly the bytes their shape
  * documents (so ASan sees a read or write one element past an array) when
  * every array of the call holds at most CAP_ELEMENTS elements; larger shapes
@@ -52,8 +52,8 @@
  *        backward: dy = Wo ? C md mo : md, rows q md (dWo), T dy (dV),
  *        2 hs dy q (dP, dS), dq = max(1, scale) T 2 hs dy q^2 (dQ, dK),
  *        rows mx max(dq, T dy) (dW*), 3 D max(dq, T dy) mw (dX);
- *      for lookup q, k, v: s = d max|q| max|k| and max|v|. A +-inf scaled score is then
- *      only the documented +inf / masked rule, never a NaN;
+ *      for lookup q, k, v: s = d max|q| max|k|, and max|v|. A +-inf scaled
+ *      score is then only the documented +inf / masked rule, never a NaN;
  *   8. accuracy: for each weights row whose scaled scores have a bounded
  *      rounding error dz (from the exact double scores of the rounded inputs:
  *      |dS| <= u (2C+2 + hs+2) sum_c |X||Wq| |X||Wk| for heads, u (d+2)
@@ -67,9 +67,18 @@
  * is summed in chunks (float lanes, merged in double) or, on the tiled
  * path, block by block.
  *
- * Input format (bytes; reading past the end gives 0): op, precision and seed
- * bytes, then the op's fields in the order the functions below read them;
- * corpus/ holds hand-made seeds (gen_corpus.py writes them).
+ * BLAS: fuzz_cblas.c (linked ahead of OpenBLAS) computes the library's
+ * cblas_?gemm and cblas_?trmm calls in instrumented loops and checks their
+ * arguments, so ASan sees every element BLAS touches for the library.
+ *
+ * Input format (bytes; reading past the end gives 0): byte 0 the call (value
+ * % 6: softmax_rows, lookup, self_attention, mha_forward, mha_backward,
+ * plan); byte 1 bit 0 the precision (1: f64), bytes 1-3 the seed of the
+ * value generator; then the call's fields in the order the fuzz_* functions
+ * below read them (take_dim: a dimension; take_scale; take_null; take_alias;
+ * fill_values: one array). corpus/ holds hand-made seeds, written by
+ * gen_corpus.py. FUZZ_API_VERBOSE=1 prints the calls an input decodes to and
+ * their statuses.
  */
 #include <float.h>
 #include <limits.h>
@@ -83,8 +92,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CAP_ELEMENTS ((size_t)1 << 16) /* real buffers only up to this many elements */
-#define CAP_WORK ((size_t)1 << 22)     /* and B*NH*T*T*(hs+1) up to this */
+#define CAP_ELEMENTS ((size_t)1 << 18) /* real buffers only up to this many elements */
+#define CAP_WORK ((size_t)1 << 21)     /* and B*NH*T*T*(hs+1) up to this */
 #define DUMMY_BYTES 64
 #define MAX_ARGS 24
 #define MAX_ALLOCS 4096
@@ -150,8 +159,8 @@ static double rng_normal(reader *r)
 }
 
 /* clang-format off */
-static const size_t medium_dims[16] = {0, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 128, 129,
-                                       255, 257};
+static const size_t medium_dims[16] = {0, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 128, 129, 257,
+                                       511, 512}; /* vector widths, blocks, ATTN_TILED_MIN_T */
 static const size_t huge_dims[16] = {
     0, 2048, 65536, (size_t)1 << 20, (size_t)INT_MAX, (size_t)INT_MAX + 1, (size_t)1 << 32,
     ((size_t)1 << 32) + 1, (size_t)1 << 62, SIZE_MAX / 2, SIZE_MAX / 2 + 1, SIZE_MAX / 4,
@@ -206,23 +215,6 @@ static const prec prec_f32 = {
     0, sizeof(float), (double)FLT_MAX, (double)FLT_MIN, (double)FLT_EPSILON / 2, 2e-7};
 static const prec prec_f64 = {1, sizeof(double), DBL_MAX, DBL_MIN, DBL_EPSILON / 2, 1e-14};
 
-#ifdef FUZZ_API_AVOID_KNOWN
-/* A build with -DFUZZ_API_AVOID_KNOWN steps around the findings reported and
- * not fixed yet, to keep looking for others:
- *   scale0: a positive scale that rounds to 0 in float (below 2^-150) is
- *   accepted by the _f32 calls and gives NaN (the SIMD kernels' -inf
- *   padding times 0). */
-static double avoid_known_scale(const prec *p, double scale)
-{
-    return (!p->f64 && scale > 0.0 && (float)scale == 0.0f) ? 1.0 : scale;
-}
-#else
-static double avoid_known_scale(const prec *p, double scale)
-{
-    (void)p;
-    return scale;
-}
-#endif
 
 static double get(const prec *p, const void *b, size_t i)
 {
@@ -446,9 +438,9 @@ typedef struct shape {
 static int arena_fits(shape s, size_t es, unsigned flags)
 {
     int ok = 1;
-    const size_t D = PRODUCT(&ok, s.NH, s.hs), rbd = PRODUCT(&ok, s.B, s.T, s.NH, s.hs);
-    const size_t tile = PRODUCT(&ok, s.T, s.T), saved = PRODUCT(&ok, s.B, s.NH, s.T, s.T);
-    (void)D;
+    PRODUCT(&ok, s.NH, s.hs); /* D */
+    const size_t rbd = PRODUCT(&ok, s.B, s.T, s.NH, s.hs), tile = PRODUCT(&ok, s.T, s.T);
+    const size_t saved = PRODUCT(&ok, s.B, s.NH, s.T, s.T);
     if (!ok)
         return 0;
     const int inference = (flags & ATTN_INFERENCE) != 0;
@@ -515,6 +507,16 @@ static int forward_extents(shape s, size_t es, int with_Wo, extents *e)
     e->out = PRODUCT(&ok, rows, with_Wo ? s.C : D, es);
     e->weights = PRODUCT(&ok, s.B, s.NH, s.T, s.T, es);
     return ok;
+}
+
+/* Arguments 0..4: X (B,T,C), Wq, Wk, Wv (C,D) and Wo (D,C) when with_Wo;
+ * null_at 0..3 leaves that one of X, Wq, Wk, Wv NULL. */
+static void add_head_inputs(call *c, reader *r, const extents *e, int null_at, int with_Wo,
+                            void *in[5])
+{
+    for (int i = 0; i < 5; i++)
+        in[i] =
+            add_array(c, r, (i == 0 ? e->x : e->w) / c->p->es, 0, i < 4 ? null_at != i : with_Wo);
 }
 
 /* ---- numeric oracles -------------------------------------------------------------- */
@@ -714,15 +716,21 @@ static void check_projected(const prec *p, const double *Y, const double *errY, 
         if (!row_ok[r])
             continue;
         for (size_t c = 0; c < C; c++) {
-            double ref = 0.0, err = 0.0, a = 0.0;
-            for (size_t kk = 0; kk < D; kk++) {
-                const double wo = Wo != NULL ? get(p, Wo, kk * C + c) : (kk == c ? 1.0 : 0.0);
-                ref += Y[r * D + kk] * wo;
-                err += errY[r * D + kk] * fabs(wo);
-                a += fabs(Y[r * D + kk] * wo);
-            }
-            if (Wo != NULL)
+            double ref, err;
+            if (Wo == NULL) { /* out = Y, C = D */
+                ref = Y[r * D + c];
+                err = errY[r * D + c];
+            } else {
+                double a = 0.0;
+                ref = err = 0.0;
+                for (size_t kk = 0; kk < D; kk++) {
+                    const double wo = get(p, Wo, kk * C + c);
+                    ref += Y[r * D + kk] * wo;
+                    err += errY[r * D + kk] * fabs(wo);
+                    a += fabs(Y[r * D + kk] * wo);
+                }
                 err = 2.0 * (err + (double)(D + 2) * p->u * a) + 4.0 * p->min;
+            }
             const double got = get(p, out, r * C + c);
             ORACLE(fabs(got - ref) <= err, "%s[%zu][%zu] = %.9g, reference %.9g, tolerance %.3g",
                    what, r, c, got, ref, err);
@@ -1016,7 +1024,7 @@ static void fuzz_lookup(const prec *p, reader *r)
 {
     current_op = p->f64 ? "attn_lookup_f64" : "attn_lookup_f32";
     const size_t Tq = take_dim(r), Tk = take_dim(r), d = take_dim(r), dv = take_dim(r);
-    const double scale = avoid_known_scale(p, take_scale(r));
+    const double scale = take_scale(r);
     const uint8_t opt = take(r);
     const int with_weights = opt & 1, share_k = (opt >> 1) & 1, share_v = (opt >> 2) & 1;
     const int null_at = take_null(r, 4);
@@ -1140,14 +1148,14 @@ static attn_plan *plan_for(const prec *p, shape s, unsigned flags)
 }
 
 /* whether the arrays of a head call fit the harness's budget */
-static int head_small(shape s, const extents *e, size_t es, int training)
+static int head_small(shape s, const extents *e, size_t es, int training, int with_weights)
 {
     /* in double: the sizes may be anything up to SIZE_MAX */
     const double B = (double)s.B, T = (double)s.T, NH = (double)s.NH, hs = (double)s.hs;
-    const double elements =
-        ((double)e->x + 4.0 * (double)e->w + 2.0 * (double)e->out + (double)e->weights) /
-        (double)es;
-    const double work = B * NH * T * T * (hs + 1.0);
+    const double elements = ((double)e->x + 4.0 * (double)e->w + 2.0 * (double)e->out +
+                             (with_weights ? (double)e->weights : 0.0)) /
+                            (double)es;
+    const double work = B * NH * T * T * (hs + 1.0) + B * T * (double)s.C * NH * hs;
     const double arena = 8.0 * B * T * NH * hs + (training ? 2.0 : 1.0) * B * NH * T * T;
     return elements <= (double)CAP_ELEMENTS && work <= (double)CAP_WORK &&
            arena <= 8.0 * (double)CAP_ELEMENTS;
@@ -1168,30 +1176,29 @@ static void fuzz_self_attention(const prec *p, reader *r)
     const uint8_t opt = take(r);
     const int causal = causal_arg(opt), with_weights = (opt >> 1) & 1, share = (opt >> 2) & 1;
     const int null_at = take_null(r, 5);
-    const alias al = take_alias(r, 2, 6);
+    const alias al = take_alias(r, 2, 7);
     TRACE("%s(B %zu, T %zu, C %zu, hs %zu, causal %d, weights %d, null %d, alias %d)\n", current_op,
           B, T, C, hs, causal, with_weights, null_at, al.output);
     const shape s = {B, T, C, 1, hs};
     const size_t es = p->es, dims[4] = {B, T, C, hs};
     extents e = {0, 0, 0, 0};
     const int ok = forward_extents(s, es, 0, &e);
-    call c = {p, {{0}}, 0, !(ok && head_small(s, &e, es, 0))};
-    /* 0 X, 1 Wq, 2 Wk, 3 Wv, 4 out, 5 weights */
-    void *X = add_array(&c, r, e.x / es, 0, null_at != 0);
-    void *Wq = add_array(&c, r, e.w / es, 0, null_at != 1);
-    void *Wk = add_array(&c, r, e.w / es, 0, null_at != 2);
-    void *Wv = add_array(&c, r, e.w / es, 0, null_at != 3);
+    call c = {p, {{0}}, 0, !(ok && head_small(s, &e, es, 0, with_weights))};
+    /* 0 X, 1 Wq, 2 Wk, 3 Wv, (4 no Wo), 5 out, 6 weights */
+    void *inputs[5];
+    add_head_inputs(&c, r, &e, null_at, 0, inputs);
     add_array(&c, r, e.out / es, 1, null_at != 4);
     add_array(&c, r, e.weights / es, 1, with_weights);
-    if (share && !c.huge && Wq != NULL) {
-        if (Wk != NULL)
-            Wk = c.a[2].ptr = Wq;
-        if (Wv != NULL)
-            Wv = c.a[3].ptr = Wq;
+    if (share && !c.huge && inputs[1] != NULL) {
+        if (inputs[2] != NULL)
+            inputs[2] = c.a[2].ptr = inputs[1];
+        if (inputs[3] != NULL)
+            inputs[3] = c.a[3].ptr = inputs[1];
     }
     snapshot(&c);
-    apply_alias(&c, al, 4);
-    void *out = c.a[4].ptr, *weights = c.a[5].ptr;
+    apply_alias(&c, al, 5);
+    void *X = inputs[0], *Wq = inputs[1], *Wk = inputs[2], *Wv = inputs[3];
+    void *out = c.a[5].ptr, *weights = c.a[6].ptr;
 
     attn_status want = ATTN_OK;
     const size_t rows = B * T, blas[4] = {rows, T, C, hs};
@@ -1251,50 +1258,60 @@ static attn_status model_mha_shape(shape s, int ok)
     return ATTN_OK;
 }
 
-/* the shape of a multi-head one-shot and its array extents (hs = C/NH, or 1
- * before NH divides C); returns the overflow flag */
-static int mha_extents(const prec *p, size_t B, size_t T, size_t C, size_t NH, int with_Wo,
-                       shape *s, extents *e)
+/* The decoded head of a multi-head one-shot call. */
+typedef struct mha_args {
+    shape s; /* hs = C/NH, or 1 before NH divides C */
+    extents e;
+    int ok; /* no array's byte count overflows */
+    uint8_t opt;
+    int causal, with_Wo, null_at;
+    alias al;
+} mha_args;
+
+/* dimensions B, T, C, NH, the options byte (1 causal, 2 Wo, ...), the NULL
+ * choice among n_null pointers and the aliasing choice */
+static mha_args take_mha_args(const prec *p, reader *r, int n_null, int n_outputs, int n_args)
 {
-    *s = (shape){B, T, C, NH, (NH != 0 && C % NH == 0) ? C / NH : 1};
-    memset(e, 0, sizeof *e);
-    int ok = 1;
+    mha_args m;
+    memset(&m, 0, sizeof m);
+    const size_t B = take_dim(r), T = take_dim(r), C = take_dim(r), NH = take_dim(r);
+    m.opt = take(r);
+    m.causal = causal_arg(m.opt);
+    m.with_Wo = (m.opt >> 1) & 1;
+    m.null_at = take_null(r, n_null);
+    m.al = take_alias(r, n_outputs, n_args);
+    TRACE("%s(B %zu, T %zu, C %zu, NH %zu, causal %d, Wo %d, null %d, alias %d)\n", current_op, B,
+          T, C, NH, m.causal, m.with_Wo, m.null_at, m.al.output);
+    m.s = (shape){B, T, C, NH, (NH != 0 && C % NH == 0) ? C / NH : 1};
+    m.ok = 1;
     if (!any_zero(4, (size_t[]){B, T, C, NH})) {
-        ok = forward_extents(*s, p->es, with_Wo, e);
+        m.ok = forward_extents(m.s, p->es, m.with_Wo, &m.e);
     } else { /* zero dimensions: the arrays are empty */
-        e->x = PRODUCT(&ok, B, T, C, p->es);
-        e->w = PRODUCT(&ok, C, C, p->es);
-        e->out = e->x;
-        e->weights = PRODUCT(&ok, B, NH, T, T, p->es);
-        ok = 1;
+        int ok = 1;
+        m.e.x = PRODUCT(&ok, B, T, C, p->es);
+        m.e.w = PRODUCT(&ok, C, C, p->es);
+        m.e.out = m.e.x;
+        m.e.weights = PRODUCT(&ok, B, NH, T, T, p->es);
     }
-    return ok;
+    return m;
 }
 
 static void fuzz_mha_forward(const prec *p, reader *r)
 {
     current_op = p->f64 ? "attn_mha_forward_f64" : "attn_mha_forward_f32";
-    const size_t B = take_dim(r), T = take_dim(r), C = take_dim(r), NH = take_dim(r);
-    const uint8_t opt = take(r);
-    const int causal = causal_arg(opt), with_Wo = (opt >> 1) & 1;
-    const int null_at = take_null(r, 5);
-    const alias al = take_alias(r, 1, 6);
-    TRACE("%s(B %zu, T %zu, C %zu, NH %zu, causal %d, Wo %d, null %d, alias %d)\n", current_op, B,
-          T, C, NH, causal, with_Wo, null_at, al.output);
-    shape s;
-    extents e;
-    const int ok = mha_extents(p, B, T, C, NH, with_Wo, &s, &e);
-    const size_t es = p->es;
-    call c = {p, {{0}}, 0, !(ok && head_small(s, &e, es, 0))};
+    const mha_args m = take_mha_args(p, r, 5, 1, 6);
+    const size_t B = m.s.B, T = m.s.T, C = m.s.C, NH = m.s.NH, es = p->es;
+    const int causal = m.causal, ok = m.ok;
+    const shape s = m.s;
+    const extents e = m.e;
+    call c = {p, {{0}}, 0, !(ok && head_small(s, &e, es, 0, 0))};
     /* 0 X, 1 Wq, 2 Wk, 3 Wv, 4 Wo, 5 out */
-    void *X = add_array(&c, r, e.x / es, 0, null_at != 0);
-    void *Wq = add_array(&c, r, e.w / es, 0, null_at != 1);
-    void *Wk = add_array(&c, r, e.w / es, 0, null_at != 2);
-    void *Wv = add_array(&c, r, e.w / es, 0, null_at != 3);
-    void *Wo = add_array(&c, r, e.w / es, 0, with_Wo);
-    add_array(&c, r, e.out / es, 1, null_at != 4);
+    void *inputs[5];
+    add_head_inputs(&c, r, &e, m.null_at, m.with_Wo, inputs);
+    add_array(&c, r, e.out / es, 1, m.null_at != 4);
     snapshot(&c);
-    apply_alias(&c, al, 5);
+    apply_alias(&c, m.al, 5);
+    void *X = inputs[0], *Wq = inputs[1], *Wk = inputs[2], *Wv = inputs[3], *Wo = inputs[4];
     void *out = c.a[5].ptr;
 
     const unsigned flags = ATTN_INFERENCE | (causal ? ATTN_CAUSAL : 0u);
@@ -1343,31 +1360,23 @@ static void check_gradients(const head_ref *h, double md, int with_Wo, void *con
 static void fuzz_mha_backward(const prec *p, reader *r)
 {
     current_op = p->f64 ? "attn_mha_backward_f64" : "attn_mha_backward_f32";
-    const size_t B = take_dim(r), T = take_dim(r), C = take_dim(r), NH = take_dim(r);
-    const uint8_t opt = take(r);
-    const int causal = causal_arg(opt), with_Wo = (opt >> 1) & 1;
-    const int dWo_anyway = (opt >> 2) & 1; /* dWo passed without Wo: ignored */
-    const int null_at = take_null(r, 10);
-    const alias al = take_alias(r, 5, 11);
-    TRACE("%s(B %zu, T %zu, C %zu, NH %zu, causal %d, Wo %d, null %d, alias %d)\n", current_op, B,
-          T, C, NH, causal, with_Wo, null_at, al.output);
-    shape s;
-    extents e;
-    const int ok = mha_extents(p, B, T, C, NH, with_Wo, &s, &e);
-    const size_t es = p->es;
-    call c = {p, {{0}}, 0, !(ok && head_small(s, &e, es, 1))};
+    const mha_args m = take_mha_args(p, r, 10, 5, 11);
+    const size_t B = m.s.B, T = m.s.T, C = m.s.C, NH = m.s.NH, es = p->es;
+    const int causal = m.causal, ok = m.ok, null_at = m.null_at;
+    const int dWo_anyway = (m.opt >> 2) & 1; /* dWo passed without Wo: ignored */
+    const shape s = m.s;
+    const extents e = m.e;
+    call c = {p, {{0}}, 0, !(ok && head_small(s, &e, es, 1, 0))};
     /* 0 X, 1 Wq, 2 Wk, 3 Wv, 4 Wo, 5 dout, 6 dX, 7 dWq, 8 dWk, 9 dWv, 10 dWo */
-    void *X = add_array(&c, r, e.x / es, 0, null_at != 0);
-    void *Wq = add_array(&c, r, e.w / es, 0, null_at != 1);
-    void *Wk = add_array(&c, r, e.w / es, 0, null_at != 2);
-    void *Wv = add_array(&c, r, e.w / es, 0, null_at != 3);
-    void *Wo = add_array(&c, r, e.w / es, 0, with_Wo);
+    void *inputs[5];
+    add_head_inputs(&c, r, &e, null_at, m.with_Wo, inputs);
+    void *X = inputs[0], *Wq = inputs[1], *Wk = inputs[2], *Wv = inputs[3], *Wo = inputs[4];
     void *dout = add_array(&c, r, e.out / es, 0, null_at != 4);
     for (int i = 0; i < 5; i++)
         add_array(&c, r, (i == 0 ? e.x : e.w) / es, 1,
-                  null_at != 5 + i && (i < 4 || with_Wo || dWo_anyway));
+                  null_at != 5 + i && (i < 4 || m.with_Wo || dWo_anyway));
     snapshot(&c);
-    apply_alias(&c, al, 6);
+    apply_alias(&c, m.al, 6);
     void *g[5] = {c.a[6].ptr, c.a[7].ptr, c.a[8].ptr, c.a[9].ptr, c.a[10].ptr};
 
     attn_status want = ATTN_OK;
@@ -1453,11 +1462,9 @@ static void plan_forward_step(plan_state *ps, reader *r, const prec *cp, uint8_t
     forward_extents(s, cp->es, with_Wo, &e);
     call c = {cp, {{0}}, 0, 0};
     /* 0 X, 1 Wq, 2 Wk, 3 Wv, 4 Wo, 5 out, 6 weights */
-    void *X = add_array(&c, r, e.x / cp->es, 0, null_at != 0);
-    void *Wq = add_array(&c, r, e.w / cp->es, 0, null_at != 1);
-    void *Wk = add_array(&c, r, e.w / cp->es, 0, null_at != 2);
-    void *Wv = add_array(&c, r, e.w / cp->es, 0, null_at != 3);
-    void *Wo = add_array(&c, r, e.w / cp->es, 0, with_Wo);
+    void *inputs[5];
+    add_head_inputs(&c, r, &e, null_at, with_Wo, inputs);
+    void *X = inputs[0], *Wq = inputs[1], *Wk = inputs[2], *Wv = inputs[3], *Wo = inputs[4];
     add_array(&c, r, e.out / cp->es, 1, null_at != 4);
     add_array(&c, r, e.weights / cp->es, 1, with_weights);
     snapshot(&c);
@@ -1584,7 +1591,7 @@ static void fuzz_plan(reader *r)
     const prec *p = dtype == ATTN_F64 ? &prec_f64 : &prec_f32;
     const size_t B = take_dim(r), T = take_dim(r), C = take_dim(r), NH = take_dim(r),
                  hs = take_dim(r);
-    const double scale = avoid_known_scale(p, take_scale(r));
+    const double scale = take_scale(r);
     const uint8_t fb = take(r);
     unsigned flags = fb & 15u;
     if (fb & 0x80)
@@ -1605,8 +1612,8 @@ static void fuzz_plan(reader *r)
     else
         want = model_plan_shape(s, p->es, scale, p->max, flags);
     extents e = {0, 0, 0, 0};
-    if (want == ATTN_OK && !(forward_extents(s, p->es, 1, &e) && head_small(s, &e, p->es, 1) &&
-                             forward_extents(s, p->es, 0, &e) && head_small(s, &e, p->es, 1)))
+    if (want == ATTN_OK && !(forward_extents(s, p->es, 1, &e) && head_small(s, &e, p->es, 1, 1) &&
+                             forward_extents(s, p->es, 0, &e) && head_small(s, &e, p->es, 1, 1)))
         return; /* a plan larger than the harness runs */
 
     static int sentinel_object;
@@ -1652,26 +1659,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const uint8_t op = take(&r), pb = take(&r);
     r.rng = (uint64_t)pb << 16 | (uint64_t)take(&r) << 8 | take(&r);
     const prec *p = (pb & 1) ? &prec_f64 : &prec_f32;
-    switch (op % 6) {
-    case 0:
-        fuzz_softmax_rows(p, &r);
-        break;
-    case 1:
-        fuzz_lookup(p, &r);
-        break;
-    case 2:
-        fuzz_self_attention(p, &r);
-        break;
-    case 3:
-        fuzz_mha_forward(p, &r);
-        break;
-    case 4:
-        fuzz_mha_backward(p, &r);
-        break;
-    default:
+    typedef void (*one_call)(const prec *p, reader *r);
+    static const one_call calls[5] = {fuzz_softmax_rows, fuzz_lookup, fuzz_self_attention,
+                                      fuzz_mha_forward, fuzz_mha_backward};
+    if (op % 6 < 5)
+        calls[op % 6](p, &r);
+    else
         fuzz_plan(&r);
-        break;
-    }
     free_all();
     return 0;
 }

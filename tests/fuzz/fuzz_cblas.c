@@ -1,5 +1,6 @@
 /*
- * cblas_sgemm and cblas_dgemm for the fuzz build: plain loops compiled with
+ * The CBLAS calls of the library (cblas_?gemm, cblas_?trmm) for the fuzz
+ * build: plain loops compiled with
  * the harness's sanitizers, linked into fuzz_api ahead of OpenBLAS (an
  * executable's own definitions take precedence over a shared library's), so
  * that every element the library makes BLAS read or write is seen by
@@ -7,13 +8,15 @@
  * out-of-bounds GEMM access (a wrong M, N, K, leading dimension or offset)
  * would otherwise go unnoticed. The arguments are checked as the reference
  * BLAS checks them (its xerbla cases); an invalid call aborts, as a finding.
- * Semantics as in the reference BLAS: beta = 0 means C is not read; the
- * sums are accumulated in the element type (no zero skipping, so 0 * NaN is
- * NaN as in OpenBLAS).
+ * Semantics as in the reference BLAS: GEMM with beta = 0 does not read C;
+ * TRMM never reads the other triangle of A (nor its diagonal when unit);
+ * sums are accumulated in the element type, without skipping zeros (0 * NaN
+ * is NaN, as in OpenBLAS).
  */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void bad_call(const char *fn, const char *what, long value)
 {
@@ -82,3 +85,60 @@ static void check_args(const char *fn, enum CBLAS_ORDER order, enum CBLAS_TRANSP
 
 DEFINE_GEMM(cblas_sgemm, float)
 DEFINE_GEMM(cblas_dgemm, double)
+
+/* B (M,N) = alpha op(A) B (side Left, A M x M) or alpha B op(A) (Right, A
+ * N x N), A triangular; the element (i, j) of A and B in either order. */
+#define DEFINE_TRMM(NAME, REAL)                                                                 \
+    void NAME(const enum CBLAS_ORDER order, const enum CBLAS_SIDE side,                          \
+              const enum CBLAS_UPLO uplo, const enum CBLAS_TRANSPOSE ta,                         \
+              const enum CBLAS_DIAG diag, const blasint M, const blasint N, const REAL alpha,    \
+              const REAL *A, const blasint lda, REAL *B, const blasint ldb)                      \
+    {                                                                                            \
+        if (order != CblasRowMajor && order != CblasColMajor)                                    \
+            bad_call(#NAME, "order", (long)order);                                               \
+        if (side != CblasLeft && side != CblasRight)                                             \
+            bad_call(#NAME, "side", (long)side);                                                 \
+        if (uplo != CblasUpper && uplo != CblasLower)                                            \
+            bad_call(#NAME, "uplo", (long)uplo);                                                 \
+        if (ta != CblasNoTrans && ta != CblasTrans)                                              \
+            bad_call(#NAME, "TransA", (long)ta);                                                 \
+        if (diag != CblasUnit && diag != CblasNonUnit)                                           \
+            bad_call(#NAME, "diag", (long)diag);                                                 \
+        if (M < 0 || N < 0)                                                                      \
+            bad_call(#NAME, "dimension", M < 0 ? (long)M : (long)N);                             \
+        const int row = order == CblasRowMajor, left = side == CblasLeft;                        \
+        const long k = left ? M : N;                                                             \
+        if (lda < at_least_one(k))                                                               \
+            bad_call(#NAME, "lda", (long)lda);                                                   \
+        if (ldb < at_least_one(row ? N : M))                                                     \
+            bad_call(#NAME, "ldb", (long)ldb);                                                   \
+        if (M == 0 || N == 0)                                                                    \
+            return;                                                                              \
+        REAL *R = malloc((size_t)M * (size_t)N * sizeof(REAL));                                  \
+        if (R == NULL)                                                                           \
+            bad_call(#NAME, "size (out of memory)", (long)M * N);                                \
+        for (long i = 0; i < M; i++)                                                             \
+            for (long j = 0; j < N; j++) {                                                       \
+                REAL sum = 0;                                                                    \
+                for (long p = 0; p < k; p++) {                                                   \
+                    /* op(A)(r, c) for the triangle's factor, B's factor */                      \
+                    const long r = left ? i : p, c = left ? p : j;                               \
+                    const long ar = ta == CblasNoTrans ? r : c, ac = ta == CblasNoTrans ? c : r; \
+                    if (uplo == CblasLower ? ac > ar : ac < ar)                                  \
+                        continue; /* outside the triangle: 0, never read */                      \
+                    const REAL a = ar == ac && diag == CblasUnit                                 \
+                                       ? (REAL)1                                                 \
+                                       : A[row ? ar * lda + ac : ac * lda + ar];                 \
+                    const long br = left ? p : i, bc = left ? j : p;                             \
+                    sum += a * B[row ? br * ldb + bc : bc * ldb + br];                           \
+                }                                                                                \
+                R[i * N + j] = alpha * sum;                                                      \
+            }                                                                                    \
+        for (long i = 0; i < M; i++)                                                             \
+            for (long j = 0; j < N; j++)                                                         \
+                B[row ? i * ldb + j : j * ldb + i] = R[i * N + j];                               \
+        free(R);                                                                                 \
+    }
+
+DEFINE_TRMM(cblas_strmm, float)
+DEFINE_TRMM(cblas_dtrmm, double)

@@ -15,7 +15,7 @@ OUT = os.path.join(HERE, "corpus")
 
 OP = {"softmax_rows": 0, "lookup": 1, "self_attention": 2,
       "mha_forward": 3, "mha_backward": 4, "plan": 5}
-MEDIUM = [0, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 128, 129, 255, 257]
+MEDIUM = [0, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 128, 129, 257, 511, 512]
 HUGE = {"0": 0, "2048": 1, "65536": 2, "2^20": 3, "INT_MAX": 4, "2^31": 5,
         "2^32": 6, "2^32+1": 7, "2^62": 8, "SIZE_MAX/2": 9, "SIZE_MAX/2+1": 10,
         "SIZE_MAX/4": 11, "SIZE_MAX/8+1": 12, "SIZE_MAX-1": 13, "SIZE_MAX": 14,
@@ -125,6 +125,8 @@ seed("self_attention_f32_causal", head("self_attention"), dim(2), dim(5), dim(4)
      [0x03], NO_NULL, NO_ALIAS, normal(), normal(), normal(), normal())
 seed("self_attention_f64_long", head("self_attention", True), dim(1), dim(129), dim(3),
      dim(2), [0x01], NO_NULL, NO_ALIAS, normal(), normal(), normal(), normal())
+seed("self_attention_tiled_default", head("self_attention"), dim(1), dim(512), dim(2), dim(2),
+     [0x01], NO_NULL, NO_ALIAS, normal(), normal("3"), normal("3"), normal())
 seed("self_attention_extremes", head("self_attention"), dim(1), dim(4), dim(2), dim(2),
      [0x02], NO_NULL, NO_ALIAS, each("1e30", "-1e30", "1", "2", "FLT_MAX", "0", "1e4", "-1e4"),
      normal(), normal(), normal())
