@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "engine.h"
 #include "real.h"
 
 typedef struct FN(attn_backward_args) {
@@ -27,9 +28,10 @@ typedef struct FN(attn_backward_args) {
     real *dWo;               /* (NH*hs,C), written only with Wo */
     /* workspace */
     real *dQ, *dK, *dV, *dheads; /* (B,T,NH*hs) */
-    real *dP;                    /* (T,T), reused per (batch, head) */
 } FN(attn_backward_args);
 
-void FN(attn_backward_run)(const FN(attn_backward_args) *args);
+/* Worker tiles must hold attn_block_workspace(T) elements (tiling.h): the
+ * dS block of one query block. */
+void FN(attn_backward_run)(const FN(attn_backward_args) *args, const FN(attn_engine) *engine);
 
 #endif /* ATTN_BACKWARD_H */

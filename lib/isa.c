@@ -23,7 +23,26 @@
                                           size_t n_total, float scale, float *max, float *sum); \
     double attn_softmax_online_##isa##_f64(const double *s, double *p, size_t n_valid,        \
                                            size_t n_total, double scale, double *max,         \
-                                           double *sum);
+                                           double *sum);                                      \
+    void attn_softmax_rows_##isa##_f32(const float *x, float *y, size_t rows, size_t ld,      \
+                                       size_t n_valid, size_t n_valid_step, size_t n_total,   \
+                                       float scale);                                          \
+    void attn_softmax_rows_##isa##_f64(const double *x, double *y, size_t rows, size_t ld,    \
+                                       size_t n_valid, size_t n_valid_step, size_t n_total,   \
+                                       double scale);                                         \
+    void attn_gemm_##isa##_f32(int trans_a, int trans_b, size_t M, size_t N, size_t K,        \
+                               float alpha, const float *A, size_t lda, const float *B,       \
+                               size_t ldb, float beta, float *C, size_t ldc, float *pack);    \
+    void attn_gemm_##isa##_f64(int trans_a, int trans_b, size_t M, size_t N, size_t K,        \
+                               double alpha, const double *A, size_t lda, const double *B,    \
+                               size_t ldb, double beta, double *C, size_t ldc,                \
+                               double *pack);                                                 \
+    void attn_gemm_lower_##isa##_f32(size_t M, size_t N, const float *A, size_t lda,          \
+                                     const float *B, size_t ldb, float beta, float *C,        \
+                                     size_t ldc, float *pack);                                \
+    void attn_gemm_lower_##isa##_f64(size_t M, size_t N, const double *A, size_t lda,         \
+                                     const double *B, size_t ldb, double beta, double *C,     \
+                                     size_t ldc, double *pack);
 ATTN_DECLARE_KERNELS(scalar)
 ATTN_DECLARE_KERNELS(avx2)
 ATTN_DECLARE_KERNELS(avx512)
@@ -42,6 +61,21 @@ static const attn_exp_f32_fn exp_f32[ATTN_ISA_COUNT] = {
     attn_exp_scalar_f32, attn_exp_avx2_f32, attn_exp_avx512_f32};
 static const attn_exp_f64_fn exp_f64[ATTN_ISA_COUNT] = {
     attn_exp_scalar_f64, attn_exp_avx2_f64, attn_exp_avx512_f64};
+
+#define ATTN_KERNEL_TABLE(type, name, kernel) \
+    static const type name[ATTN_ISA_COUNT] = {kernel(scalar), kernel(avx2), kernel(avx512)};
+#define ATTN_GEMM_F32(isa) attn_gemm_##isa##_f32
+#define ATTN_GEMM_F64(isa) attn_gemm_##isa##_f64
+#define ATTN_GEMM_LOWER_F32(isa) attn_gemm_lower_##isa##_f32
+#define ATTN_GEMM_LOWER_F64(isa) attn_gemm_lower_##isa##_f64
+#define ATTN_ROWS_F32(isa) attn_softmax_rows_##isa##_f32
+#define ATTN_ROWS_F64(isa) attn_softmax_rows_##isa##_f64
+ATTN_KERNEL_TABLE(attn_softmax_rows_f32_fn, rows_f32, ATTN_ROWS_F32)
+ATTN_KERNEL_TABLE(attn_softmax_rows_f64_fn, rows_f64, ATTN_ROWS_F64)
+ATTN_KERNEL_TABLE(attn_gemm_f32_fn, gemm_f32, ATTN_GEMM_F32)
+ATTN_KERNEL_TABLE(attn_gemm_f64_fn, gemm_f64, ATTN_GEMM_F64)
+ATTN_KERNEL_TABLE(attn_gemm_lower_f32_fn, gemm_lower_f32, ATTN_GEMM_LOWER_F32)
+ATTN_KERNEL_TABLE(attn_gemm_lower_f64_fn, gemm_lower_f64, ATTN_GEMM_LOWER_F64)
 
 static int valid(attn_isa isa)
 {
@@ -111,3 +145,9 @@ ATTN_KERNEL_GETTER(attn_softmax_online_f32_fn, attn_softmax_online_kernel_f32, o
 ATTN_KERNEL_GETTER(attn_softmax_online_f64_fn, attn_softmax_online_kernel_f64, online_f64)
 ATTN_KERNEL_GETTER(attn_exp_f32_fn, attn_exp_kernel_f32, exp_f32)
 ATTN_KERNEL_GETTER(attn_exp_f64_fn, attn_exp_kernel_f64, exp_f64)
+ATTN_KERNEL_GETTER(attn_softmax_rows_f32_fn, attn_softmax_rows_kernel_f32, rows_f32)
+ATTN_KERNEL_GETTER(attn_softmax_rows_f64_fn, attn_softmax_rows_kernel_f64, rows_f64)
+ATTN_KERNEL_GETTER(attn_gemm_f32_fn, attn_gemm_kernel_f32, gemm_f32)
+ATTN_KERNEL_GETTER(attn_gemm_f64_fn, attn_gemm_kernel_f64, gemm_f64)
+ATTN_KERNEL_GETTER(attn_gemm_lower_f32_fn, attn_gemm_lower_kernel_f32, gemm_lower_f32)
+ATTN_KERNEL_GETTER(attn_gemm_lower_f64_fn, attn_gemm_lower_kernel_f64, gemm_lower_f64)

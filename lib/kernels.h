@@ -1,7 +1,8 @@
 /*
- * Internal interface of the softmax kernels: one portable scalar kernel and
- * one per SIMD instruction set, all generated from lib/softmax_kernel.inc.c,
- * selected at run time. Not installed; tests reach it through the static
+ * Internal interface of the kernels: one portable scalar set and one per
+ * SIMD instruction set, all generated from lib/softmax_kernel.inc.c and
+ * lib/gemm_kernel.inc.c (instantiated by kernels_<isa>.c), selected at run
+ * time. Not installed; tests reach it through the static
  * library.
  */
 #ifndef ATTN_KERNELS_H
@@ -39,6 +40,20 @@ typedef void (*attn_softmax_row_f64_fn)(const double *x, double *y, size_t n_val
                                         size_t n_total, double scale);
 
 /*
+ * The row kernel on `rows` rows of x (leading dimension ld; y alike, x == y
+ * allowed), row r with n_valid + r * n_valid_step valid entries of n_total
+ * (n_valid_step 0: every row alike; 1: the rows of a causal block). The
+ * same results as the row kernel, row by row; short rows go several at a
+ * time so that their dependency chains overlap.
+ */
+typedef void (*attn_softmax_rows_f32_fn)(const float *x, float *y, size_t rows, size_t ld,
+                                         size_t n_valid, size_t n_valid_step, size_t n_total,
+                                         float scale);
+typedef void (*attn_softmax_rows_f64_fn)(const double *x, double *y, size_t rows, size_t ld,
+                                         size_t n_valid, size_t n_valid_step, size_t n_total,
+                                         double scale);
+
+/*
  * One key block of the tiled (online) softmax, for a row whose earlier key
  * blocks left a running max m (start: -REAL_MAX) and sum l (start: 0):
  *   m' = max(m, max_{j<n_valid} scale*s[j])
@@ -54,14 +69,94 @@ typedef double (*attn_softmax_online_f64_fn)(const double *s, double *p, size_t 
                                              size_t n_total, double scale, double *max,
                                              double *sum);
 
+
+/*
+ * attn's own matrix product (gemm_kernel.inc.c), for the paths that must not
+ * call a multithreaded BLAS or that are too small for a BLAS call to pay:
+ *   C (M,N) = alpha op(A) (M,K) op(B) (K,N) + beta C        row-major
+ * op(X) is X (trans 0) or X^T (trans 1) of the row-major X with leading
+ * dimension ldx. beta is 0 (C is written without being read) or 1.
+ * Single-threaded; `pack` is scratch of attn_gemm_pack_elements(M, N, K)
+ * elements. Each C element is summed in increasing k, so results depend on
+ * the shape and the kernel set only.
+ */
+typedef void (*attn_gemm_f32_fn)(int trans_a, int trans_b, size_t M, size_t N, size_t K,
+                                 float alpha, const float *A, size_t lda, const float *B,
+                                 size_t ldb, float beta, float *C, size_t ldc, float *pack);
+typedef void (*attn_gemm_f64_fn)(int trans_a, int trans_b, size_t M, size_t N, size_t K,
+                                 double alpha, const double *A, size_t lda, const double *B,
+                                 size_t ldb, double beta, double *C, size_t ldc, double *pack);
+/* C (M,N) = tril(A) (M,M) B (M,N) + beta C, A, B, C row-major: row i of C
+ * never reads rows of B after i. Scratch as for M x N x M. */
+typedef void (*attn_gemm_lower_f32_fn)(size_t M, size_t N, const float *A, size_t lda,
+                                       const float *B, size_t ldb, float beta, float *C,
+                                       size_t ldc, float *pack);
+typedef void (*attn_gemm_lower_f64_fn)(size_t M, size_t N, const double *A, size_t lda,
+                                       const double *B, size_t ldb, double beta, double *C,
+                                       size_t ldc, double *pack);
+
+/* Blocking of the product (the same for every kernel set; see
+ * gemm_kernel.inc.c): K blocks of KC, op(B) blocks of NC columns, op(A)
+ * blocks of MC rows; MR x NR micro-tiles of at most the _MAX sizes. */
+#define ATTN_GEMM_KC ((size_t)256)
+#define ATTN_GEMM_NC ((size_t)512)
+#define ATTN_GEMM_MC ((size_t)96)
+#define ATTN_GEMM_MR_MAX ((size_t)16)
+#define ATTN_GEMM_NR_MAX ((size_t)32)
+
+static inline size_t attn_gemm_min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* Products this small are computed without packing (gemm_kernel.inc.c),
+ * where an op(B) = B^T takes K*N elements of the scratch. M*N is formed
+ * first so that M*N*K cannot overflow (dimensions are below 2^31). */
+#define ATTN_GEMM_DIRECT_MAX_MN ((size_t)4096)
+#define ATTN_GEMM_DIRECT_MAX_MNK ((size_t)1 << 17)
+static inline int attn_gemm_is_direct(size_t M, size_t N, size_t K)
+{
+    return M * N <= ATTN_GEMM_DIRECT_MAX_MN && M * N * K <= ATTN_GEMM_DIRECT_MAX_MNK;
+}
+
+/* Elements of the packed op(B) block (packed products), and of the whole
+ * scratch of a product. */
+static inline size_t attn_gemm_pack_b_elements(size_t N, size_t K)
+{
+    return attn_gemm_min(K, ATTN_GEMM_KC) * (attn_gemm_min(N, ATTN_GEMM_NC) + ATTN_GEMM_NR_MAX);
+}
+static inline size_t attn_gemm_pack_elements(size_t M, size_t N, size_t K)
+{
+    if (attn_gemm_is_direct(M, N, K))
+        return K * N;
+    return attn_gemm_pack_b_elements(N, K) +
+           attn_gemm_min(K, ATTN_GEMM_KC) * (attn_gemm_min(M, ATTN_GEMM_MC) + ATTN_GEMM_MR_MAX);
+}
+/* Scratch enough for every product with dimensions at most M, N, K (both
+ * terms grow with each dimension; a direct product's K*N is at most its
+ * M*N*K). */
+static inline size_t attn_gemm_pack_bound(size_t M, size_t N, size_t K)
+{
+    const size_t packed = attn_gemm_pack_b_elements(N, K) +
+                          attn_gemm_min(K, ATTN_GEMM_KC) *
+                              (attn_gemm_min(M, ATTN_GEMM_MC) + ATTN_GEMM_MR_MAX);
+    const size_t direct = attn_gemm_min(attn_gemm_min(K, ATTN_GEMM_DIRECT_MAX_MNK) *
+                                            attn_gemm_min(N, ATTN_GEMM_DIRECT_MAX_MNK),
+                                        ATTN_GEMM_DIRECT_MAX_MNK);
+    return packed > direct ? packed : direct;
+}
+
 /* For sources templated over `real` (see real.h): the kernel types. */
 #ifdef ATTN_REAL_BITS
 #if ATTN_REAL_BITS == 32
 typedef attn_softmax_row_f32_fn attn_softmax_row_fn;
 typedef attn_softmax_online_f32_fn attn_softmax_online_fn;
+typedef attn_softmax_rows_f32_fn attn_softmax_rows_fn;
+typedef attn_gemm_f32_fn attn_gemm_fn;
+typedef attn_gemm_lower_f32_fn attn_gemm_lower_fn;
 #else
 typedef attn_softmax_row_f64_fn attn_softmax_row_fn;
 typedef attn_softmax_online_f64_fn attn_softmax_online_fn;
+typedef attn_softmax_rows_f64_fn attn_softmax_rows_fn;
+typedef attn_gemm_f64_fn attn_gemm_fn;
+typedef attn_gemm_lower_f64_fn attn_gemm_lower_fn;
 #endif
 #endif
 
@@ -69,7 +164,13 @@ typedef attn_softmax_online_f64_fn attn_softmax_online_fn;
 attn_softmax_row_f32_fn attn_softmax_row_kernel_f32(attn_isa isa);
 attn_softmax_row_f64_fn attn_softmax_row_kernel_f64(attn_isa isa);
 attn_softmax_online_f32_fn attn_softmax_online_kernel_f32(attn_isa isa);
+attn_softmax_rows_f32_fn attn_softmax_rows_kernel_f32(attn_isa isa);
+attn_softmax_rows_f64_fn attn_softmax_rows_kernel_f64(attn_isa isa);
 attn_softmax_online_f64_fn attn_softmax_online_kernel_f64(attn_isa isa);
+attn_gemm_f32_fn attn_gemm_kernel_f32(attn_isa isa);
+attn_gemm_f64_fn attn_gemm_kernel_f64(attn_isa isa);
+attn_gemm_lower_f32_fn attn_gemm_lower_kernel_f32(attn_isa isa);
+attn_gemm_lower_f64_fn attn_gemm_lower_kernel_f64(attn_isa isa);
 
 /* y[i] = exp(x[i]) with the kernel's polynomial exp, for i < n (x == y allowed).
  * Accuracy against libm: relative error <= 2e-7 (f32), <= 1e-14 (f64) where

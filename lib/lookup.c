@@ -48,13 +48,12 @@ static attn_status FN(check_lookup)(size_t Tq, size_t Tk, size_t d, size_t dv, d
 
 /* One block of `rows` queries: P (rows,Tk) and out (rows,dv). */
 static void FN(lookup_block)(size_t rows, size_t Tk, size_t d, size_t dv, real scale,
-                             attn_softmax_row_fn softmax_row, const real *q, const real *k,
+                             attn_softmax_rows_fn softmax_rows, const real *q, const real *k,
                              const real *v, real *out, real *P)
 {
     FN(attn_gemm)(ATTN_NO_TRANS, ATTN_TRANS, rows, Tk, d, REAL_C(1.0), q, d, k, d, REAL_C(0.0), P,
                   Tk);
-    for (size_t t = 0; t < rows; t++)
-        softmax_row(P + t * Tk, P + t * Tk, Tk, Tk, scale);
+    softmax_rows(P, P, rows, Tk, Tk, 0, Tk, scale);
     FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, rows, dv, Tk, REAL_C(1.0), P, Tk, v, dv,
                   REAL_C(0.0), out, dv);
 }
@@ -66,10 +65,10 @@ attn_status FN(attn_lookup)(size_t Tq, size_t Tk, size_t d, size_t dv, double sc
     if (status != ATTN_OK)
         return status;
     const real used_scale = attn_scale_or_default(scale, d);
-    const attn_softmax_row_fn softmax_row = FN(attn_softmax_row_kernel)(attn_isa_active());
+    const attn_softmax_rows_fn softmax_rows = FN(attn_softmax_rows_kernel)(attn_isa_active());
 
     if (weights != NULL) {
-        FN(lookup_block)(Tq, Tk, d, dv, used_scale, softmax_row, q, k, v, out, weights);
+        FN(lookup_block)(Tq, Tk, d, dv, used_scale, softmax_rows, q, k, v, out, weights);
         return ATTN_OK;
     }
     size_t block_rows = LOOKUP_BLOCK_ELEMENTS / Tk;
@@ -79,7 +78,7 @@ attn_status FN(attn_lookup)(size_t Tq, size_t Tk, size_t d, size_t dv, double sc
         return ATTN_ERR_OUT_OF_MEMORY;
     for (size_t t0 = 0; t0 < Tq; t0 += block_rows) {
         size_t rows = Tq - t0 < block_rows ? Tq - t0 : block_rows;
-        FN(lookup_block)(rows, Tk, d, dv, used_scale, softmax_row, q + t0 * d, k, v,
+        FN(lookup_block)(rows, Tk, d, dv, used_scale, softmax_rows, q + t0 * d, k, v,
                          out + t0 * dv, P);
     }
     free(P);

@@ -15,8 +15,9 @@
 
 #define ATTN_KNOWN_FLAGS (ATTN_CAUSAL | ATTN_INFERENCE | ATTN_MATERIALIZED | ATTN_TILED)
 #define ATTN_ALIGNMENT ((size_t)64)
+/* Each worker's scratch starts on a 64-byte boundary in either precision. */
+#define ATTN_WORKER_ROUND ((size_t)16)
 
-/* Element counts of every buffer; 0 for absent ones. False on overflow. */
 /* Whether an inference plan computes heads without requested weights on the
  * tiled path. */
 static int takes_tiled_path(size_t T, unsigned flags)
@@ -26,6 +27,7 @@ static int takes_tiled_path(size_t T, unsigned flags)
     return !(flags & ATTN_MATERIALIZED) && T >= ATTN_TILED_MIN_T;
 }
 
+/* Element counts of every buffer; 0 for absent ones. False on overflow. */
 static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_COUNT])
 {
     size_t D, rows_by_D, tile, saved;
@@ -34,16 +36,48 @@ static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_
         return 0;
     const int inference = (flags & ATTN_INFERENCE) != 0;
     const size_t training = inference ? 0 : 1;
-    const size_t tiled = inference && takes_tiled_path(s.T, flags) ? 1 : 0;
     counts[ATTN_BUF_Q] = counts[ATTN_BUF_K] = counts[ATTN_BUF_V] = rows_by_D;
     counts[ATTN_BUF_HEADS] = rows_by_D;
-    counts[ATTN_BUF_SCORES] = inference && !tiled ? tile : 0;
-    counts[ATTN_BUF_TILED] = tiled ? attn_tiled_workspace(s.T) : 0;
     counts[ATTN_BUF_SAVED_P] = saved * training;
     counts[ATTN_BUF_DQ] = counts[ATTN_BUF_DK] = counts[ATTN_BUF_DV] = rows_by_D * training;
     counts[ATTN_BUF_DHEADS] = rows_by_D * training;
-    counts[ATTN_BUF_DSCORES] = tile * training;
     return 1;
+}
+
+/* Elements of one worker's scratch (engine.h): the own kernel's packing for
+ * any product of the plan (no dimension exceeds the largest of B*T, C and
+ * D), then the tile of one query block: the tiled path's, or a block of
+ * scores (materialized inference) or of dS (backward). False on overflow. */
+static int worker_elements(attn_shape s, int tiled, size_t *pack, size_t *total)
+{
+    size_t rows, D, tile;
+    const int ok = attn_mul(s.B, s.T, &rows) && attn_mul(s.NH, s.hs, &D) &&
+                   (tiled ? attn_add(attn_tiled_workspace(0), s.T, &tile)
+                          : attn_mul(ATTN_QUERY_BLOCK, s.T, &tile)) &&
+                   attn_add(tile, ATTN_WORKER_ROUND, &tile);
+    if (!ok)
+        return 0;
+    size_t largest = rows > s.C ? rows : s.C;
+    largest = largest > D ? largest : D;
+    /* at most a few hundred thousand: KC (NC + MC + ...), or the direct bound */
+    *pack = attn_gemm_pack_bound(largest, largest, largest) / ATTN_WORKER_ROUND *
+                ATTN_WORKER_ROUND + ATTN_WORKER_ROUND;
+    return attn_add(*pack, tile / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND, total);
+}
+
+/* Scratch for `workers` workers of `plan`, 64-byte aligned; NULL when it
+ * cannot be had (*status says why). */
+static void *new_scratch(const attn_plan *plan, unsigned workers, attn_status *status)
+{
+    const size_t element_size = plan->dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
+    size_t bytes;
+    if (!attn_mul3(workers, plan->worker_elements, element_size, &bytes)) {
+        *status = ATTN_ERR_SIZE_OVERFLOW;
+        return NULL;
+    }
+    void *scratch = aligned_alloc(ATTN_ALIGNMENT, bytes);
+    *status = scratch != NULL ? ATTN_OK : ATTN_ERR_OUT_OF_MEMORY;
+    return scratch;
 }
 
 /* Byte offsets of the buffers in the arena and its total size. */
@@ -84,10 +118,13 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
 
     const attn_shape shape = {B, T, C, NH, hs};
     const int inference = (flags & ATTN_INFERENCE) != 0;
+    const int tiled = inference && takes_tiled_path(T, flags);
     const size_t element_size = dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
     size_t counts[ATTN_BUF_COUNT], offsets[ATTN_BUF_COUNT], arena_bytes, rows, D;
-    size_t X_bytes, W_bytes, out_bytes;
+    size_t X_bytes, W_bytes, out_bytes, pack_elements, worker_total, worker_bytes;
     if (!buffer_elements(shape, flags, counts) ||
+        !worker_elements(shape, tiled, &pack_elements, &worker_total) ||
+        !attn_mul(worker_total, element_size, &worker_bytes) ||
         !layout(counts, element_size, offsets, &arena_bytes) || !attn_mul(B, T, &rows) ||
         !attn_mul(NH, hs, &D) || !attn_mul3(rows, C, element_size, &X_bytes) ||
         !attn_mul3(C, D, element_size, &W_bytes) ||
@@ -102,12 +139,18 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
 
     attn_plan *created = calloc(1, sizeof *created);
     void *arena = aligned_alloc(ATTN_ALIGNMENT, arena_bytes);
-    if (created == NULL || arena == NULL) {
+    void *scratch = aligned_alloc(ATTN_ALIGNMENT, worker_bytes);
+    if (created == NULL || arena == NULL || scratch == NULL) {
         free(created);
         free(arena);
+        free(scratch);
         return ATTN_ERR_OUT_OF_MEMORY;
     }
     created->dtype = dtype;
+    created->tiled = tiled;
+    created->scratch = scratch;
+    created->worker_elements = worker_total;
+    created->pack_elements = pack_elements;
     created->shape = shape;
     created->scale = scale > 0.0 ? scale : 1.0 / sqrt((double)hs);
     created->causal = (flags & ATTN_CAUSAL) != 0;
@@ -120,10 +163,35 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     return ATTN_OK;
 }
 
+attn_status attn_plan_set_threads(attn_plan *plan, unsigned threads)
+{
+    if (plan == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    if (threads > ATTN_MAX_THREADS)
+        return ATTN_ERR_BAD_THREADS;
+    attn_status status;
+    void *scratch = new_scratch(plan, threads > 1 ? threads : 1, &status);
+    if (scratch == NULL)
+        return status;
+    attn_pool *pool = NULL;
+    if (threads > 1 && (status = attn_pool_create(&pool, threads)) != ATTN_OK) {
+        free(scratch);
+        return status;
+    }
+    attn_pool_destroy(plan->pool);
+    free(plan->scratch);
+    plan->pool = pool;
+    plan->scratch = scratch;
+    plan->threads = threads;
+    return ATTN_OK;
+}
+
 void attn_plan_destroy(attn_plan *plan)
 {
     if (plan == NULL)
         return;
+    attn_pool_destroy(plan->pool);
+    free(plan->scratch);
     free(plan->arena);
     free(plan);
 }

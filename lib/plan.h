@@ -1,6 +1,8 @@
 /*
- * The plan object (opaque to users): shape, options, and one arena holding
- * every buffer a forward and a backward need, laid out at creation.
+ * The plan object (opaque to users): shape, options, one arena holding the
+ * buffers a forward keeps and a backward needs, laid out at creation, and
+ * the scratch of each thread that executes the plan (engine.h), replaced by
+ * attn_plan_set_threads together with the plan's pool of threads.
  */
 #ifndef ATTN_PLAN_H
 #define ATTN_PLAN_H
@@ -10,6 +12,7 @@
 #include <attn/attn.h>
 
 #include "kernels.h"
+#include "pool.h"
 #include "shape.h"
 
 typedef enum attn_buffer {
@@ -17,14 +20,11 @@ typedef enum attn_buffer {
     ATTN_BUF_K,       /* (B,T,D) */
     ATTN_BUF_V,       /* (B,T,D) */
     ATTN_BUF_HEADS,   /* (B,T,D) concatenated head outputs (before Wo) */
-    ATTN_BUF_SCORES,  /* (T,T) scores reused per head: inference, T < ATTN_TILED_MIN_T */
-    ATTN_BUF_TILED,   /* attn_tiled_workspace(T): inference, T >= ATTN_TILED_MIN_T */
     ATTN_BUF_SAVED_P, /* (B,NH,T,T) weights kept for the backward */
     ATTN_BUF_DQ,      /* (B,T,D) */
     ATTN_BUF_DK,      /* (B,T,D) */
     ATTN_BUF_DV,      /* (B,T,D) */
     ATTN_BUF_DHEADS,  /* (B,T,D) gradient of the head outputs */
-    ATTN_BUF_DSCORES, /* (T,T) gradient tile, reused per (batch, head) */
     ATTN_BUF_COUNT
 } attn_buffer;
 
@@ -34,11 +34,17 @@ struct attn_plan {
     double scale; /* resolved: never <= 0 */
     int causal;
     int inference;
+    int tiled; /* an inference forward without weights takes the tiled path */
     attn_isa isa;
     int has_forward;    /* a forward has run and kept its state */
     int forward_had_Wo; /* ... with an output projection */
     void *arena;
     size_t offset[ATTN_BUF_COUNT]; /* bytes into arena; ATTN_ABSENT if unused */
+    unsigned threads;      /* 0: BLAS threads; n >= 1: n threads of the plan's own */
+    attn_pool *pool;       /* the workers when threads >= 2, else NULL */
+    void *scratch;         /* max(threads, 1) workers' scratch, worker_elements each */
+    size_t worker_elements; /* elements of dtype: pack_elements, then the tile */
+    size_t pack_elements;
 };
 
 #define ATTN_ABSENT ((size_t)-1)

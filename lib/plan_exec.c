@@ -1,7 +1,7 @@
 /*
  * attn_forward_* and attn_backward_*: executing a plan. Validation, then the
- * engines of forward.c and backward.c on the plan's own buffers; nothing is
- * allocated here.
+ * engines of forward.c and backward.c on the plan's own buffers, threads and
+ * scratch; nothing is allocated here.
  */
 #include <string.h>
 
@@ -21,6 +21,20 @@
 
 #define PLAN_BUFFER(plan, name) ((real *)attn_plan_buffer((plan), ATTN_BUF_##name))
 
+/* The plan's threads and products (engine.h). */
+static FN(attn_engine) FN(plan_engine)(const attn_plan *plan)
+{
+    const FN(attn_engine) engine = {
+        .pool = plan->pool,
+        .blas = plan->threads == 0,
+        .own = FN(attn_gemm_kernel)(plan->isa),
+        .own_lower = FN(attn_gemm_lower_kernel)(plan->isa),
+        .scratch = plan->scratch,
+        .worker_elements = plan->worker_elements,
+        .pack_elements = plan->pack_elements};
+    return engine;
+}
+
 attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, const real *Wk,
                              const real *Wv, const real *Wo, real *out, real *weights)
 {
@@ -38,20 +52,20 @@ attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, con
 
     const attn_shape s = plan->shape;
     real *saved_P = PLAN_BUFFER(plan, SAVED_P);
-    const FN(attn_forward_workspace) ws = {
-        .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
-        .heads = PLAN_BUFFER(plan, HEADS), .scores = PLAN_BUFFER(plan, SCORES),
-        .tiled = PLAN_BUFFER(plan, TILED)};
     const FN(attn_forward_args) args = {
         .B = s.B, .T = s.T, .C = s.C, .NH = s.NH, .hs = s.hs,
         .scale = attn_real_scale(plan->scale),
         .causal = plan->causal,
-        .softmax_row = FN(attn_softmax_row_kernel)(plan->isa),
+        .tiled = plan->tiled,
+        .softmax_rows = FN(attn_softmax_rows_kernel)(plan->isa),
         .softmax_online = FN(attn_softmax_online_kernel)(plan->isa),
         .X = X, .Wq = Wq, .Wk = Wk, .Wv = Wv, .Wo = Wo,
         .out = out,
-        .P = saved_P != NULL ? saved_P : weights};
-    FN(attn_forward_run)(&args, &ws);
+        .P = saved_P != NULL ? saved_P : weights,
+        .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
+        .heads = PLAN_BUFFER(plan, HEADS)};
+    const FN(attn_engine) engine = FN(plan_engine)(plan);
+    FN(attn_forward_run)(&args, &engine);
 
     if (saved_P != NULL && weights != NULL)
         memcpy(weights, saved_P, s.B * s.NH * s.T * s.T * sizeof(real));
@@ -91,7 +105,8 @@ attn_status FN(attn_backward)(attn_plan *plan, const real *X, const real *Wq, co
         .heads = PLAN_BUFFER(plan, HEADS), .P = PLAN_BUFFER(plan, SAVED_P),
         .dX = dX, .dWq = dWq, .dWk = dWk, .dWv = dWv, .dWo = dWo,
         .dQ = PLAN_BUFFER(plan, DQ), .dK = PLAN_BUFFER(plan, DK), .dV = PLAN_BUFFER(plan, DV),
-        .dheads = PLAN_BUFFER(plan, DHEADS), .dP = PLAN_BUFFER(plan, DSCORES)};
-    FN(attn_backward_run)(&args);
+        .dheads = PLAN_BUFFER(plan, DHEADS)};
+    const FN(attn_engine) engine = FN(plan_engine)(plan);
+    FN(attn_backward_run)(&args, &engine);
     return ATTN_OK;
 }

@@ -3,6 +3,7 @@
  * written once over the SIMD vocabulary of lib/simd/ (see its README). The
  * including file has already included one vocabulary header and defines
  *   SOFTMAX_ROW_NAME     the row kernel's symbol, e.g. attn_softmax_row_avx2_f32
+ *   SOFTMAX_ROWS_NAME    the block-of-rows kernel's, e.g. attn_softmax_rows_avx2_f32
  *   SOFTMAX_ONLINE_NAME  the online block kernel's, e.g. attn_softmax_online_avx2_f32
  *   EXP_ARRAY_NAME       the array exp's symbol,  e.g. attn_exp_avx2_f32
  * All follow the contracts in kernels.h.
@@ -232,6 +233,64 @@ void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, re
     const real inv = row_sum == 0.0 ? REAL_C(0.0) : (real)(1.0 / row_sum);
     exp_shifted_row(x, y, n_valid, n_total, scale, row_max, inv);
 }
+
+
+void SOFTMAX_ROWS_NAME(const real *x, real *y, size_t rows, size_t ld, size_t n_valid,
+                       size_t n_valid_step, size_t n_total, real scale);
+/* Short rows (all shorter than a vector, none reaching +inf), up to
+ * SHORT_GROUP at a time: their dependency chains (max, exp, sum) are
+ * independent and interleave. Row r has n_valid[r] entries of n_total. */
+#define SHORT_GROUP 4
+static inline int softmax_short_group(const real *x, real *y, size_t rows, size_t ld,
+                                      const size_t *n_valid, size_t n_total, real scale)
+{
+    vec s[SHORT_GROUP], e[SHORT_GROUP];
+    real max[SHORT_GROUP], sum[SHORT_GROUP];
+    for (size_t r = 0; r < SHORT_GROUP; r++) {
+        const size_t row = r < rows ? r : 0;
+        s[r] = v_mul(v_load_part(x + row * ld, n_valid[row], (real)-INFINITY), v_set1(scale));
+        max[r] = v_hmax(v_max(v_set1(-ATTN_REAL_MAX), s[r]));
+    }
+    for (size_t r = 0; r < rows; r++)
+        if (max[r] == (real)INFINITY)
+            return 0;
+    for (size_t r = 0; r < SHORT_GROUP; r++) {
+        e[r] = v_exp(v_sub(s[r], v_set1(max[r])));
+        sum[r] = v_hsum(e[r]);
+    }
+    for (size_t r = 0; r < rows; r++) {
+        const real inv = sum[r] == REAL_C(0.0) ? REAL_C(0.0) : REAL_C(1.0) / sum[r];
+        v_store_part(y + r * ld, v_mul(e[r], v_set1(inv)), n_valid[r]);
+        for (size_t j = n_valid[r]; j < n_total; j++)
+            y[r * ld + j] = REAL_C(0.0);
+    }
+    return 1;
+}
+
+/* Rows r < rows of x (ld), row r with n_valid + r * n_valid_step entries
+ * (n_valid_step 1: a causal block's rows), each the row kernel's result. */
+void SOFTMAX_ROWS_NAME(const real *x, real *y, size_t rows, size_t ld, size_t n_valid,
+                       size_t n_valid_step, size_t n_total, real scale)
+{
+    size_t r = 0;
+    while (r < rows) {
+        size_t valid[SHORT_GROUP];
+        const size_t group = rows - r < SHORT_GROUP ? rows - r : SHORT_GROUP;
+        size_t g = 0;
+        for (; g < group; g++) {
+            valid[g] = n_valid + (r + g) * n_valid_step;
+            if (valid[g] >= VLEN)
+                break;
+        }
+        if (g > 0 && softmax_short_group(x + r * ld, y + r * ld, g, ld, valid, n_total, scale)) {
+            r += g;
+            continue;
+        }
+        SOFTMAX_ROW_NAME(x + r * ld, y + r * ld, n_valid + r * n_valid_step, n_total, scale);
+        r++;
+    }
+}
+#undef SHORT_GROUP
 
 real SOFTMAX_ONLINE_NAME(const real *s, real *p, size_t n_valid, size_t n_total, real scale,
                          real *running_max, real *running_sum);

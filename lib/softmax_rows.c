@@ -18,8 +18,6 @@ attn_status FN(attn_softmax_rows)(real *x, size_t rows, size_t cols, size_t ld)
     if (ld < cols)
         return ATTN_ERR_BAD_STRIDE;
 
-    const attn_softmax_row_fn softmax_row = FN(attn_softmax_row_kernel)(attn_isa_active());
-    for (size_t r = 0; r < rows; r++)
-        softmax_row(x + r * ld, x + r * ld, cols, cols, REAL_C(1.0));
+    FN(attn_softmax_rows_kernel)(attn_isa_active())(x, x, rows, ld, cols, 0, cols, REAL_C(1.0));
     return ATTN_OK;
 }

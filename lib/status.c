@@ -36,6 +36,8 @@ const char *attn_status_string(attn_status status)
         return "backward on a plan that has run no forward";
     case ATTN_ERR_FORWARD_MISMATCH:
         return "backward's Wo presence differs from the forward's";
+    case ATTN_ERR_BAD_THREADS:
+        return "thread count above ATTN_MAX_THREADS";
     }
     return "unknown attn_status";
 }

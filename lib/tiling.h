@@ -1,6 +1,6 @@
 /*
- * Block sizes of the forward paths (forward.c) and the choice between them.
- * Not templated: plan.c sizes its buffers from these.
+ * Block sizes of the forward and backward engines and the choice between the
+ * forward paths. Not templated: plan.c sizes its buffers from these.
  */
 #ifndef ATTN_TILING_H
 #define ATTN_TILING_H
@@ -9,15 +9,19 @@
 
 #include <attn/attn.h>
 
-/* Query rows per block of the causal materialized path. */
-#define ATTN_CAUSAL_QUERY_BLOCK 128
+/* Query rows per block, on every path: a block is one work item of a plan
+ * on threads of its own, and with a causal mask block [t0,t1) meets keys
+ * [0,t1) only. */
+#define ATTN_QUERY_BLOCK 128
 
-/* Query and key block of the tiled path. A key block holds whole query
- * blocks, so a causal query block's diagonal lies inside one key block. */
-#define ATTN_TILE_QUERIES 128
+/* Key block of the tiled path. A key block holds whole query blocks, so a
+ * causal query block's diagonal lies inside one key block. */
 #define ATTN_TILE_KEYS 512
-_Static_assert(ATTN_TILE_KEYS % ATTN_TILE_QUERIES == 0,
+_Static_assert(ATTN_TILE_KEYS % ATTN_QUERY_BLOCK == 0,
                "a causal query block's diagonal must lie in one key block");
+
+/* Rows of X per work item of the projections on a plan's own threads. */
+#define ATTN_ROW_BLOCK 96
 
 /* ATTN_TILED_MIN_T, the default crossover to the tiled path, is public
  * (attn.h). Measured with attn-bench --path materialized,tiled (one head,
@@ -28,11 +32,18 @@ _Static_assert(ATTN_TILE_KEYS % ATTN_TILE_QUERIES == 0,
  * The tiled path never loses; below 512 (one key block) the two do the same
  * GEMMs, so the crossover sits where the tiled path starts to save work. */
 
-/* Elements of the tiled path's workspace for sequence length T: the score
- * tile, three per-query statistics and one fallback row of T. */
+/* Elements of a tiled query block's workspace for sequence length T: the
+ * score tile, three per-query statistics and one fallback row of T. */
 static inline size_t attn_tiled_workspace(size_t T)
 {
-    return (size_t)ATTN_TILE_QUERIES * ATTN_TILE_KEYS + 3 * (size_t)ATTN_TILE_QUERIES + T;
+    return (size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS + 3 * (size_t)ATTN_QUERY_BLOCK + T;
+}
+
+/* Elements of a materialized query block's scores (and of the backward's
+ * dS block): ATTN_QUERY_BLOCK rows of at most T keys. */
+static inline size_t attn_block_workspace(size_t T)
+{
+    return (size_t)ATTN_QUERY_BLOCK * T;
 }
 
 #endif /* ATTN_TILING_H */

@@ -75,6 +75,12 @@ typedef struct test_prec {
     int (*softmax_row)(attn_isa isa, const void *x, void *y, size_t n_valid, size_t n_total,
                        double scale);
     int (*exp)(attn_isa isa, const void *x, void *y, size_t n);
+    /* attn's own matrix products (kernels.h); alpha and beta are rounded */
+    int (*gemm)(attn_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K,
+                double alpha, const void *A, size_t lda, const void *B, size_t ldb, double beta,
+                void *C, size_t ldc, void *pack);
+    int (*gemm_lower)(attn_isa isa, size_t M, size_t N, const void *A, size_t lda, const void *B,
+                      size_t ldb, double beta, void *C, size_t ldc, void *pack);
 } test_prec;
 
 extern const test_prec test_prec_f32;

@@ -104,6 +104,28 @@ static int SFX(exp)(attn_isa isa, const void *x, void *y, size_t n)
     return 1;
 }
 
+static int SFX(gemm)(attn_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K,
+                     double alpha, const void *A, size_t lda, const void *B, size_t ldb,
+                     double beta, void *C, size_t ldc, void *pack)
+{
+    SFX(attn_gemm_fn) kernel = SFX(attn_gemm_kernel)(isa);
+    if (kernel == NULL)
+        return 0;
+    kernel(trans_a, trans_b, M, N, K, (REAL)alpha, A, lda, B, ldb, (REAL)beta, C, ldc, pack);
+    return 1;
+}
+
+static int SFX(gemm_lower)(attn_isa isa, size_t M, size_t N, const void *A, size_t lda,
+                           const void *B, size_t ldb, double beta, void *C, size_t ldc,
+                           void *pack)
+{
+    SFX(attn_gemm_lower_fn) kernel = SFX(attn_gemm_lower_kernel)(isa);
+    if (kernel == NULL)
+        return 0;
+    kernel(M, N, A, lda, B, ldb, (REAL)beta, C, ldc, pack);
+    return 1;
+}
+
 const test_prec SFX(test_prec) = {
     .name = SFX_NAME,
     .size = sizeof(REAL),
@@ -127,4 +149,6 @@ const test_prec SFX(test_prec) = {
     .has_kernels = SFX(has_kernels),
     .softmax_row = SFX(softmax_row),
     .exp = SFX(exp),
+    .gemm = SFX(gemm),
+    .gemm_lower = SFX(gemm_lower),
 };

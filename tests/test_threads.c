@@ -14,7 +14,12 @@
  *     kernel (OpenBLAS 0.3.21's SkylakeX sgemm gives equal bytes on 1 and 2
  *     threads, its Haswell sgemm does not, the split moving elements between
  *     edge and full micro-tiles), so the test prints it and does not assert it;
-  *   - concurrency: four threads each running its own plan (different
+  *   - a plan's own threads (attn_plan_set_threads): the same bytes on 1, 2
+ *     and 3 threads, and on 2 threads set between a forward and its
+ *     backward, for training and inference plans on both forward paths,
+ *     checked against the reference too; the plan's threads set to more
+ *     than ATTN_MAX_THREADS is BAD_THREADS and changes nothing;
+ *   - concurrency: four threads each running its own plan (different
  *     shapes, seeds, precisions and flags; two of them the same shape),
  *     released together, 16 forward + backward iterations
  *     each on new inputs, give the bytes of the same plans run one after
@@ -148,6 +153,101 @@ static void blas_thread_counts(void **state)
                   equal_across, sizeof kinds / sizeof kinds[0]);
 }
 
+/* ---- a plan's own threads ------------------------------------------------ */
+
+/* a job on a new plan of kind k on `threads` threads of its own */
+static mha_job threaded_job(const test_prec *p, const plan_kind *k, const mha_data *d,
+                            unsigned threads)
+{
+    attn_plan *plan = mha_plan(p, &k->s, k->flags);
+    const attn_status status = attn_plan_set_threads(plan, threads);
+    check_true(status == ATTN_OK, "attn_plan_set_threads(%u): %s", threads,
+               attn_status_string(status));
+    return mha_job_make(p, d, plan, is_training(k->flags), k->s.T < ATTN_TILED_MIN_T);
+}
+
+static void own_threads(void **state)
+{
+    const test_prec *p = TEST_PREC(state);
+    /* several query blocks (T > 128), several key blocks on the tiled path
+     * (T > 512), more items than threads and fewer, row blocks of the
+     * projections beyond one (B*T > 96) */
+    const plan_kind kinds[] = {
+        {{2, 150, 16, 4, 4, 0.0, 1, 1}, 0u},
+        {{3, 40, 12, 3, 5, 0.7, 0, 0}, 0u},
+        {{1, 300, 24, 1, 8, 0.0, 1, 0}, 0u},
+        {{2, 37, 12, 3, 4, 0.0, 1, 1}, ATTN_INFERENCE},
+        {{1, 600, 6, 2, 3, 0.0, 1, 1}, ATTN_INFERENCE | ATTN_TILED},
+        {{1, 600, 6, 2, 3, 0.0, 0, 0}, ATTN_INFERENCE},
+        {{1, 200, 8, 2, 4, 0.0, 1, 0}, ATTN_INFERENCE | ATTN_MATERIALIZED},
+    };
+    test_rng rng;
+    rng_seed(&rng, 603);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        const plan_kind *k = &kinds[i];
+        mha_data d = mha_random(p, &rng, k->s, MHA_W_GAIN);
+        mha_job one = threaded_job(p, k, &d, 1);
+        mha_job_run(&one);
+        expect_job_ok(&one, "1 own thread");
+        if (k->s.T <= 300)
+            check_job(&one, &d, "1 own thread");
+        for (unsigned threads = 2; threads <= 3; threads++) {
+            mha_job more = threaded_job(p, k, &d, threads);
+            mha_job_run(&more);
+            expect_job_ok(&more, "own threads");
+            check_true(mha_job_identical(&one, &more),
+                       "kind %zu (T %zu flags %#x): 1 and %u own threads differ", i, k->s.T,
+                       mha_flags(&k->s, k->flags), threads);
+        }
+    }
+}
+
+/* mha_job_run with the plan's threads set to `threads` between the forward
+ * and the backward */
+static attn_status run_forward_then(mha_job *j, unsigned threads)
+{
+    const mha_typed *t = &j->in;
+    j->status = j->p->forward(j->plan, t->X, t->Wq, t->Wk, t->Wv, t->Wo, j->out, j->weights);
+    if (j->status == ATTN_OK)
+        j->status = attn_plan_set_threads(j->plan, threads);
+    if (j->status == ATTN_OK)
+        j->status = j->p->backward(j->plan, t->X, t->Wq, t->Wk, t->Wv, t->Wo, t->dout,
+                                   j->grads.g[MHA_DX], j->grads.g[MHA_DWQ], j->grads.g[MHA_DWK],
+                                   j->grads.g[MHA_DWV], j->grads.g[MHA_DWO]);
+    return j->status;
+}
+
+static void set_threads_calls(void **state)
+{
+    const test_prec *p = TEST_PREC(state);
+    check_true(attn_plan_set_threads(NULL, 2) == ATTN_ERR_NULL_POINTER, "NULL plan");
+    const plan_kind k = {{2, 150, 16, 4, 4, 0.0, 1, 1}, 0u};
+    test_rng rng;
+    rng_seed(&rng, 604);
+    mha_data d = mha_random(p, &rng, k.s, MHA_W_GAIN);
+    mha_job reference = threaded_job(p, &k, &d, 2);
+    mha_job_run(&reference);
+
+    /* too many threads: refused, the plan keeps its 2 */
+    mha_job refused = threaded_job(p, &k, &d, 2);
+    check_true(attn_plan_set_threads(refused.plan, ATTN_MAX_THREADS + 1) == ATTN_ERR_BAD_THREADS,
+               "ATTN_MAX_THREADS + 1 threads");
+    mha_job_run(&refused);
+    check_true(mha_job_identical(&reference, &refused), "a refused count changed the results");
+
+    /* threads changed between the forward and its backward: the forward's
+     * state survives, the results are those of 2 threads throughout */
+    mha_job switched = threaded_job(p, &k, &d, 2);
+    check_true(run_forward_then(&switched, 3) == ATTN_OK, "forward, 3 threads, backward");
+    check_true(mha_job_identical(&reference, &switched), "set between forward and backward");
+
+    /* back to BLAS threads: within tolerance of the reference */
+    mha_job blas = threaded_job(p, &k, &d, 0);
+    mha_job_run(&blas);
+    expect_job_ok(&blas, "BLAS threads again");
+    check_job(&blas, &d, "BLAS threads again");
+}
+
 /* ---- concurrent plans ------------------------------------------------------ */
 
 #define ITERATIONS 16
@@ -243,6 +343,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         MHA_PREC_CASES(repeated_runs),
         MHA_PREC_CASES(blas_thread_counts),
+        MHA_PREC_CASES(own_threads),
+        MHA_PREC_CASES(set_threads_calls),
         MHA_CASE("concurrent_plans", concurrent_plans, NULL),
     };
     return cmocka_run_group_tests_name("threads and determinism", tests, NULL, NULL);

@@ -56,6 +56,8 @@
  *   ATTN_ERR_NO_FORWARD      a backward on a plan that has run no forward
  *   ATTN_ERR_FORWARD_MISMATCH a backward whose Wo presence (NULL or not)
  *                            differs from the forward it differentiates
+ *   ATTN_ERR_BAD_THREADS     attn_plan_set_threads got more than
+ *                            ATTN_MAX_THREADS threads
  */
 #ifndef ATTN_ATTN_H
 #define ATTN_ATTN_H
@@ -104,7 +106,8 @@ typedef enum attn_status {
     ATTN_ERR_DTYPE_MISMATCH = 12,
     ATTN_ERR_INFERENCE_PLAN = 13,
     ATTN_ERR_NO_FORWARD = 14,
-    ATTN_ERR_FORWARD_MISMATCH = 15
+    ATTN_ERR_FORWARD_MISMATCH = 15,
+    ATTN_ERR_BAD_THREADS = 16
 } attn_status;
 
 /* A static, human-readable description of `status`; never NULL (an unknown
@@ -212,12 +215,15 @@ ATTN_API attn_status attn_mha_backward_f64(size_t B, size_t T, size_t C, size_t 
  *
  * Threads: a plan is used by one thread at a time (it holds the state of its
  * last forward). Distinct plans share nothing, so threads scale by owning a
- * plan each; creating and destroying plans is thread-safe.
+ * plan each; creating and destroying plans is thread-safe. Within one call a
+ * plan runs either on BLAS threads (the default) or on threads of its own:
+ * see attn_plan_set_threads.
  *
- * Memory: 4*B*T*D elements (Q, K, V, heads); with ATTN_INFERENCE also a
- * T*T score matrix (materialized path) or 128*512 + 3*128 + T elements
- * (tiled path); without it B*NH*T*T (the weights the backward needs),
- * 4*B*T*D gradient buffers and one T*T tile.
+ * Memory: 4*B*T*D elements (Q, K, V, heads); without ATTN_INFERENCE also
+ * B*NH*T*T (the weights the backward needs) and 4*B*T*D gradient buffers.
+ * Each thread that runs the plan has a scratch of its own: at most about
+ * 300k elements for attn's matrix-product kernel, plus 128*T elements (a
+ * block of 128 queries' scores), or 128*512 + 3*128 + T on the tiled path.
  */
 typedef struct attn_plan attn_plan;
 
@@ -244,6 +250,28 @@ ATTN_API attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t
                                       size_t C, size_t NH, size_t hs, double scale,
                                       unsigned flags);
 ATTN_API void attn_plan_destroy(attn_plan *plan);
+
+/* The threads that execute a plan's forwards and backwards.
+ *   threads = 0 (every plan starts so): BLAS threads. The calling thread runs
+ *     the plan; its large matrix products are BLAS calls, threaded as the BLAS
+ *     library is set (OPENBLAS_NUM_THREADS, openblas_set_num_threads; attn
+ *     never changes that setting); products too small for a BLAS call to pay
+ *     go to attn's own kernel. Results are deterministic for a given BLAS
+ *     thread count.
+ *   threads = n >= 1: the plan's own n threads, the caller and n-1 workers
+ *     that the plan starts now and keeps until it is destroyed or set again.
+ *     The work is split into items (blocks of rows of each projection, one
+ *     block of 128 queries of one (batch, head), one (batch, head) in the
+ *     backward) and every matrix product is attn's own single-threaded
+ *     kernel: the BLAS is not called, so BLAS threads never compete with the
+ *     plan's. The items do not depend on n, so the results are the same, bit
+ *     for bit, for every n.
+ * Call it between executions; the state a forward kept for a backward
+ * survives it. Errors: NULL_POINTER (plan), BAD_THREADS (threads >
+ * ATTN_MAX_THREADS), SIZE_OVERFLOW, OUT_OF_MEMORY (memory or a thread could
+ * not be had); on error the plan keeps its threads. */
+#define ATTN_MAX_THREADS 256u
+ATTN_API attn_status attn_plan_set_threads(attn_plan *plan, unsigned threads);
 
 /* Runs the forward pass of the formula of the multi-head one-shots with the
  * plan's shape, scale and mask. Unless the plan has ATTN_INFERENCE it keeps

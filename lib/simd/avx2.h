@@ -106,4 +106,8 @@ static inline vec v_round(vec a)
     return ATTN_V(_mm256_round)(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
+/* Rows of the matrix product's micro-tile (gemm_kernel.inc.c): MR x 2 vectors,
+ * 12 accumulators of the 16 registers. */
+#define ATTN_GEMM_MR 6
+
 #endif /* ATTN_SIMD_AVX2_H */

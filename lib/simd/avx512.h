@@ -46,4 +46,8 @@ static inline vec v_scale2(vec p, vec n) { return ATTN_V(_mm512_scalef)(p, n); }
 static inline real v_hmax(vec v) { return ATTN_V(_mm512_reduce_max)(v); }
 static inline real v_hsum(vec v) { return ATTN_V(_mm512_reduce_add)(v); }
 
+/* Rows of the matrix product's micro-tile (gemm_kernel.inc.c): MR x 2 vectors,
+ * 24 accumulators of the 32 registers. */
+#define ATTN_GEMM_MR 12
+
 #endif /* ATTN_SIMD_AVX512_H */

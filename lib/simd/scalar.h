@@ -65,4 +65,8 @@ static inline vec v_scale2(vec p, vec n)
     return p * attn_pow2_normal(half) * attn_pow2_normal(k - half);
 }
 
+/* Rows of the matrix product's micro-tile (gemm_kernel.inc.c): MR x 2 vectors,
+ * a small tile for the reference. */
+#define ATTN_GEMM_MR 4
+
 #endif /* ATTN_SIMD_SCALAR_H */

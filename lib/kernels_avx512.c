@@ -1,0 +1,12 @@
+/* The kernels of the avx512 vocabulary: softmax, polynomial exp, matrix product. */
+#include "simd/avx512.h"
+
+#define SOFTMAX_ROW_NAME FN(attn_softmax_row_avx512)
+#define SOFTMAX_ROWS_NAME FN(attn_softmax_rows_avx512)
+#define SOFTMAX_ONLINE_NAME FN(attn_softmax_online_avx512)
+#define EXP_ARRAY_NAME FN(attn_exp_avx512)
+#include "softmax_kernel.inc.c"
+
+#define GEMM_NAME FN(attn_gemm_avx512)
+#define GEMM_LOWER_NAME FN(attn_gemm_lower_avx512)
+#include "gemm_kernel.inc.c"

@@ -1,0 +1,12 @@
+/* The kernels of the scalar vocabulary: softmax, polynomial exp, matrix product. */
+#include "simd/scalar.h"
+
+#define SOFTMAX_ROW_NAME FN(attn_softmax_row_scalar)
+#define SOFTMAX_ROWS_NAME FN(attn_softmax_rows_scalar)
+#define SOFTMAX_ONLINE_NAME FN(attn_softmax_online_scalar)
+#define EXP_ARRAY_NAME FN(attn_exp_scalar)
+#include "softmax_kernel.inc.c"
+
+#define GEMM_NAME FN(attn_gemm_scalar)
+#define GEMM_LOWER_NAME FN(attn_gemm_lower_scalar)
+#include "gemm_kernel.inc.c"

@@ -1,0 +1,55 @@
+/*
+ * Where a matrix product of the forward and backward engines goes: a BLAS
+ * call (blas.h), or attn's own single-threaded kernel (kernels.h) with the
+ * calling thread's packing scratch. The engines call attn_mm_* and never
+ * choose themselves; the plan decides (plan_engine.h):
+ *   - a plan on BLAS threads sends its products to BLAS, except those small
+ *     enough (attn_gemm_is_direct) that a BLAS call's overhead would exceed
+ *     their arithmetic: they go to the own kernel's unpacked path;
+ *   - a plan on threads of its own sends every product to the own kernel,
+ *     one product per thread at a time, and never calls BLAS.
+ * Templated over `real` (real.h); beta is 0 (C not read) or 1.
+ */
+#ifndef ATTN_MATMUL_H
+#define ATTN_MATMUL_H
+
+#include <string.h>
+
+#include "blas.h"
+#include "kernels.h"
+
+typedef struct FN(attn_mm) {
+    attn_gemm_fn own;             /* the kernel set's product */
+    attn_gemm_lower_fn own_lower; /* ... and triangular product */
+    int blas;                     /* 1: products that are not direct go to BLAS */
+    real *pack;                   /* the calling thread's scratch of the own kernel */
+} FN(attn_mm);
+
+/* C (M,N) = alpha op(A) op(B) + beta C (see kernels.h). */
+static inline void FN(attn_mm_gemm)(const FN(attn_mm) *mm, attn_trans trans_a,
+                                    attn_trans trans_b, size_t M, size_t N, size_t K, real alpha,
+                                    const real *A, size_t lda, const real *B, size_t ldb,
+                                    real beta, real *C, size_t ldc)
+{
+    if (mm->blas && !attn_gemm_is_direct(M, N, K))
+        FN(attn_gemm)(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else
+        mm->own((int)trans_a, (int)trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                mm->pack);
+}
+
+/* C (M,N) = tril(A) (M,M) B (M,N): row i of C never reads rows of B after i
+ * (BLAS: B copied into C, then TRMM in place). */
+static inline void FN(attn_mm_lower)(const FN(attn_mm) *mm, size_t M, size_t N, const real *A,
+                                     size_t lda, const real *B, size_t ldb, real *C, size_t ldc)
+{
+    if (mm->blas && !attn_gemm_is_direct(M, N, M)) {
+        for (size_t i = 0; i < M; i++)
+            memcpy(C + i * ldc, B + i * ldb, N * sizeof(real));
+        FN(attn_trmm_lower)(M, N, A, lda, C, ldc);
+    } else {
+        mm->own_lower(M, N, A, lda, B, ldb, REAL_C(0.0), C, ldc, mm->pack);
+    }
+}
+
+#endif /* ATTN_MATMUL_H */

@@ -1,0 +1,33 @@
+/*
+ * A plan's own threads: the calling thread plus `threads - 1` workers that
+ * the pool starts once and keeps until it is destroyed. attn_pool_run hands
+ * out the items of one phase of work, in increasing order, to whichever
+ * thread is free, and returns when every item is done. Idle workers spin
+ * briefly, then sleep on a condition variable: between phases they never
+ * compete with other threads for long (a BLAS library's, another plan's).
+ * Not templated; one pool belongs to one plan and is used by one thread at a
+ * time, like the plan.
+ */
+#ifndef ATTN_POOL_H
+#define ATTN_POOL_H
+
+#include <stddef.h>
+
+#include <attn/attn.h>
+
+typedef struct attn_pool attn_pool;
+
+/* task(context, item, worker): worker is 0 (the caller) .. threads - 1, so
+ * that each thread can use scratch of its own. */
+typedef void (*attn_pool_task)(void *context, size_t item, unsigned worker);
+
+/* NULL_POINTER-free: *pool is set on success; OUT_OF_MEMORY when memory or a
+ * thread cannot be had (nothing is left running then). threads >= 1. */
+attn_status attn_pool_create(attn_pool **pool, unsigned threads);
+void attn_pool_destroy(attn_pool *pool); /* NULL is fine */
+
+/* Runs task for item = 0 .. items - 1 on the pool's threads, the caller
+ * among them; pool NULL runs them all on the caller, in order. */
+void attn_pool_run(attn_pool *pool, size_t items, attn_pool_task task, void *context);
+
+#endif /* ATTN_POOL_H */
