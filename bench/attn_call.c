@@ -24,8 +24,12 @@ attn_status bench_attn_call_prepare(bench_attn_call *call, const bench_config *c
     if (config->api != BENCH_API_PLAN)
         return ATTN_OK;
     const bench_shape *s = &config->shape;
-    return attn_plan_create(&call->plan, s->dtype == BENCH_F32 ? ATTN_F32 : ATTN_F64, s->B,
-                            s->T, s->C, s->NH, s->hs, 0.0, plan_flags(config));
+    attn_status status =
+        attn_plan_create(&call->plan, s->dtype == BENCH_F32 ? ATTN_F32 : ATTN_F64, s->B, s->T,
+                         s->C, s->NH, s->hs, 0.0, plan_flags(config));
+    if (status == ATTN_OK && config->engine == BENCH_ENGINE_OWN)
+        status = attn_plan_set_threads(call->plan, (unsigned)s->threads);
+    return status;
 }
 
 attn_status bench_attn_call_run(const bench_attn_call *call)

@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 #include <limits.h>
+#include <time.h>
 
 /* OpenBLAS extensions, declared by OpenBLAS's cblas.h; weak so that another
  * CBLAS without them still links. */
@@ -31,4 +32,10 @@ int bench_blas_set_threads(size_t threads)
         return -1;
     openblas_set_num_threads((int)threads);
     return 0;
+}
+
+void bench_settle_blas_threads(void)
+{
+    const struct timespec settle = {0, 200 * 1000 * 1000}; /* 0.2 s, twice the timeout */
+    nanosleep(&settle, NULL);
 }

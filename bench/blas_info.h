@@ -23,4 +23,11 @@ int bench_blas_threads(void);
 /* openblas_set_num_threads(threads); -1 when the BLAS has no such call. */
 int bench_blas_set_threads(size_t threads);
 
+/* Sleeps until the BLAS's idle threads have stopped polling for work: the
+ * threads of OpenBLAS 0.3.21 keep a CPU busy for up to 2^28 cycles
+ * (THREAD_TIMEOUT, about 0.1 s) after a call. A configuration that runs on a
+ * plan's own threads waits for that first, so that a BLAS configuration
+ * timed just before it (or the ceiling) does not take a CPU from it. */
+void bench_settle_blas_threads(void);
+
 #endif /* ATTN_BENCH_BLAS_INFO_H */

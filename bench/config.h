@@ -38,6 +38,12 @@ typedef enum bench_path {
 } bench_path;
 #define BENCH_PATH_COUNT 3
 
+typedef enum bench_engine {
+    BENCH_ENGINE_BLAS = 0, /* plans on BLAS threads (attn's default) */
+    BENCH_ENGINE_OWN = 1   /* attn_plan_set_threads(plan, threads): the plan's own threads */
+} bench_engine;
+#define BENCH_ENGINE_COUNT 2
+
 typedef struct bench_shape {
     bench_dtype dtype;
     bench_op op;
@@ -51,6 +57,7 @@ typedef struct bench_config {
     bench_shape shape;
     bench_api api;
     bench_path path;
+    bench_engine engine; /* plans only: one-shots always run on BLAS threads */
     int heads_from_count; /* heads came from --NH (hs = C/NH): one-shots are attn_mha_* */
     int with_weights;     /* the forward also writes the (B,NH,T,T) weights */
 } bench_config;
@@ -58,6 +65,7 @@ typedef struct bench_config {
 extern const char *const bench_op_names[BENCH_OP_COUNT];
 extern const char *const bench_api_names[BENCH_API_COUNT];
 extern const char *const bench_path_names[BENCH_PATH_COUNT];
+extern const char *const bench_engine_names[BENCH_ENGINE_COUNT];
 
 /* D = NH*hs, the width of the concatenated heads */
 size_t bench_shape_heads_width(const bench_shape *shape);

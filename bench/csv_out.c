@@ -12,6 +12,7 @@ static const char *const csv_columns[][2] = {
     {"causal", "0 or 1"},
     {"api", "plan or oneshot"},
     {"path", "auto, materialized or tiled: the path asked for (--path)"},
+    {"engine", "blas or own: the plan's threads (--engine)"},
     {"threads", "BLAS threads of attn and of the peers"},
     {"B", "batch size"},
     {"T", "sequence length"},
@@ -89,9 +90,10 @@ void bench_csv_print_columns(FILE *out)
 void bench_csv_format_key(const bench_config *config, char *key, size_t size)
 {
     const bench_shape *s = &config->shape;
-    snprintf(key, size, "%s,%s,%d,%s,%s,%zu,%zu,%zu,%zu,%zu,%zu,%d,%d",
+    snprintf(key, size, "%s,%s,%d,%s,%s,%s,%zu,%zu,%zu,%zu,%zu,%zu,%d,%d",
              bench_dtype_name(s->dtype), bench_op_names[s->op], s->causal,
-             bench_api_names[config->api], bench_path_names[config->path], s->threads, s->B,
+             bench_api_names[config->api], bench_path_names[config->path],
+             bench_engine_names[config->engine], s->threads, s->B,
              s->T, s->C, s->NH, s->hs, s->wo, config->with_weights);
 }
 

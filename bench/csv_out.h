@@ -13,7 +13,7 @@
 
 #include "measure.h"
 
-#define BENCH_CSV_KEY_COLUMNS 13
+#define BENCH_CSV_KEY_COLUMNS 14
 
 /* The header row without its newline (static text). */
 const char *bench_csv_header(void);

@@ -17,6 +17,7 @@ typedef enum option_id {
     OPTION_OP,
     OPTION_API,
     OPTION_PATH,
+    OPTION_ENGINE,
     OPTION_WO,
     OPTION_THREADS,
     OPTION_WEIGHTS,
@@ -69,6 +70,11 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
                      "forward path of plan forwards without weights: auto,\n"
                      "materialized (ATTN_MATERIALIZED), tiled (ATTN_TILED);\n"
                      "other configurations have one path and run once, as auto"},
+    [OPTION_ENGINE] = {"engine", "LIST", "blas", NULL,
+                       "threads of a plan: blas (its calls are BLAS calls on\n"
+                       "--threads BLAS threads) or own (attn_plan_set_threads:\n"
+                       "--threads threads of the plan's own, no BLAS call);\n"
+                       "one-shots run once, as blas"},
     [OPTION_WO] = {"wo", "LIST", "0", NULL, "1 = output projection Wo (D,C) after the heads"},
     [OPTION_THREADS] = {"threads", "LIST", "1", NULL,
                         "BLAS threads: attn-bench calls openblas_set_num_threads\n"
@@ -231,6 +237,8 @@ static int resolve_axes(parse_state *state, bench_options *o)
                                    o->apis, &o->api_count) ||
                    resolve_choices(state, OPTION_PATH, bench_path_names, BENCH_PATH_COUNT,
                                    o->paths, &o->path_count) ||
+                   resolve_choices(state, OPTION_ENGINE, bench_engine_names,
+                                   BENCH_ENGINE_COUNT, o->engines, &o->engine_count) ||
                    resolve_choices(state, OPTION_WO, binary_names, 2, o->wo, &o->wo_count)
                ? -1
                : 0;

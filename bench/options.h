@@ -33,6 +33,8 @@ typedef struct bench_options {
     size_t api_count;
     int paths[BENCH_PATH_COUNT];
     size_t path_count;
+    int engines[BENCH_ENGINE_COUNT];
+    size_t engine_count;
     int wo[2];
     size_t wo_count;
     int with_weights;

@@ -177,6 +177,8 @@ static void run_one(const bench_config *config, peer_set *peers, FILE *csv,
 {
     const bench_options *o = peers->options;
     bench_blas_set_threads(config->shape.threads);
+    if (config->engine == BENCH_ENGINE_OWN)
+        bench_settle_blas_threads();
     bench_point point;
     bench_problem problem;
     char error[512] = "";

@@ -10,7 +10,8 @@ static size_t combination_count(const bench_options *o)
     const bench_size_list *heads = o->heads_from_count ? &o->NH : &o->hs;
     size_t lengths[] = {o->threads.count, o->dtype_count, o->op_count,  o->causal_count,
                         o->B.count,       o->C.count,     heads->count, o->wo_count,
-                        o->T.count,       o->api_count,   o->path_count};
+                        o->T.count,       o->api_count,   o->path_count,
+                        o->engine_count};
     size_t product = 1;
     for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; ++i) {
         if (lengths[i] == 0 || lengths[i] > BENCH_SWEEP_MAX / product)
@@ -31,14 +32,15 @@ static void count_omission(bench_sweep *sweep, const char *reason)
         sweep->omitted[sweep->omitted_reasons++] = (bench_sweep_omission){reason, 1};
 }
 
-/* Adds the configuration of the api and path lists' entries (a, p). */
+/* Adds the configuration of the api, path and engine lists' entries (a, p, e). */
 static void add_config(bench_sweep *sweep, const bench_options *o, const bench_shape *shape,
-                       size_t a, size_t p)
+                       size_t a, size_t p, size_t e)
 {
     bench_config config = {
         .shape = *shape,
         .api = (bench_api)o->apis[a],
         .path = (bench_path)o->paths[p],
+        .engine = (bench_engine)o->engines[e],
         .heads_from_count = o->heads_from_count,
         .with_weights = o->with_weights,
     };
@@ -50,6 +52,11 @@ static void add_config(bench_sweep *sweep, const bench_options *o, const bench_s
         if (p > 0)
             return; /* it ran once already, as auto */
         config.path = BENCH_PATH_AUTO;
+    }
+    if (config.api != BENCH_API_PLAN) {
+        if (e > 0)
+            return; /* it ran once already, as blas */
+        config.engine = BENCH_ENGINE_BLAS;
     }
     const char *reason = bench_config_invalid_reason(&config);
     if (reason) {
@@ -64,7 +71,8 @@ static void add_shape(bench_sweep *sweep, const bench_options *o, const bench_sh
 {
     for (size_t a = 0; a < o->api_count; ++a)
         for (size_t p = 0; p < o->path_count; ++p)
-            add_config(sweep, o, shape, a, p);
+            for (size_t e = 0; e < o->engine_count; ++e)
+                add_config(sweep, o, shape, a, p, e);
 }
 
 /* The head count and head size of entry h of the heads list for width C. */

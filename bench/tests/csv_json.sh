@@ -5,16 +5,16 @@
 "$BENCH" --quick --peers naive --NH 1,2 --wo 0,1 --api plan,oneshot --T 16 --causal 1 \
   --csv run.csv --json run.json >out.txt 2>err.txt || fail "quick sweep failed: $(cat err.txt)"
 
-header='dtype,op,causal,api,path,threads,B,T,C,NH,hs,wo,weights,ran_path,flops,status,check,check_rows,check_error,check_tolerance,attn_repeats,attn_median_ms,attn_min_ms,attn_gflops,ceiling_gflops,attn_ceiling_fraction,naive_repeats,naive_median_ms,naive_min_ms,naive_gflops,naive_ceiling_fraction,speedup_vs_naive,naive_out_dtype,naive_note,numpy_repeats,numpy_median_ms,numpy_min_ms,numpy_gflops,numpy_ceiling_fraction,speedup_vs_numpy,numpy_out_dtype,numpy_note,torch_repeats,torch_median_ms,torch_min_ms,torch_gflops,torch_ceiling_fraction,speedup_vs_torch,torch_out_dtype,torch_note'
+header='dtype,op,causal,api,path,engine,threads,B,T,C,NH,hs,wo,weights,ran_path,flops,status,check,check_rows,check_error,check_tolerance,attn_repeats,attn_median_ms,attn_min_ms,attn_gflops,ceiling_gflops,attn_ceiling_fraction,naive_repeats,naive_median_ms,naive_min_ms,naive_gflops,naive_ceiling_fraction,speedup_vs_naive,naive_out_dtype,naive_note,numpy_repeats,numpy_median_ms,numpy_min_ms,numpy_gflops,numpy_ceiling_fraction,speedup_vs_numpy,numpy_out_dtype,numpy_note,torch_repeats,torch_median_ms,torch_min_ms,torch_gflops,torch_ceiling_fraction,speedup_vs_torch,torch_out_dtype,torch_note'
 [ "$(head -n 1 run.csv)" = "$header" ] || fail "CSV header changed: $(head -n 1 run.csv)"
 pass "CSV header has the documented 50 columns"
 
 # 2 dtypes x 2 ops x 2 head counts x 2 wo x 2 apis = 32 configurations
 rows=$(csv_rows run.csv)
 [ "$rows" -eq 32 ] || fail "CSV has $rows rows, wanted 32"
-awk -F, 'NR > 1 && NF != 50 { bad = 1 } END { exit bad }' run.csv || fail "a CSV row has another field count"
-awk -F, 'NR > 1 && $16 != "timed" { bad = 1 } END { exit bad }' run.csv || fail "a configuration was not timed"
-awk -F, 'NR > 1 && ($22 <= 0 || $25 <= 0 || $27 == "") { bad = 1 } END { exit bad }' run.csv \
+awk -F, 'NR > 1 && NF != 51 { bad = 1 } END { exit bad }' run.csv || fail "a CSV row has another field count"
+awk -F, 'NR > 1 && $17 != "timed" { bad = 1 } END { exit bad }' run.csv || fail "a configuration was not timed"
+awk -F, 'NR > 1 && ($23 <= 0 || $26 <= 0 || $28 == "") { bad = 1 } END { exit bad }' run.csv \
   || fail "a row lacks its median, ceiling or naive timing"
 pass "32 rows of 50 fields, all timed, with the ceiling and the naive peer"
 

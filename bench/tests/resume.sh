@@ -13,11 +13,11 @@ full=$(csv_rows sweep.csv)
 
 head -n 4 sweep.csv >kept.csv               # the header and 3 finished rows
 cp kept.csv sweep.csv
-printf 'f64,backward,1,plan,auto,1,2,48,32' >>sweep.csv   # cut mid-row
+printf 'f64,backward,1,plan,auto,blas,1,2,48,32' >>sweep.csv   # cut mid-row
 run --resume
 [ "$(csv_rows sweep.csv)" -eq 16 ] || fail "after --resume: $(csv_rows sweep.csv) rows, wanted 16"
 head -n 4 sweep.csv | cmp -s - kept.csv || fail "--resume rewrote the finished rows"
-[ "$(cut -d, -f1-13 sweep.csv | sort | uniq -d | wc -l)" -eq 0 ] || fail "--resume duplicated a row"
+[ "$(cut -d, -f1-14 sweep.csv | sort | uniq -d | wc -l)" -eq 0 ] || fail "--resume duplicated a row"
 grep -q "3 rows already in sweep.csv are kept" out.txt || fail "no note of the kept rows"
 grep -q "13 configurations measured, 3 kept from the CSV" out.txt || fail "did not measure exactly 13"
 pass "--resume kept 3 rows, dropped the cut line and measured the 13 others"

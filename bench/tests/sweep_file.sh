@@ -22,7 +22,7 @@ SWEEP
 "$BENCH" --sweep small.sweep --csv file.csv --T 24 >out.txt 2>err.txt || fail "sweep file run: $(cat err.txt)"
 # plan x (materialized, tiled) by default, oneshot once (its path is not selectable)
 [ "$(csv_rows file.csv)" -eq 3 ] || fail "wanted 3 rows (T=24 from the command line)"
-awk -F, 'NR > 1 && ($1 != "f64" || $8 != 24 || $10 != 2 || $11 != 16) { bad = 1 } END { exit bad }' \
+awk -F, 'NR > 1 && ($1 != "f64" || $9 != 24 || $11 != 2 || $12 != 16) { bad = 1 } END { exit bad }' \
   file.csv || fail "rows do not follow the file (f64, NH=2, hs=C/NH=16) and --T 24"
 pass "sweep file read; --T on the command line overrides its T"
 grep -q '^attn-bench: \[3/3\] f64 forward causal=0 oneshot/auto' err.txt || fail "no progress lines on stderr"
