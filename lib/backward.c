@@ -17,9 +17,11 @@
  *   S = scale Q K^T   ->  dQ_bh = scale dS K_bh,  dK_bh = scale dS^T Q_bh (T,hs)
  *   Q = X Wq, ...     ->  dWq = X^T dQ, dWk = X^T dK, dWv = X^T dV (C,D)
  *                         dX = dQ Wq^T + dK Wk^T + dV Wv^T (B*T,C)
- * Three phases of work items (engine.h): the Wo products (rows of dWo, rows
- * of dY); the heads, one (batch, head) per item; the weight gradients (rows
- * of dWq, dWk, dWv) and dX (rows).
+ * Phases of work items (engine.h): the Wo products (rows of dWo, rows of
+ * dY); the heads, one (batch, head) per item on BLAS threads (head_backward),
+ * or query blocks then key blocks of every head on the plan's own threads
+ * (query_block_backward, key_block_backward); the weight gradients (rows of
+ * dWq, dWk, dWv) and dX (rows).
  */
 #include "backward.h"
 
@@ -28,8 +30,9 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 /* dS = P o (dP - <dP, P>) for one row of n_valid unmasked entries out of n;
- * masked entries (P = 0) get dS = 0. dP is overwritten by dS. */
-static void FN(softmax_backward_row)(const real *P, real *dP, size_t n_valid, size_t n)
+ * masked entries (P = 0) get dS = 0. dP is overwritten by dS; returns the
+ * row's <dP, P>. */
+static real FN(softmax_backward_row)(const real *P, real *dP, size_t n_valid, size_t n)
 {
     real dot = REAL_C(0.0);
     for (size_t j = 0; j < n_valid; j++)
@@ -38,6 +41,7 @@ static void FN(softmax_backward_row)(const real *P, real *dP, size_t n_valid, si
         dP[j] = P[j] * (dP[j] - dot);
     for (size_t j = n_valid; j < n; j++)
         dP[j] = REAL_C(0.0);
+    return dot;
 }
 
 /*
@@ -73,6 +77,61 @@ static void FN(head_backward)(const FN(attn_backward_args) *a, const FN(attn_mm)
     }
 }
 
+/*
+ * The same head on a plan's own threads, in two phases of blocks so that
+ * one head keeps every thread busy (FlashAttention-2's split):
+ * (V^T first copied out once per head, VT, as the own kernel wants):
+ *   query block [t0,t1):  dS = P o (dY V^T - rowdot), rowdot = rowsum(dP o P)
+ *                         kept per query; dQ_blk = scale dS K
+ *   key block [k0,k1):    the queries that see it, q >= k0 with a causal
+ *                         mask: dV_blk = P[:, blk]^T dY,
+ *                         dS[:, blk] = P o (dY V_blk^T - rowdot) again,
+ *                         dK_blk = scale dS[:, blk]^T Q
+ * One product more than head_backward (dP of each key block is formed
+ * twice), no extra memory but rowdot (T per head).
+ */
+static void FN(query_block_backward)(const FN(attn_backward_args) *a, const FN(attn_mm) *mm,
+                                     size_t D, size_t t0, const real *P, const real *dY,
+                                     const real *K, const real *VT, real *dQ, real *rowdot,
+                                     real *dS)
+{
+    const size_t T = a->T, hs = a->hs, rows = MIN((size_t)ATTN_QUERY_BLOCK, T - t0);
+    const size_t keys = a->causal ? t0 + rows : T;
+    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, keys, hs, REAL_C(1.0), dY + t0 * D,
+                     D, VT, T, REAL_C(0.0), dS, keys);
+    for (size_t i = 0; i < rows; i++)
+        rowdot[t0 + i] = FN(softmax_backward_row)(P + (t0 + i) * T, dS + i * keys,
+                                                  a->causal ? t0 + i + 1 : T, keys);
+    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, a->scale, dS, keys, K, D,
+                     REAL_C(0.0), dQ + t0 * D, D);
+}
+
+static void FN(key_block_backward)(const FN(attn_backward_args) *a, const FN(attn_mm) *mm,
+                                   size_t D, size_t k0, const real *P, const real *dY,
+                                   const real *Q, const real *VT, const real *rowdot, real *dK,
+                                   real *dV, real *dS)
+{
+    const size_t T = a->T, hs = a->hs, kc = MIN((size_t)ATTN_QUERY_BLOCK, T - k0);
+    const size_t q0 = a->causal ? k0 : 0, queries = T - q0;
+    const real *P_blk = P + q0 * T + k0;
+    FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, queries, REAL_C(1.0), P_blk, T,
+                     dY + q0 * D, D, REAL_C(0.0), dV + k0 * D, D);
+    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, queries, kc, hs, REAL_C(1.0), dY + q0 * D,
+                     D, VT + k0, T, REAL_C(0.0), dS, kc);
+    for (size_t q = 0; q < queries; q++) {
+        /* keys k0 + j <= q0 + q are unmasked; the others get dS = 0 */
+        const size_t visible = a->causal ? MIN(q + 1, kc) : kc;
+        const real *p = P_blk + q * T;
+        real *ds = dS + q * kc;
+        for (size_t j = 0; j < visible; j++)
+            ds[j] = p[j] * (ds[j] - rowdot[q0 + q]);
+        for (size_t j = visible; j < kc; j++)
+            ds[j] = REAL_C(0.0);
+    }
+    FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, queries, a->scale, dS, kc, Q + q0 * D,
+                     D, REAL_C(0.0), dK + k0 * D, D);
+}
+
 /* ---- the phases -------------------------------------------------------------- */
 
 typedef struct FN(backward_phases) {
@@ -82,8 +141,15 @@ typedef struct FN(backward_phases) {
     size_t D_block, D_blocks;       /* rows of dWo per item */
     size_t C_block, C_blocks;       /* rows of dWq, dWk, dWv per item */
     size_t row_block, row_blocks;   /* rows of dY and dX per item */
+    int prepacked;                  /* Wq^T, Wk^T, Wv^T, Wo^T are packed once */
     const real *dY;
 } FN(backward_phases);
+
+/* Packed transposed weight m (Wq, Wk, Wv, Wo), or NULL. */
+static const real *FN(packed_weight)(const FN(backward_phases) *f, size_t m)
+{
+    return f->prepacked ? FN(attn_engine_packed)(f->e, m) : NULL;
+}
 
 static size_t FN(blocks_of)(size_t n, size_t block)
 {
@@ -105,9 +171,10 @@ static void FN(output_item)(void *context, size_t item, unsigned worker)
         return;
     }
     const size_t r0 = (item - f->D_blocks) * f->row_block;
-    FN(attn_mm_gemm)(&mm, ATTN_NO_TRANS, ATTN_TRANS, MIN(f->row_block, f->rows - r0), D, C,
-                     REAL_C(1.0), a->dout + r0 * C, C, a->Wo, C, REAL_C(0.0), a->dheads + r0 * D,
-                     D);
+    FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_TRANS, MIN(f->row_block, f->rows - r0), D,
+                               C, REAL_C(1.0), a->dout + r0 * C, C, a->Wo, C,
+                               FN(packed_weight)(f, 3), REAL_C(0.0), a->dheads + r0 * D,
+                               D);
 }
 
 /* Item: one (batch, head). */
@@ -123,7 +190,69 @@ static void FN(head_item)(void *context, size_t item, unsigned worker)
                       FN(attn_engine_tile)(f->e, worker));
 }
 
-/* Items: rows of dWq, dWk, dWv (3 x C_blocks), then rows of dX. */
+/* Items: the K blocks of Wq^T, Wk^T, Wv^T (D,C) for dX, then of Wo^T (C,D)
+ * for dY, packed once for every row block (own threads only). */
+static void FN(pack_item)(void *context, size_t item, unsigned worker)
+{
+    (void)worker;
+    const FN(backward_phases) *f = context;
+    const FN(attn_backward_args) *a = f->a;
+    const size_t blocks = (f->D + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC;
+    if (item < 3 * blocks) {
+        const real *W = item / blocks == 0 ? a->Wq : item / blocks == 1 ? a->Wk : a->Wv;
+        f->e->own_pack_b(1, f->D, a->C, W, f->D, item % blocks * ATTN_GEMM_KC,
+                         FN(attn_engine_packed)(f->e, item / blocks));
+        return;
+    }
+    f->e->own_pack_b(1, a->C, f->D, a->Wo, a->C, (item - 3 * blocks) * ATTN_GEMM_KC,
+                     FN(attn_engine_packed)(f->e, 3));
+}
+
+/* Items of the split heads: query blocks (phase 1) or key blocks (phase 2)
+ * of every (batch, head); item = block * B*NH + head. */
+static void FN(split_head_item)(const FN(backward_phases) *f, size_t item, unsigned worker,
+                                int key_phase)
+{
+    const FN(attn_backward_args) *a = f->a;
+    const size_t T = a->T, heads = a->B * a->NH, bh = item % heads;
+    const size_t blocks = (T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK;
+    const size_t block = item / heads;
+    const size_t head = bh / a->NH * T * f->D + bh % a->NH * a->hs;
+    const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
+    real *tile = FN(attn_engine_tile)(f->e, worker);
+    const real *P = a->P + bh * T * T, *VT = a->VT + bh * a->hs * T;
+    if (!key_phase) /* the last query blocks, the dearest with a mask, first */
+        FN(query_block_backward)(a, &mm, f->D, (blocks - 1 - block) * ATTN_QUERY_BLOCK, P,
+                                 f->dY + head, a->K + head, VT, a->dQ + head, a->rowdot + bh * T,
+                                 tile);
+    else /* the first key blocks, seen by the most queries, first */
+        FN(key_block_backward)(a, &mm, f->D, block * ATTN_QUERY_BLOCK, P, f->dY + head,
+                               a->Q + head, VT, a->rowdot + bh * T, a->dK + head, a->dV + head,
+                               tile);
+}
+
+/* Item: VT of one (batch, head). */
+static void FN(transpose_item)(void *context, size_t item, unsigned worker)
+{
+    (void)worker;
+    const FN(backward_phases) *f = context;
+    const FN(attn_backward_args) *a = f->a;
+    const size_t T = a->T, head = item / a->NH * T * f->D + item % a->NH * a->hs;
+    FN(attn_transpose)(T, a->hs, a->V + head, f->D, a->VT + item * a->hs * T, T);
+}
+
+static void FN(query_block_item)(void *context, size_t item, unsigned worker)
+{
+    FN(split_head_item)(context, item, worker, 0);
+}
+
+static void FN(key_block_item)(void *context, size_t item, unsigned worker)
+{
+    FN(split_head_item)(context, item, worker, 1);
+}
+
+/* Items: rows of dWq, dWk, dWv together (C_blocks: one product sharing
+ * X^T's rows), then rows of dX. */
 static void FN(input_item)(void *context, size_t item, unsigned worker)
 {
     const FN(backward_phases) *f = context;
@@ -131,20 +260,22 @@ static void FN(input_item)(void *context, size_t item, unsigned worker)
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
     const size_t C = a->C, D = f->D;
     const real *dQKV[3] = {a->dQ, a->dK, a->dV};
-    if (item < 3 * f->C_blocks) {
-        const size_t which = item / f->C_blocks, r0 = item % f->C_blocks * f->C_block;
-        real *dW = which == 0 ? a->dWq : which == 1 ? a->dWk : a->dWv;
-        FN(attn_mm_gemm)(&mm, ATTN_TRANS, ATTN_NO_TRANS, MIN(f->C_block, C - r0), D, f->rows,
-                         REAL_C(1.0), a->X + r0, C, dQKV[which], D, REAL_C(0.0), dW + r0 * D, D);
+    if (item < f->C_blocks) {
+        const size_t r0 = item * f->C_block;
+        real *dW[3] = {a->dWq + r0 * D, a->dWk + r0 * D, a->dWv + r0 * D};
+        FN(attn_mm_gemm_shared_a)(&mm, ATTN_TRANS, ATTN_NO_TRANS, MIN(f->C_block, C - r0), D,
+                                  f->rows, REAL_C(1.0), a->X + r0, C, 3, dQKV, D, NULL, REAL_C(0.0),
+                                  dW, D);
         return;
     }
-    const size_t r0 = (item - 3 * f->C_blocks) * f->row_block;
+    const size_t r0 = (item - f->C_blocks) * f->row_block;
     const size_t rows = MIN(f->row_block, f->rows - r0);
     const real *W[3] = {a->Wq, a->Wk, a->Wv};
-    for (int which = 0; which < 3; which++)
-        FN(attn_mm_gemm)(&mm, ATTN_NO_TRANS, ATTN_TRANS, rows, C, D, REAL_C(1.0),
-                         dQKV[which] + r0 * D, D, W[which], D,
-                         which == 0 ? REAL_C(0.0) : REAL_C(1.0), a->dX + r0 * C, C);
+    for (size_t which = 0; which < 3; which++)
+        FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_TRANS, rows, C, D, REAL_C(1.0),
+                                   dQKV[which] + r0 * D, D, W[which], D,
+                                   FN(packed_weight)(f, which),
+                                   which == 0 ? REAL_C(0.0) : REAL_C(1.0), a->dX + r0 * C, C);
 }
 
 void FN(attn_backward_run)(const FN(attn_backward_args) *a, const FN(attn_engine) *e)
@@ -157,10 +288,24 @@ void FN(attn_backward_run)(const FN(attn_backward_args) *a, const FN(attn_engine
     f.C_blocks = FN(blocks_of)(a->C, f.C_block);
     f.row_blocks = FN(blocks_of)(f.rows, f.row_block);
     f.dY = a->dout;
+    f.prepacked = e->packed != NULL && f.row_blocks > 1 &&
+                  !attn_gemm_is_direct(f.row_block, a->C, f.D);
+    if (f.prepacked) {
+        const size_t blocks_C = (a->C + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC;
+        const size_t blocks_D = (f.D + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC;
+        attn_pool_run(e->pool, 3 * blocks_D + (a->Wo != NULL ? blocks_C : 0), FN(pack_item), &f);
+    }
     if (a->Wo != NULL) {
         attn_pool_run(e->pool, f.D_blocks + f.row_blocks, FN(output_item), &f);
         f.dY = a->dheads;
     }
-    attn_pool_run(e->pool, a->B * a->NH, FN(head_item), &f);
-    attn_pool_run(e->pool, 3 * f.C_blocks + f.row_blocks, FN(input_item), &f);
+    if (e->blas) {
+        attn_pool_run(e->pool, a->B * a->NH, FN(head_item), &f);
+    } else {
+        const size_t items = a->B * a->NH * ((a->T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK);
+        attn_pool_run(e->pool, a->B * a->NH, FN(transpose_item), &f);
+        attn_pool_run(e->pool, items, FN(query_block_item), &f);
+        attn_pool_run(e->pool, items, FN(key_block_item), &f);
+    }
+    attn_pool_run(e->pool, f.C_blocks + f.row_blocks, FN(input_item), &f);
 }

@@ -28,6 +28,8 @@ typedef struct FN(attn_backward_args) {
     real *dWo;               /* (NH*hs,C), written only with Wo */
     /* workspace */
     real *dQ, *dK, *dV, *dheads; /* (B,T,NH*hs) */
+    real *rowdot;                /* (B,NH,T): rowsum(dP o P), own threads only */
+    real *VT;                    /* (B,NH,hs,T) each head's V transposed, own threads only */
 } FN(attn_backward_args);
 
 /* Worker tiles must hold attn_block_workspace(T) elements (tiling.h): the

@@ -27,7 +27,11 @@ typedef struct FN(attn_engine) {
     attn_pool *pool;           /* NULL: the calling thread alone */
     int blas;                  /* see above */
     attn_gemm_fn own;          /* the kernel set's products */
+    attn_gemm_shared_a_fn own_shared_a;
+    attn_gemm_pack_b_fn own_pack_b;
     attn_gemm_lower_fn own_lower;
+    real *packed;              /* own threads: 4 weight matrices packed once per call, */
+    size_t packed_elements;    /*   each in a slot of this many elements; else NULL */
     real *scratch;             /* worker w's at scratch + w * worker_elements: */
     size_t worker_elements;    /*   pack_elements of the own kernel's packing, */
     size_t pack_elements;      /*   then the worker's tile (tiling.h) */
@@ -36,7 +40,8 @@ typedef struct FN(attn_engine) {
 /* The product dispatch and tile of worker `worker`. */
 static inline FN(attn_mm) FN(attn_engine_mm)(const FN(attn_engine) *e, unsigned worker)
 {
-    const FN(attn_mm) mm = {e->own, e->own_lower, e->blas, e->scratch + worker * e->worker_elements};
+    const FN(attn_mm) mm = {e->own, e->own_shared_a, e->own_lower, e->blas,
+                            e->scratch + worker * e->worker_elements};
     return mm;
 }
 static inline real *FN(attn_engine_tile)(const FN(attn_engine) *e, unsigned worker)
@@ -44,10 +49,37 @@ static inline real *FN(attn_engine_tile)(const FN(attn_engine) *e, unsigned work
     return e->scratch + worker * e->worker_elements + e->pack_elements;
 }
 
-/* Rows per item when a phase splits `rows` rows of a matrix. */
+/* dst (cols, rows) with ld ldd = src (rows, cols) with ld lds, transposed:
+ * the own kernel packs op(B) = B^T slowly (element by element), so its
+ * engines transpose K and V once per call and multiply by the copy. */
+static inline void FN(attn_transpose)(size_t rows, size_t cols, const real *src, size_t lds,
+                                      real *dst, size_t ldd)
+{
+    enum { TILE = 16 };
+    for (size_t r0 = 0; r0 < rows; r0 += TILE)
+        for (size_t c0 = 0; c0 < cols; c0 += TILE)
+            for (size_t c = c0; c < c0 + TILE && c < cols; c++)
+                for (size_t r = r0; r < r0 + TILE && r < rows; r++)
+                    dst[c * ldd + r] = src[r * lds + c];
+}
+
+/* Slot `m` of the packed weights, NULL on BLAS threads. */
+static inline real *FN(attn_engine_packed)(const FN(attn_engine) *e, size_t m)
+{
+    return e->packed != NULL ? e->packed + m * e->packed_elements : NULL;
+}
+
+/* Rows per item when a phase splits `rows` rows of a matrix: all of them on
+ * BLAS threads; on own threads a quarter (so that two threads share even a
+ * hundred rows) in multiples of 16, at least 16 and at most ATTN_ROW_BLOCK.
+ * A function of the shape alone: the results never depend on the thread
+ * count. */
 static inline size_t FN(attn_engine_row_block)(const FN(attn_engine) *e, size_t rows)
 {
-    return e->blas ? rows : (size_t)ATTN_ROW_BLOCK;
+    if (e->blas)
+        return rows;
+    const size_t quarter = (rows / 4 + 15) / 16 * 16;
+    return quarter < 16 ? 16 : quarter > ATTN_ROW_BLOCK ? ATTN_ROW_BLOCK : quarter;
 }
 
 #endif /* ATTN_ENGINE_H */

@@ -33,19 +33,36 @@
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
-/* One query block [t0, t0+rows) of one head, materialized. Q, K, V, Y
- * (T,hs) with ld D; P: the block's rows of weights, ld ldp, each written
- * over `width` entries (T for the weights, keys for a tile). */
+/* One head's K: rows (T,hs) with ld D, and its transpose KT (hs,T) or NULL. */
+typedef struct FN(head_keys) {
+    const real *K, *KT;
+} FN(head_keys);
+
+/* S (rows, keys) = Q_blk K[k0, k0+keys)^T, from KT when there is one. */
+static void FN(scores)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm, size_t D,
+                       const real *Q_blk, size_t rows, FN(head_keys) k, size_t k0, size_t keys,
+                       real *S, size_t lds)
+{
+    if (k.KT != NULL)
+        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, keys, a->hs, REAL_C(1.0), Q_blk,
+                         D, k.KT + k0, a->T, REAL_C(0.0), S, lds);
+    else
+        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, keys, a->hs, REAL_C(1.0), Q_blk, D,
+                         k.K + k0 * D, D, REAL_C(0.0), S, lds);
+}
+
+/* One query block [t0, t0+rows) of one head, materialized. Q, V, Y (T,hs)
+ * with ld D, K as head_keys; P: the block's rows of weights, ld ldp, each
+ * written over `width` entries (T for the weights, keys for a tile). */
 static void FN(block_materialized)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm,
                                    size_t D, size_t t0, size_t rows, const real *Q,
-                                   const real *K, const real *V, real *P, size_t ldp,
+                                   FN(head_keys) K, const real *V, real *P, size_t ldp,
                                    size_t width, real *Y)
 {
     const size_t T = a->T, hs = a->hs;
     const size_t keys = a->causal ? t0 + rows : T;
     real *Y_blk = Y + t0 * D;
-    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, keys, hs, REAL_C(1.0), Q + t0 * D, D,
-                     K, D, REAL_C(0.0), P, ldp);
+    FN(scores)(a, mm, D, Q + t0 * D, rows, K, 0, keys, P, ldp);
     a->softmax_rows(P, P, rows, ldp, a->causal ? t0 + 1 : T, a->causal ? 1 : 0, width, a->scale);
     if (!a->causal) {
         FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, REAL_C(1.0), P, ldp, V,
@@ -61,8 +78,8 @@ static void FN(block_materialized)(const FN(attn_forward_args) *a, const FN(attn
 
 /* Query t of one head recomputed alone through a row of its visible keys. */
 static void FN(row_materialized)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm,
-                                 size_t D, size_t t, const real *Q, const real *K, const real *V,
-                                 real *row, real *Y)
+                                 size_t D, size_t t, const real *Q, FN(head_keys) K,
+                                 const real *V, real *row, real *Y)
 {
     FN(block_materialized)(a, mm, D, t, 1, Q, K, V, row, a->causal ? t + 1 : a->T,
                            a->causal ? t + 1 : a->T, Y);
@@ -77,8 +94,8 @@ static void FN(scale_row)(real *y, size_t n, real factor)
 /* One query block [t0, t0+rows) of one head, tiled. Q, K, V, Y (T,hs) with
  * ld D; work: attn_tiled_workspace(T) elements. */
 static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm, size_t D,
-                            size_t t0, size_t rows, const real *Q, const real *K, const real *V,
-                            real *Y, real *work)
+                            size_t t0, size_t rows, const real *Q, FN(head_keys) K,
+                            const real *V, real *Y, real *work)
 {
     const size_t hs = a->hs;
     real *tile = work;
@@ -101,8 +118,7 @@ static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *m
         const size_t k0 = index * ATTN_TILE_KEYS;
         const size_t keys = MIN((size_t)ATTN_TILE_KEYS, key_end - k0);
         const int first = index + 1 == key_blocks;
-        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, keys, hs, REAL_C(1.0), Q + t0 * D,
-                         D, K + k0 * D, D, REAL_C(0.0), tile, keys);
+        FN(scores)(a, mm, D, Q + t0 * D, rows, K, k0, keys, tile, keys);
         for (size_t i = 0; i < rows; i++) {
             const size_t visible = t0 + i + 1 > k0 ? t0 + i + 1 - k0 : 0;
             const size_t n_valid = a->causal ? MIN(visible, keys) : keys;
@@ -137,33 +153,64 @@ typedef struct FN(forward_phases) {
     const FN(attn_forward_args) *a;
     const FN(attn_engine) *e;
     size_t D, rows, row_block, row_blocks, query_blocks;
-    real *Y; /* the heads: ws heads with Wo, else out */
+    int prepacked; /* the weights are packed once, for every row block */
+    real *Y;       /* the heads: ws heads with Wo, else out */
 } FN(forward_phases);
 
-/* Item: one of Q, K, V (item / row_blocks) over one block of rows. */
+/* Packed weight m (Wq, Wk, Wv, Wo), or NULL: each product packs its own. */
+static const real *FN(packed_weight)(const FN(forward_phases) *f, size_t m)
+{
+    return f->prepacked ? FN(attn_engine_packed)(f->e, m) : NULL;
+}
+
+/* Item: Q, K and V over one block of rows, one product sharing X's rows. */
 static void FN(projection_item)(void *context, size_t item, unsigned worker)
 {
     const FN(forward_phases) *f = context;
     const FN(attn_forward_args) *a = f->a;
-    const size_t which = item / f->row_blocks, r0 = item % f->row_blocks * f->row_block;
-    const real *W = which == 0 ? a->Wq : which == 1 ? a->Wk : a->Wv;
-    real *dst = which == 0 ? a->Q : which == 1 ? a->K : a->V;
+    const size_t r0 = item * f->row_block, D = f->D;
+    const real *W[3] = {a->Wq, a->Wk, a->Wv};
+    const real *packed[3] = {FN(packed_weight)(f, 0), FN(packed_weight)(f, 1),
+                             FN(packed_weight)(f, 2)};
+    real *dst[3] = {a->Q + r0 * D, a->K + r0 * D, a->V + r0 * D};
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
-    FN(attn_mm_gemm)(&mm, ATTN_NO_TRANS, ATTN_NO_TRANS, MIN(f->row_block, f->rows - r0), f->D,
-                     a->C, REAL_C(1.0), a->X + r0 * a->C, a->C, W, f->D, REAL_C(0.0),
-                     dst + r0 * f->D, f->D);
+    FN(attn_mm_gemm_shared_a)(&mm, ATTN_NO_TRANS, ATTN_NO_TRANS, MIN(f->row_block, f->rows - r0),
+                              D, a->C, REAL_C(1.0), a->X + r0 * a->C, a->C, 3, W, D,
+                              packed[0] != NULL ? packed : NULL, REAL_C(0.0), dst, D);
 }
 
-/* Item: one query block of one (batch, head). */
+/* Items: the K blocks of Wq, Wk, Wv (C,D), then of Wo (D,C), packed once for
+ * every row block of the projections (own threads only). */
+static void FN(pack_item)(void *context, size_t item, unsigned worker)
+{
+    (void)worker;
+    const FN(forward_phases) *f = context;
+    const FN(attn_forward_args) *a = f->a;
+    const size_t blocks = (a->C + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC;
+    if (item < 3 * blocks) {
+        const real *W = item / blocks == 0 ? a->Wq : item / blocks == 1 ? a->Wk : a->Wv;
+        f->e->own_pack_b(0, a->C, f->D, W, f->D, item % blocks * ATTN_GEMM_KC,
+                         FN(attn_engine_packed)(f->e, item / blocks));
+        return;
+    }
+    f->e->own_pack_b(0, f->D, a->C, a->Wo, a->C, (item - 3 * blocks) * ATTN_GEMM_KC,
+                     FN(attn_engine_packed)(f->e, 3));
+}
+
+/* Item: one query block of one (batch, head). The last query blocks come
+ * first: with a causal mask they cost the most, and handing out the largest
+ * items first leaves the least imbalance at the end of the phase. */
 static void FN(query_block_item)(void *context, size_t item, unsigned worker)
 {
     const FN(forward_phases) *f = context;
     const FN(attn_forward_args) *a = f->a;
-    const size_t T = a->T, D = f->D;
-    const size_t bh = item / f->query_blocks, t0 = item % f->query_blocks * ATTN_QUERY_BLOCK;
+    const size_t T = a->T, D = f->D, heads = a->B * a->NH;
+    const size_t bh = item % heads;
+    const size_t t0 = (f->query_blocks - 1 - item / heads) * ATTN_QUERY_BLOCK;
     const size_t b = bh / a->NH, h = bh % a->NH, rows = MIN((size_t)ATTN_QUERY_BLOCK, T - t0);
     const size_t head = b * T * D + h * a->hs;
-    const real *Q = a->Q + head, *K = a->K + head, *V = a->V + head;
+    const real *Q = a->Q + head, *V = a->V + head;
+    const FN(head_keys) K = {a->K + head, a->KT != NULL ? a->KT + bh * a->hs * T : NULL};
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
     real *tile = FN(attn_engine_tile)(f->e, worker);
     if (a->P != NULL) {
@@ -177,6 +224,16 @@ static void FN(query_block_item)(void *context, size_t item, unsigned worker)
     }
 }
 
+/* Item: KT of one (batch, head). */
+static void FN(transpose_item)(void *context, size_t item, unsigned worker)
+{
+    (void)worker;
+    const FN(forward_phases) *f = context;
+    const FN(attn_forward_args) *a = f->a;
+    const size_t T = a->T, head = item / a->NH * T * f->D + item % a->NH * a->hs;
+    FN(attn_transpose)(T, a->hs, a->K + head, f->D, a->KT + item * a->hs * T, T);
+}
+
 /* Item: out = Y Wo over one block of rows. */
 static void FN(output_item)(void *context, size_t item, unsigned worker)
 {
@@ -184,9 +241,10 @@ static void FN(output_item)(void *context, size_t item, unsigned worker)
     const FN(attn_forward_args) *a = f->a;
     const size_t r0 = item * f->row_block;
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
-    FN(attn_mm_gemm)(&mm, ATTN_NO_TRANS, ATTN_NO_TRANS, MIN(f->row_block, f->rows - r0), a->C,
-                     f->D, REAL_C(1.0), f->Y + r0 * f->D, f->D, a->Wo, a->C, REAL_C(0.0),
-                     a->out + r0 * a->C, a->C);
+    FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_NO_TRANS, MIN(f->row_block, f->rows - r0),
+                               a->C, f->D, REAL_C(1.0), f->Y + r0 * f->D, f->D, a->Wo, a->C,
+                               FN(packed_weight)(f, 3), REAL_C(0.0), a->out + r0 * a->C,
+                               a->C);
 }
 
 void FN(attn_forward_run)(const FN(attn_forward_args) *a, const FN(attn_engine) *e)
@@ -197,7 +255,18 @@ void FN(attn_forward_run)(const FN(attn_forward_args) *a, const FN(attn_engine) 
     f.query_blocks = (a->T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK;
     f.Y = a->Wo != NULL ? a->heads : a->out;
 
-    attn_pool_run(e->pool, 3 * f.row_blocks, FN(projection_item), &f);
+    /* Packing the weights once pays when several row blocks use them, in
+     * products large enough to be packed at all. */
+    f.prepacked = e->packed != NULL && f.row_blocks > 1 &&
+                  !attn_gemm_is_direct(f.row_block, f.D, a->C);
+    if (f.prepacked) {
+        const size_t blocks_C = (a->C + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC;
+        const size_t blocks_D = (f.D + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC;
+        attn_pool_run(e->pool, 3 * blocks_C + (a->Wo != NULL ? blocks_D : 0), FN(pack_item), &f);
+    }
+    attn_pool_run(e->pool, f.row_blocks, FN(projection_item), &f);
+    if (a->KT != NULL)
+        attn_pool_run(e->pool, a->B * a->NH, FN(transpose_item), &f);
     attn_pool_run(e->pool, a->B * a->NH * f.query_blocks, FN(query_block_item), &f);
     if (a->Wo != NULL)
         attn_pool_run(e->pool, f.row_blocks, FN(output_item), &f);

@@ -29,6 +29,7 @@ typedef struct FN(attn_forward_args) {
     /* workspace, kept for a backward */
     real *Q, *K, *V; /* (B,T,NH*hs) each */
     real *heads;     /* (B,T,NH*hs) concatenated heads, used when Wo is set */
+    real *KT;        /* (B,NH,hs,T) each head's K transposed, or NULL: scores as Q K^T */
 } FN(attn_forward_args);
 
 /* Worker tiles must hold attn_block_workspace(T) elements, or

@@ -6,18 +6,22 @@
  * hands it attn_gemm_pack_elements(M, N, K) elements of scratch. The including
  * file has already included one vocabulary header and defines
  *   GEMM_NAME        the product's symbol, e.g. attn_gemm_avx2_f32
+ *   GEMM_SHARED_A_NAME  the products sharing op(A), e.g. attn_gemm_shared_a_avx2_f32
+ *   PACK_B_NAME      the packing of a whole op(B), e.g. attn_gemm_pack_b_avx2_f32
  *   GEMM_LOWER_NAME  the triangular product's, e.g. attn_gemm_lower_avx2_f32
  * Both follow the contracts in kernels.h.
  *
  * Shapes (row-major, op(X) = X or X^T as the trans flag says):
  *   C (M,N) = alpha op(A) (M,K) op(B) (K,N) + beta C,   beta 0 (C not read) or 1
  * Loops, outermost first (BLIS's names):
- *   pc: K in blocks of ATTN_GEMM_KC; jc: N in blocks of ATTN_GEMM_NC, whose
- *   op(B) block (kc x nc) is packed into NR-column micro-panels (the last one
- *   zero-padded); ic: M in blocks of ATTN_GEMM_MC, op(A) block (mc x kc)
- *   packed into MR-row micro-panels (zero-padded); jr, ir: the micro-kernel
- *   on one MR x NR tile, C += A_panel B_panel over kc, stored for the rows
- *   and columns that exist. The first K block applies beta, later ones add.
+ *   pc: K in blocks of ATTN_GEMM_KC; ic: M in blocks of ATTN_GEMM_MC, whose
+ *   op(A) block (mc x kc) is packed into MR-row micro-panels (zero-padded);
+ *   jc: N in blocks of ATTN_GEMM_NC, op(B) block (kc x nc) packed into
+ *   NR-column micro-panels (the last one zero-padded); jr, ir: the
+ *   micro-kernel on one MR x NR tile, C += A_panel B_panel over kc, stored
+ *   for the rows and columns that exist. The first K block applies beta,
+ *   later ones add. Several products with the same op(A) (X Wq, X Wk, X Wv)
+ *   share each packed block of it (the fused projection).
  * Every element of C is a sum over k in increasing order, the same whatever
  * the thread that computes it: results depend on the shape and the kernel
  * set only.
@@ -33,12 +37,6 @@
 _Static_assert(NR <= ATTN_GEMM_NR_MAX && MR <= ATTN_GEMM_MR_MAX,
                "the micro-tile must fit the scratch sizes of kernels.h");
 
-/* op(X)(i, j) of a row-major X with leading dimension ld. */
-static inline real element(const real *X, size_t ld, int trans, size_t i, size_t j)
-{
-    return trans ? X[j * ld + i] : X[i * ld + j];
-}
-
 /* op(B)[k0 + k][j0 + j] for k < kc, j < nc, as micro-panels of NR columns:
  * panel p holds columns [p*NR, p*NR + NR) at pack + p*kc*NR, row k at k*NR. */
 static void pack_b(const real *B, size_t ldb, int trans_b, size_t k0, size_t kc, size_t j0,
@@ -47,17 +45,31 @@ static void pack_b(const real *B, size_t ldb, int trans_b, size_t k0, size_t kc,
     for (size_t p = 0; p * NR < nc; p++) {
         const size_t cols = nc - p * NR < NR ? nc - p * NR : NR;
         real *panel = pack + p * kc * NR;
-        for (size_t k = 0; k < kc; k++) {
-            real *row = panel + k * NR;
-            if (!trans_b) {
-                memcpy(row, B + (k0 + k) * ldb + j0 + p * NR, cols * sizeof(real));
-            } else {
-                for (size_t j = 0; j < cols; j++)
-                    row[j] = B[(j0 + p * NR + j) * ldb + k0 + k];
+        if (!trans_b) { /* rows of B: two vectors each, zero-filled past N */
+            const real *src = B + k0 * ldb + j0 + p * NR;
+            if (cols == NR) {
+                for (size_t k = 0; k < kc; k++, src += ldb) {
+                    v_store(panel + k * NR, v_load(src));
+                    v_store(panel + k * NR + VLEN, v_load(src + VLEN));
+                }
+                continue;
             }
-            for (size_t j = cols; j < NR; j++)
-                row[j] = REAL_C(0.0);
+            const size_t first = cols < VLEN ? cols : VLEN, second = cols - first;
+            for (size_t k = 0; k < kc; k++, src += ldb) {
+                v_store(panel + k * NR, first == VLEN ? v_load(src)
+                                                      : v_load_part(src, first, REAL_C(0.0)));
+                v_store(panel + k * NR + VLEN, v_load_part(src + VLEN, second, REAL_C(0.0)));
+            }
+            continue;
         }
+        for (size_t j = 0; j < cols; j++) { /* rows of B^T: read along, store across */
+            const real *src = B + (j0 + p * NR + j) * ldb + k0;
+            for (size_t k = 0; k < kc; k++)
+                panel[k * NR + j] = src[k];
+        }
+        for (size_t k = 0; k < kc && cols < NR; k++)
+            for (size_t j = cols; j < NR; j++)
+                panel[k * NR + j] = REAL_C(0.0);
     }
 }
 
@@ -69,13 +81,22 @@ static void pack_a(const real *A, size_t lda, int trans_a, size_t i0, size_t mc,
     for (size_t p = 0; p * MR < mc; p++) {
         const size_t rows = mc - p * MR < MR ? mc - p * MR : MR;
         real *panel = pack + p * kc * MR;
-        for (size_t k = 0; k < kc; k++) {
-            real *col = panel + k * MR;
-            for (size_t i = 0; i < rows; i++)
-                col[i] = element(A, lda, trans_a, i0 + p * MR + i, k0 + k);
-            for (size_t i = rows; i < MR; i++)
-                col[i] = REAL_C(0.0);
+        if (trans_a) { /* columns of A^T are rows of A: contiguous copies */
+            for (size_t k = 0; k < kc; k++) {
+                const real *src = A + (k0 + k) * lda + i0 + p * MR;
+                for (size_t i = 0; i < MR; i++)
+                    panel[k * MR + i] = i < rows ? src[i] : REAL_C(0.0);
+            }
+            continue;
         }
+        for (size_t i = 0; i < rows; i++) { /* rows of A: read along, store across */
+            const real *src = A + (i0 + p * MR + i) * lda + k0;
+            for (size_t k = 0; k < kc; k++)
+                panel[k * MR + i] = src[k];
+        }
+        for (size_t k = 0; k < kc && rows < MR; k++)
+            for (size_t i = rows; i < MR; i++)
+                panel[k * MR + i] = REAL_C(0.0);
     }
 }
 
@@ -115,37 +136,86 @@ static inline void micro_kernel(size_t kc, const real *a, const real *b, real al
 /* Small products skip the packing: rows of C in groups of DIRECT_ROWS, each
  * a vector of columns at a time, op(A) broadcast from where it lies and op(B)
  * rows loaded in place (op(B) = B^T is first copied to the scratch as a
- * K x N row-major block). Rows past M read row 0 again and are not stored,
- * so every group runs the same unrolled code. */
-#define DIRECT_ROWS 8
+ * K x N row-major block). Even and odd k go to two accumulators per row, so
+ * that 2 * DIRECT_ROWS dependency chains overlap; they are added at the end.
+ * Each group size (the last group of M rows may be smaller) has its own
+ * unrolled copy. */
+#define DIRECT_ROWS ATTN_GEMM_DIRECT_ROWS
+_Static_assert(DIRECT_ROWS == 4 || DIRECT_ROWS == 8, "direct_group has cases for 4 or 8 rows");
 
-static inline void direct_group(size_t rows, size_t N, size_t K, real alpha, const real *A,
-                                size_t a_rs, size_t a_cs, const real *B, size_t ldb, int add,
-                                real *C, size_t ldc)
+/* One vector of columns j .. j+cols of a group's `rows` rows; `rows` and
+ * `full` (cols == VLEN) are constants in each inlined copy, so the k loop
+ * has no branch and the accumulators stay in registers. */
+static inline __attribute__((always_inline)) void direct_columns(
+    const int rows, int full, size_t cols, size_t K, vec valpha, const real *const *a,
+    size_t a_cs, const real *B, size_t ldb, int add, real *C, size_t ldc)
+{
+    vec even[DIRECT_ROWS], odd[DIRECT_ROWS];
+    for (int r = 0; r < rows; r++)
+        even[r] = odd[r] = v_set1(REAL_C(0.0));
+    size_t k = 0;
+    for (; k + 2 <= K; k += 2) {
+        const real *b = B + k * ldb;
+        const vec b0 = full ? v_load(b) : v_load_part(b, cols, REAL_C(0.0));
+        const vec b1 = full ? v_load(b + ldb) : v_load_part(b + ldb, cols, REAL_C(0.0));
+        for (int r = 0; r < rows; r++) {
+            even[r] = v_fmadd(v_set1(a[r][k * a_cs]), b0, even[r]);
+            odd[r] = v_fmadd(v_set1(a[r][(k + 1) * a_cs]), b1, odd[r]);
+        }
+    }
+    if (k < K) {
+        const real *b = B + k * ldb;
+        const vec b0 = full ? v_load(b) : v_load_part(b, cols, REAL_C(0.0));
+        for (int r = 0; r < rows; r++)
+            even[r] = v_fmadd(v_set1(a[r][k * a_cs]), b0, even[r]);
+    }
+    for (int r = 0; r < rows; r++) {
+        real *c = C + r * ldc;
+        const vec x = v_mul(v_add(even[r], odd[r]), valpha);
+        if (full)
+            v_store(c, add ? v_add(v_load(c), x) : x);
+        else
+            v_store_part(c, add ? v_add(v_load_part(c, cols, REAL_C(0.0)), x) : x, cols);
+    }
+}
+
+static inline __attribute__((always_inline)) void direct_rows(
+    const int rows, size_t N, size_t K, real alpha, const real *A, size_t a_rs, size_t a_cs,
+    const real *B, size_t ldb, int add, real *C, size_t ldc)
 {
     const real *a[DIRECT_ROWS];
-    for (size_t r = 0; r < DIRECT_ROWS; r++)
-        a[r] = A + (r < rows ? r : 0) * a_rs;
+    for (int r = 0; r < rows; r++)
+        a[r] = A + (size_t)r * a_rs;
     const vec valpha = v_set1(alpha);
-    for (size_t j = 0; j < N; j += VLEN) {
-        const size_t cols = N - j < VLEN ? N - j : VLEN;
-        vec acc[DIRECT_ROWS];
-        for (int r = 0; r < DIRECT_ROWS; r++)
-            acc[r] = v_set1(REAL_C(0.0));
-        for (size_t k = 0; k < K; k++) {
-            const real *b = B + k * ldb + j;
-            const vec bk = cols == VLEN ? v_load(b) : v_load_part(b, cols, REAL_C(0.0));
-            for (int r = 0; r < DIRECT_ROWS; r++)
-                acc[r] = v_fmadd(v_set1(a[r][k * a_cs]), bk, acc[r]);
-        }
-        for (size_t r = 0; r < rows; r++) {
-            real *c = C + r * ldc + j;
-            const vec x = v_mul(acc[r], valpha);
-            if (cols == VLEN)
-                v_store(c, add ? v_add(v_load(c), x) : x);
-            else
-                v_store_part(c, add ? v_add(v_load_part(c, cols, REAL_C(0.0)), x) : x, cols);
-        }
+    size_t j = 0;
+    for (; j + VLEN <= N; j += VLEN)
+        direct_columns(rows, 1, VLEN, K, valpha, a, a_cs, B + j, ldb, add, C + j, ldc);
+    if (j < N)
+        direct_columns(rows, 0, N - j, K, valpha, a, a_cs, B + j, ldb, add, C + j, ldc);
+}
+
+/* A group of 1 .. DIRECT_ROWS rows, each count its own copy of the code. */
+static void direct_group(size_t rows, size_t N, size_t K, real alpha, const real *A, size_t a_rs,
+                         size_t a_cs, const real *B, size_t ldb, int add, real *C, size_t ldc)
+{
+    switch (rows) {
+#define DIRECT_CASE(n)                                                                 \
+    case n:                                                                            \
+        direct_rows(n, N, K, alpha, A, a_rs, a_cs, B, ldb, add, C, ldc);               \
+        break;
+        DIRECT_CASE(1)
+        DIRECT_CASE(2)
+        DIRECT_CASE(3)
+        DIRECT_CASE(4)
+#if DIRECT_ROWS > 4
+        DIRECT_CASE(5)
+        DIRECT_CASE(6)
+        DIRECT_CASE(7)
+        DIRECT_CASE(8)
+#endif
+#undef DIRECT_CASE
+    default:
+        break;
     }
 }
 
@@ -168,43 +238,95 @@ static void gemm_direct(int trans_a, int trans_b, size_t M, size_t N, size_t K, 
     }
 }
 
-void GEMM_NAME(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha, const real *A,
-               size_t lda, const real *B, size_t ldb, real beta, real *C, size_t ldc, real *pack);
-void GEMM_NAME(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha, const real *A,
-               size_t lda, const real *B, size_t ldb, real beta, real *C, size_t ldc, real *pack)
+/* Columns of a K block of a whole packed op(B): N rounded up to panels. */
+static inline size_t packed_width(size_t N)
+{
+    return (N + NR - 1) / NR * NR;
+}
+
+/* C_m = alpha op(A) op(B_m) + beta C_m for m < count: each packed block of
+ * op(A) serves every B_m. Loops: pc (K), ic (M, pack op(A)), m, jc (N, pack
+ * op(B_m), unless `prepacked` holds it whole: see PACK_B_NAME), jr, ir. */
+static void gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha,
+                        const real *A, size_t lda, size_t count, const real *const *B,
+                        size_t ldb, const real *const *prepacked, real beta, real *const *C,
+                        size_t ldc, real *pack)
 {
     real *pack_b_block = pack;
     real *pack_a_block = pack + attn_gemm_pack_b_elements(N, K);
-    if (K == 0) { /* C = beta C: nothing to add */
-        for (size_t i = 0; i < M && beta == REAL_C(0.0); i++)
-            memset(C + i * ldc, 0, N * sizeof(real));
-        return;
-    }
-    if (attn_gemm_is_direct(M, N, K)) {
-        gemm_direct(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pack);
-        return;
-    }
     for (size_t k0 = 0; k0 < K; k0 += ATTN_GEMM_KC) {
         const size_t kc = K - k0 < ATTN_GEMM_KC ? K - k0 : ATTN_GEMM_KC;
         const int add = k0 > 0 || beta != REAL_C(0.0);
-        for (size_t j0 = 0; j0 < N; j0 += ATTN_GEMM_NC) {
-            const size_t nc = N - j0 < ATTN_GEMM_NC ? N - j0 : ATTN_GEMM_NC;
-            pack_b(B, ldb, trans_b, k0, kc, j0, nc, pack_b_block);
-            for (size_t i0 = 0; i0 < M; i0 += ATTN_GEMM_MC) {
-                const size_t mc = M - i0 < ATTN_GEMM_MC ? M - i0 : ATTN_GEMM_MC;
-                pack_a(A, lda, trans_a, i0, mc, k0, kc, pack_a_block);
-                for (size_t jr = 0; jr < nc; jr += NR) {
-                    const real *b = pack_b_block + jr * kc;
-                    const size_t cols = nc - jr < NR ? nc - jr : NR;
-                    for (size_t ir = 0; ir < mc; ir += MR) {
-                        const size_t rows = mc - ir < MR ? mc - ir : MR;
-                        micro_kernel(kc, pack_a_block + ir * kc, b, alpha, add,
-                                     C + (i0 + ir) * ldc + j0 + jr, ldc, rows, cols);
+        for (size_t i0 = 0; i0 < M; i0 += ATTN_GEMM_MC) {
+            const size_t mc = M - i0 < ATTN_GEMM_MC ? M - i0 : ATTN_GEMM_MC;
+            pack_a(A, lda, trans_a, i0, mc, k0, kc, pack_a_block);
+            for (size_t m = 0; m < count; m++) {
+                for (size_t j0 = 0; j0 < N; j0 += ATTN_GEMM_NC) {
+                    const size_t nc = N - j0 < ATTN_GEMM_NC ? N - j0 : ATTN_GEMM_NC;
+                    const real *panels = pack_b_block;
+                    if (prepacked != NULL)
+                        panels = prepacked[m] + k0 * packed_width(N) + j0 * kc;
+                    else
+                        pack_b(B[m], ldb, trans_b, k0, kc, j0, nc, pack_b_block);
+                    for (size_t jr = 0; jr < nc; jr += NR) {
+                        const real *b = panels + jr * kc;
+                        const size_t cols = nc - jr < NR ? nc - jr : NR;
+                        for (size_t ir = 0; ir < mc; ir += MR) {
+                            const size_t rows = mc - ir < MR ? mc - ir : MR;
+                            micro_kernel(kc, pack_a_block + ir * kc, b, alpha, add,
+                                         C[m] + (i0 + ir) * ldc + j0 + jr, ldc, rows, cols);
+                        }
                     }
                 }
             }
         }
     }
+}
+
+void PACK_B_NAME(int trans_b, size_t K, size_t N, const real *B, size_t ldb, size_t k0,
+                 real *packed);
+/* The K block [k0, k0 + KC) of op(B) (K,N), packed as gemm_packed reads it
+ * from `prepacked`: block k0 at packed + k0 * packed_width(N), its panels of
+ * NR columns one after the other. */
+void PACK_B_NAME(int trans_b, size_t K, size_t N, const real *B, size_t ldb, size_t k0,
+                 real *packed)
+{
+    const size_t kc = K - k0 < ATTN_GEMM_KC ? K - k0 : ATTN_GEMM_KC;
+    pack_b(B, ldb, trans_b, k0, kc, 0, N, packed + k0 * packed_width(N));
+}
+
+void GEMM_SHARED_A_NAME(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha,
+                        const real *A, size_t lda, size_t count, const real *const *B,
+                        size_t ldb, const real *const *prepacked, real beta, real *const *C,
+                        size_t ldc, real *pack);
+void GEMM_SHARED_A_NAME(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha,
+                        const real *A, size_t lda, size_t count, const real *const *B,
+                        size_t ldb, const real *const *prepacked, real beta, real *const *C,
+                        size_t ldc, real *pack)
+{
+    if (K == 0) { /* C = beta C: nothing to add */
+        for (size_t m = 0; m < count; m++)
+            for (size_t i = 0; i < M && beta == REAL_C(0.0); i++)
+                memset(C[m] + i * ldc, 0, N * sizeof(real));
+        return;
+    }
+    if (attn_gemm_is_direct(M, N, K)) {
+        for (size_t m = 0; m < count; m++)
+            gemm_direct(trans_a, trans_b, M, N, K, alpha, A, lda, B[m], ldb, beta, C[m], ldc,
+                        pack);
+        return;
+    }
+    gemm_packed(trans_a, trans_b, M, N, K, alpha, A, lda, count, B, ldb, prepacked, beta, C, ldc,
+                pack);
+}
+
+void GEMM_NAME(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha, const real *A,
+               size_t lda, const real *B, size_t ldb, real beta, real *C, size_t ldc, real *pack);
+void GEMM_NAME(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha, const real *A,
+               size_t lda, const real *B, size_t ldb, real beta, real *C, size_t ldc, real *pack)
+{
+    GEMM_SHARED_A_NAME(trans_a, trans_b, M, N, K, alpha, A, lda, 1, &B, ldb, NULL, beta, &C, ldc,
+                       pack);
 }
 
 void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *B, size_t ldb,

@@ -37,6 +37,20 @@
                                double alpha, const double *A, size_t lda, const double *B,    \
                                size_t ldb, double beta, double *C, size_t ldc,                \
                                double *pack);                                                 \
+    void attn_gemm_shared_a_##isa##_f32(int trans_a, int trans_b, size_t M, size_t N,        \
+                                        size_t K, float alpha, const float *A, size_t lda,    \
+                                        size_t count, const float *const *B, size_t ldb,      \
+                                        const float *const *prepacked, float beta,            \
+                                        float *const *C, size_t ldc, float *pack);            \
+    void attn_gemm_pack_b_##isa##_f32(int trans_b, size_t K, size_t N, const float *B,        \
+                                      size_t ldb, size_t k0, float *packed);                  \
+    void attn_gemm_pack_b_##isa##_f64(int trans_b, size_t K, size_t N, const double *B,       \
+                                      size_t ldb, size_t k0, double *packed);                 \
+    void attn_gemm_shared_a_##isa##_f64(int trans_a, int trans_b, size_t M, size_t N,        \
+                                        size_t K, double alpha, const double *A, size_t lda,  \
+                                        size_t count, const double *const *B, size_t ldb,     \
+                                        const double *const *prepacked, double beta,          \
+                                        double *const *C, size_t ldc, double *pack);          \
     void attn_gemm_lower_##isa##_f32(size_t M, size_t N, const float *A, size_t lda,          \
                                      const float *B, size_t ldb, float beta, float *C,        \
                                      size_t ldc, float *pack);                                \
@@ -74,6 +88,14 @@ ATTN_KERNEL_TABLE(attn_softmax_rows_f32_fn, rows_f32, ATTN_ROWS_F32)
 ATTN_KERNEL_TABLE(attn_softmax_rows_f64_fn, rows_f64, ATTN_ROWS_F64)
 ATTN_KERNEL_TABLE(attn_gemm_f32_fn, gemm_f32, ATTN_GEMM_F32)
 ATTN_KERNEL_TABLE(attn_gemm_f64_fn, gemm_f64, ATTN_GEMM_F64)
+#define ATTN_GEMM_SHARED_A_F32(isa) attn_gemm_shared_a_##isa##_f32
+#define ATTN_GEMM_SHARED_A_F64(isa) attn_gemm_shared_a_##isa##_f64
+ATTN_KERNEL_TABLE(attn_gemm_shared_a_f32_fn, gemm_shared_a_f32, ATTN_GEMM_SHARED_A_F32)
+ATTN_KERNEL_TABLE(attn_gemm_shared_a_f64_fn, gemm_shared_a_f64, ATTN_GEMM_SHARED_A_F64)
+#define ATTN_GEMM_PACK_B_F32(isa) attn_gemm_pack_b_##isa##_f32
+#define ATTN_GEMM_PACK_B_F64(isa) attn_gemm_pack_b_##isa##_f64
+ATTN_KERNEL_TABLE(attn_gemm_pack_b_f32_fn, gemm_pack_b_f32, ATTN_GEMM_PACK_B_F32)
+ATTN_KERNEL_TABLE(attn_gemm_pack_b_f64_fn, gemm_pack_b_f64, ATTN_GEMM_PACK_B_F64)
 ATTN_KERNEL_TABLE(attn_gemm_lower_f32_fn, gemm_lower_f32, ATTN_GEMM_LOWER_F32)
 ATTN_KERNEL_TABLE(attn_gemm_lower_f64_fn, gemm_lower_f64, ATTN_GEMM_LOWER_F64)
 
@@ -149,5 +171,9 @@ ATTN_KERNEL_GETTER(attn_softmax_rows_f32_fn, attn_softmax_rows_kernel_f32, rows_
 ATTN_KERNEL_GETTER(attn_softmax_rows_f64_fn, attn_softmax_rows_kernel_f64, rows_f64)
 ATTN_KERNEL_GETTER(attn_gemm_f32_fn, attn_gemm_kernel_f32, gemm_f32)
 ATTN_KERNEL_GETTER(attn_gemm_f64_fn, attn_gemm_kernel_f64, gemm_f64)
+ATTN_KERNEL_GETTER(attn_gemm_shared_a_f32_fn, attn_gemm_shared_a_kernel_f32, gemm_shared_a_f32)
+ATTN_KERNEL_GETTER(attn_gemm_shared_a_f64_fn, attn_gemm_shared_a_kernel_f64, gemm_shared_a_f64)
+ATTN_KERNEL_GETTER(attn_gemm_pack_b_f32_fn, attn_gemm_pack_b_kernel_f32, gemm_pack_b_f32)
+ATTN_KERNEL_GETTER(attn_gemm_pack_b_f64_fn, attn_gemm_pack_b_kernel_f64, gemm_pack_b_f64)
 ATTN_KERNEL_GETTER(attn_gemm_lower_f32_fn, attn_gemm_lower_kernel_f32, gemm_lower_f32)
 ATTN_KERNEL_GETTER(attn_gemm_lower_f64_fn, attn_gemm_lower_kernel_f64, gemm_lower_f64)

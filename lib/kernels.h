@@ -86,6 +86,29 @@ typedef void (*attn_gemm_f32_fn)(int trans_a, int trans_b, size_t M, size_t N, s
 typedef void (*attn_gemm_f64_fn)(int trans_a, int trans_b, size_t M, size_t N, size_t K,
                                  double alpha, const double *A, size_t lda, const double *B,
                                  size_t ldb, double beta, double *C, size_t ldc, double *pack);
+/* C_m = alpha op(A) op(B_m) + beta C_m for m < count, as `count` products
+ * of the kind above (the same results) that share the packing of op(A).
+ * prepacked: NULL, or each op(B_m) packed whole by the pack_b kernel below,
+ * which the product then reads instead of packing op(B_m) itself (B_m is
+ * still read when the product is small enough for the unpacked path).
+ * Scratch as for one product M x N x K. */
+typedef void (*attn_gemm_shared_a_f32_fn)(int trans_a, int trans_b, size_t M, size_t N, size_t K,
+                                          float alpha, const float *A, size_t lda, size_t count,
+                                          const float *const *B, size_t ldb,
+                                          const float *const *prepacked, float beta,
+                                          float *const *C, size_t ldc, float *pack);
+typedef void (*attn_gemm_shared_a_f64_fn)(int trans_a, int trans_b, size_t M, size_t N, size_t K,
+                                          double alpha, const double *A, size_t lda,
+                                          size_t count, const double *const *B, size_t ldb,
+                                          const double *const *prepacked, double beta,
+                                          double *const *C, size_t ldc, double *pack);
+/* Packs the K block [k0, k0 + ATTN_GEMM_KC) of op(B) (K,N) into `packed`, of
+ * attn_gemm_packed_b_elements(K, N) elements (the blocks are independent:
+ * several threads may pack several blocks at once). */
+typedef void (*attn_gemm_pack_b_f32_fn)(int trans_b, size_t K, size_t N, const float *B,
+                                        size_t ldb, size_t k0, float *packed);
+typedef void (*attn_gemm_pack_b_f64_fn)(int trans_b, size_t K, size_t N, const double *B,
+                                        size_t ldb, size_t k0, double *packed);
 /* C (M,N) = tril(A) (M,M) B (M,N) + beta C, A, B, C row-major: row i of C
  * never reads rows of B after i. Scratch as for M x N x M. */
 typedef void (*attn_gemm_lower_f32_fn)(size_t M, size_t N, const float *A, size_t lda,
@@ -100,7 +123,7 @@ typedef void (*attn_gemm_lower_f64_fn)(size_t M, size_t N, const double *A, size
  * blocks of MC rows; MR x NR micro-tiles of at most the _MAX sizes. */
 #define ATTN_GEMM_KC ((size_t)256)
 #define ATTN_GEMM_NC ((size_t)512)
-#define ATTN_GEMM_MC ((size_t)96)
+#define ATTN_GEMM_MC ((size_t)144) /* a block of 128 queries is one op(A) block */
 #define ATTN_GEMM_MR_MAX ((size_t)16)
 #define ATTN_GEMM_NR_MAX ((size_t)32)
 
@@ -121,6 +144,11 @@ static inline int attn_gemm_is_direct(size_t M, size_t N, size_t K)
 static inline size_t attn_gemm_pack_b_elements(size_t N, size_t K)
 {
     return attn_gemm_min(K, ATTN_GEMM_KC) * (attn_gemm_min(N, ATTN_GEMM_NC) + ATTN_GEMM_NR_MAX);
+}
+/* Elements of a whole packed op(B) (K,N): N rounded up to a micro-tile. */
+static inline size_t attn_gemm_packed_b_elements(size_t K, size_t N)
+{
+    return K * (N + ATTN_GEMM_NR_MAX);
 }
 static inline size_t attn_gemm_pack_elements(size_t M, size_t N, size_t K)
 {
@@ -150,12 +178,16 @@ typedef attn_softmax_row_f32_fn attn_softmax_row_fn;
 typedef attn_softmax_online_f32_fn attn_softmax_online_fn;
 typedef attn_softmax_rows_f32_fn attn_softmax_rows_fn;
 typedef attn_gemm_f32_fn attn_gemm_fn;
+typedef attn_gemm_shared_a_f32_fn attn_gemm_shared_a_fn;
+typedef attn_gemm_pack_b_f32_fn attn_gemm_pack_b_fn;
 typedef attn_gemm_lower_f32_fn attn_gemm_lower_fn;
 #else
 typedef attn_softmax_row_f64_fn attn_softmax_row_fn;
 typedef attn_softmax_online_f64_fn attn_softmax_online_fn;
 typedef attn_softmax_rows_f64_fn attn_softmax_rows_fn;
 typedef attn_gemm_f64_fn attn_gemm_fn;
+typedef attn_gemm_shared_a_f64_fn attn_gemm_shared_a_fn;
+typedef attn_gemm_pack_b_f64_fn attn_gemm_pack_b_fn;
 typedef attn_gemm_lower_f64_fn attn_gemm_lower_fn;
 #endif
 #endif
@@ -169,6 +201,10 @@ attn_softmax_rows_f64_fn attn_softmax_rows_kernel_f64(attn_isa isa);
 attn_softmax_online_f64_fn attn_softmax_online_kernel_f64(attn_isa isa);
 attn_gemm_f32_fn attn_gemm_kernel_f32(attn_isa isa);
 attn_gemm_f64_fn attn_gemm_kernel_f64(attn_isa isa);
+attn_gemm_shared_a_f32_fn attn_gemm_shared_a_kernel_f32(attn_isa isa);
+attn_gemm_pack_b_f32_fn attn_gemm_pack_b_kernel_f32(attn_isa isa);
+attn_gemm_pack_b_f64_fn attn_gemm_pack_b_kernel_f64(attn_isa isa);
+attn_gemm_shared_a_f64_fn attn_gemm_shared_a_kernel_f64(attn_isa isa);
 attn_gemm_lower_f32_fn attn_gemm_lower_kernel_f32(attn_isa isa);
 attn_gemm_lower_f64_fn attn_gemm_lower_kernel_f64(attn_isa isa);
 

@@ -8,5 +8,7 @@
 #include "softmax_kernel.inc.c"
 
 #define GEMM_NAME FN(attn_gemm_scalar)
+#define GEMM_SHARED_A_NAME FN(attn_gemm_shared_a_scalar)
 #define GEMM_LOWER_NAME FN(attn_gemm_lower_scalar)
+#define PACK_B_NAME FN(attn_gemm_pack_b_scalar)
 #include "gemm_kernel.inc.c"

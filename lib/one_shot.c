@@ -83,11 +83,14 @@ attn_status FN(attn_mha_backward)(size_t B, size_t T, size_t C, size_t NH, int c
     if (status != ATTN_OK)
         return status;
 
+    /* The plan first: it reports a workspace too large for size_t
+     * (SIZE_OVERFLOW) before any allocation is tried. */
     attn_plan *plan = NULL;
-    real *out = malloc(B * T * C * sizeof(real));
-    status = out == NULL ? ATTN_ERR_OUT_OF_MEMORY
-                         : attn_plan_create(&plan, PLAN_DTYPE, B, T, C, NH, C / NH, 0.0,
-                                            causal ? ATTN_CAUSAL : 0u);
+    real *out = NULL;
+    status = attn_plan_create(&plan, PLAN_DTYPE, B, T, C, NH, C / NH, 0.0,
+                              causal ? ATTN_CAUSAL : 0u);
+    if (status == ATTN_OK && (out = malloc(B * T * C * sizeof(real))) == NULL)
+        status = ATTN_ERR_OUT_OF_MEMORY;
     if (status == ATTN_OK)
         status = FN(attn_forward)(plan, X, Wq, Wk, Wv, Wo, out, NULL);
     if (status == ATTN_OK)

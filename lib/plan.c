@@ -27,6 +27,18 @@ static int takes_tiled_path(size_t T, unsigned flags)
     return !(flags & ATTN_MATERIALIZED) && T >= ATTN_TILED_MIN_T;
 }
 
+/* Elements of one slot of the packed weights: W (C,D) or W^T (D,C), packed
+ * whole for the own kernel. C and D are below 2^31 (the BLAS range is
+ * checked later, so a larger one fails there; the count here is then only
+ * ever compared, never allocated). */
+static size_t attn_packed_weight_elements(size_t C, size_t D)
+{
+    if (C > ATTN_BLAS_INT_MAX || D > ATTN_BLAS_INT_MAX)
+        return 0;
+    const size_t a = attn_gemm_packed_b_elements(C, D), b = attn_gemm_packed_b_elements(D, C);
+    return a > b ? a : b;
+}
+
 /* Element counts of every buffer; 0 for absent ones. False on overflow. */
 static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_COUNT])
 {
@@ -38,9 +50,12 @@ static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_
     const size_t training = inference ? 0 : 1;
     counts[ATTN_BUF_Q] = counts[ATTN_BUF_K] = counts[ATTN_BUF_V] = rows_by_D;
     counts[ATTN_BUF_HEADS] = rows_by_D;
+    counts[ATTN_BUF_KT] = rows_by_D;
+    counts[ATTN_BUF_PACKED_W] = 4 * attn_packed_weight_elements(s.C, D); /* see below */
     counts[ATTN_BUF_SAVED_P] = saved * training;
     counts[ATTN_BUF_DQ] = counts[ATTN_BUF_DK] = counts[ATTN_BUF_DV] = rows_by_D * training;
     counts[ATTN_BUF_DHEADS] = rows_by_D * training;
+    counts[ATTN_BUF_ROWDOT] = s.B * s.NH * s.T * training; /* at most rows_by_D */
     return 1;
 }
 
@@ -151,6 +166,7 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     created->scratch = scratch;
     created->worker_elements = worker_total;
     created->pack_elements = pack_elements;
+    created->packed_slot_elements = attn_packed_weight_elements(C, D);
     created->shape = shape;
     created->scale = scale > 0.0 ? scale : 1.0 / sqrt((double)hs);
     created->causal = (flags & ATTN_CAUSAL) != 0;

@@ -20,11 +20,14 @@ typedef enum attn_buffer {
     ATTN_BUF_K,       /* (B,T,D) */
     ATTN_BUF_V,       /* (B,T,D) */
     ATTN_BUF_HEADS,   /* (B,T,D) concatenated head outputs (before Wo) */
+    ATTN_BUF_KT,      /* (B,NH,hs,T) K (forward) or V (backward) of each head, transposed */
+    ATTN_BUF_PACKED_W, /* 4 slots: Wq, Wk, Wv, Wo (or their transposes) packed for the own kernel */
     ATTN_BUF_SAVED_P, /* (B,NH,T,T) weights kept for the backward */
     ATTN_BUF_DQ,      /* (B,T,D) */
     ATTN_BUF_DK,      /* (B,T,D) */
     ATTN_BUF_DV,      /* (B,T,D) */
     ATTN_BUF_DHEADS,  /* (B,T,D) gradient of the head outputs */
+    ATTN_BUF_ROWDOT,  /* (B,NH,T) rowsum(dP o P) of the backward on own threads */
     ATTN_BUF_COUNT
 } attn_buffer;
 
@@ -45,6 +48,7 @@ struct attn_plan {
     void *scratch;         /* max(threads, 1) workers' scratch, worker_elements each */
     size_t worker_elements; /* elements of dtype: pack_elements, then the tile */
     size_t pack_elements;
+    size_t packed_slot_elements; /* of each of ATTN_BUF_PACKED_W's 4 slots */
 };
 
 #define ATTN_ABSENT ((size_t)-1)

@@ -28,6 +28,10 @@ static FN(attn_engine) FN(plan_engine)(const attn_plan *plan)
         .pool = plan->pool,
         .blas = plan->threads == 0,
         .own = FN(attn_gemm_kernel)(plan->isa),
+        .own_shared_a = FN(attn_gemm_shared_a_kernel)(plan->isa),
+        .own_pack_b = FN(attn_gemm_pack_b_kernel)(plan->isa),
+        .packed = plan->threads > 0 ? PLAN_BUFFER(plan, PACKED_W) : NULL,
+        .packed_elements = plan->packed_slot_elements,
         .own_lower = FN(attn_gemm_lower_kernel)(plan->isa),
         .scratch = plan->scratch,
         .worker_elements = plan->worker_elements,
@@ -63,7 +67,8 @@ attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, con
         .out = out,
         .P = saved_P != NULL ? saved_P : weights,
         .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
-        .heads = PLAN_BUFFER(plan, HEADS)};
+        .heads = PLAN_BUFFER(plan, HEADS),
+        .KT = plan->threads > 0 ? PLAN_BUFFER(plan, KT) : NULL};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_forward_run)(&args, &engine);
 
@@ -105,7 +110,8 @@ attn_status FN(attn_backward)(attn_plan *plan, const real *X, const real *Wq, co
         .heads = PLAN_BUFFER(plan, HEADS), .P = PLAN_BUFFER(plan, SAVED_P),
         .dX = dX, .dWq = dWq, .dWk = dWk, .dWv = dWv, .dWo = dWo,
         .dQ = PLAN_BUFFER(plan, DQ), .dK = PLAN_BUFFER(plan, DK), .dV = PLAN_BUFFER(plan, DV),
-        .dheads = PLAN_BUFFER(plan, DHEADS)};
+        .dheads = PLAN_BUFFER(plan, DHEADS), .rowdot = PLAN_BUFFER(plan, ROWDOT),
+        .VT = plan->threads > 0 ? PLAN_BUFFER(plan, KT) : NULL};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_backward_run)(&args, &engine);
     return ATTN_OK;

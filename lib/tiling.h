@@ -20,8 +20,10 @@
 _Static_assert(ATTN_TILE_KEYS % ATTN_QUERY_BLOCK == 0,
                "a causal query block's diagonal must lie in one key block");
 
-/* Rows of X per work item of the projections on a plan's own threads. */
-#define ATTN_ROW_BLOCK 96
+/* The most rows of X per work item of the projections (Q, K and V of them
+ * together) on a plan's own threads: the own kernel's MC, one packed block
+ * of X per item (engine.h takes fewer for short inputs). */
+#define ATTN_ROW_BLOCK 144
 
 /* ATTN_TILED_MIN_T, the default crossover to the tiled path, is public
  * (attn.h). Measured with attn-bench --path materialized,tiled (one head,

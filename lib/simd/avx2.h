@@ -108,6 +108,8 @@ static inline vec v_round(vec a)
 
 /* Rows of the matrix product's micro-tile (gemm_kernel.inc.c): MR x 2 vectors,
  * 12 accumulators of the 16 registers. */
+/* Rows of C per group of its unpacked path (two accumulators per row). */
+#define ATTN_GEMM_DIRECT_ROWS 4
 #define ATTN_GEMM_MR 6
 
 #endif /* ATTN_SIMD_AVX2_H */

@@ -48,6 +48,8 @@ static inline real v_hsum(vec v) { return ATTN_V(_mm512_reduce_add)(v); }
 
 /* Rows of the matrix product's micro-tile (gemm_kernel.inc.c): MR x 2 vectors,
  * 24 accumulators of the 32 registers. */
+/* Rows of C per group of its unpacked path (two accumulators per row). */
+#define ATTN_GEMM_DIRECT_ROWS 8
 #define ATTN_GEMM_MR 12
 
 #endif /* ATTN_SIMD_AVX512_H */

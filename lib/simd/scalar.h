@@ -67,6 +67,8 @@ static inline vec v_scale2(vec p, vec n)
 
 /* Rows of the matrix product's micro-tile (gemm_kernel.inc.c): MR x 2 vectors,
  * a small tile for the reference. */
+/* Rows of C per group of its unpacked path (two accumulators per row). */
+#define ATTN_GEMM_DIRECT_ROWS 4
 #define ATTN_GEMM_MR 4
 
 #endif /* ATTN_SIMD_SCALAR_H */
