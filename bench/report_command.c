@@ -11,13 +11,14 @@
 #include "files.h"
 #include "json_read.h"
 #include "report_data.h"
+#include "report_targets.h"
 #include "text.h"
 
 enum { EXIT_REPORT_FAILED = 1, EXIT_BAD_ARGUMENTS = 2 };
 enum { PANELS_PER_FIGURE = 12 };
 
 typedef enum report_option {
-    REPORT_CSV, REPORT_JSON, REPORT_OUT, REPORT_HELP, REPORT_COUNT
+    REPORT_CSV, REPORT_JSON, REPORT_OUT, REPORT_TARGETS, REPORT_HELP, REPORT_COUNT
 } report_option;
 
 static const bench_cli_option report_specs[REPORT_COUNT] = {
@@ -29,6 +30,10 @@ static const bench_cli_option report_specs[REPORT_COUNT] = {
                      "the first CSV's name with .json, when it exists)"},
     [REPORT_OUT] = {"out", "DIR", ".", NULL,
                     "folder of report.md and the PNG plots (created if needed)"},
+    [REPORT_TARGETS] = {"targets", "DIR", NULL, NULL,
+                        "the output folder of bench/targets/run_targets.sh: write\n"
+                        "targets.md, issue 5's table of target ratios against\n"
+                        "the stored baseline, instead of report.md (python3)"},
     [REPORT_HELP] = BENCH_CLI_HELP_OPTION,
 };
 
@@ -45,6 +50,10 @@ void bench_report_print_help(FILE *out)
     bench_cli_print_options(out, &report_table);
     fputs("\n"
           "Writes into the --out folder:\n"
+          "  targets.md   with --targets DIR: every performance target of issue 5\n"
+          "               (case, target, measured ratio, baseline, status, how), the\n"
+          "               median over the rounds in DIR, as run_targets.sh --check-only\n"
+          "               prints it (bench/targets/README.md)\n"
           "  report.md    machine, ceiling, peers, the plots, and a table of every\n"
           "               configuration (times, GFLOP/s, % of the ceiling, the peers'\n"
           "               times and attn's speedup over each), and how to reproduce\n"
@@ -350,6 +359,10 @@ int bench_report_command(int argc, char **argv, int first)
     if (given[REPORT_HELP]) {
         bench_report_print_help(stdout);
         return 0;
+    }
+    if (given[REPORT_TARGETS]) {
+        const char *out = bench_cli_resolved(&report_table, given, REPORT_OUT, 0);
+        return bench_report_targets(given[REPORT_TARGETS], out) == 0 ? 0 : EXIT_REPORT_FAILED;
     }
     const char *paths[BENCH_REPORT_MAX_CSV];
     char *copy = NULL;

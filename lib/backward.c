@@ -18,10 +18,11 @@
  *   Q = X Wq, ...     ->  dWq = X^T dQ, dWk = X^T dK, dWv = X^T dV (C,D)
  *                         dX = dQ Wq^T + dK Wk^T + dV Wv^T (B*T,C)
  * Phases of work items (engine.h): the Wo products (rows of dWo, rows of
- * dY); the heads, one (batch, head) per item on BLAS threads (head_backward),
- * or query blocks then key blocks of every head on the plan's own threads
- * (query_block_backward, key_block_backward); the weight gradients (rows of
- * dWq, dWk, dWv) and dX (rows).
+ * dY); the heads, one (batch, head) per item (head_backward), or, on the
+ * plan's own threads with fewer than ATTN_HEADS_PER_ITEM_MIN heads, query
+ * blocks then key blocks of every head (query_block_backward,
+ * key_block_backward); the weight gradients (rows of dWq, dWk, dWv) and dX
+ * (rows).
  */
 #include "backward.h"
 
@@ -54,7 +55,8 @@ static real FN(softmax_backward_row)(const real *P, real *dP, size_t n_valid, si
  */
 static void FN(head_backward)(const FN(attn_backward_args) *a, const FN(attn_mm) *mm, size_t D,
                               const real *P, const real *dY, const real *Q, const real *K,
-                              const real *V, real *dQ, real *dK, real *dV, real *dS)
+                              const real *V, const real *VT, real *dQ, real *dK, real *dV,
+                              real *dS)
 {
     const size_t T = a->T, hs = a->hs;
     const size_t blocks = (T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK;
@@ -65,8 +67,12 @@ static void FN(head_backward)(const FN(attn_backward_args) *a, const FN(attn_mm)
         const real *P_blk = P + t0 * T;
         FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, keys, hs, rows, REAL_C(1.0), P_blk, T,
                          dY + t0 * D, D, accumulate, dV, D);
-        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, keys, hs, REAL_C(1.0), dY + t0 * D,
-                         D, V, D, REAL_C(0.0), dS, keys);
+        if (VT != NULL) /* dS = dY V^T, from V transposed on the own kernel */
+            FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, keys, hs, REAL_C(1.0),
+                             dY + t0 * D, D, VT, T, REAL_C(0.0), dS, keys);
+        else
+            FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, keys, hs, REAL_C(1.0),
+                             dY + t0 * D, D, V, D, REAL_C(0.0), dS, keys);
         for (size_t i = 0; i < rows; i++)
             FN(softmax_backward_row)(P_blk + i * T, dS + i * keys, a->causal ? t0 + i + 1 : T,
                                      keys);
@@ -186,8 +192,8 @@ static void FN(head_item)(void *context, size_t item, unsigned worker)
     const size_t head = b * T * f->D + h * a->hs;
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
     FN(head_backward)(a, &mm, f->D, a->P + item * T * T, f->dY + head, a->Q + head, a->K + head,
-                      a->V + head, a->dQ + head, a->dK + head, a->dV + head,
-                      FN(attn_engine_tile)(f->e, worker));
+                      a->V + head, a->VT != NULL ? a->VT + item * a->hs * T : NULL,
+                      a->dQ + head, a->dK + head, a->dV + head, FN(attn_engine_tile)(f->e, worker));
 }
 
 /* Items: the K blocks of Wq^T, Wk^T, Wv^T (D,C) for dX, then of Wo^T (C,D)
@@ -299,11 +305,13 @@ void FN(attn_backward_run)(const FN(attn_backward_args) *a, const FN(attn_engine
         attn_pool_run(e->pool, f.D_blocks + f.row_blocks, FN(output_item), &f);
         f.dY = a->dheads;
     }
-    if (e->blas) {
-        attn_pool_run(e->pool, a->B * a->NH, FN(head_item), &f);
+    const size_t heads = a->B * a->NH;
+    if (!e->blas)
+        attn_pool_run(e->pool, heads, FN(transpose_item), &f);
+    if (e->blas || heads >= ATTN_HEADS_PER_ITEM_MIN) {
+        attn_pool_run(e->pool, heads, FN(head_item), &f);
     } else {
-        const size_t items = a->B * a->NH * ((a->T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK);
-        attn_pool_run(e->pool, a->B * a->NH, FN(transpose_item), &f);
+        const size_t items = heads * ((a->T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK);
         attn_pool_run(e->pool, items, FN(query_block_item), &f);
         attn_pool_run(e->pool, items, FN(key_block_item), &f);
     }

@@ -28,15 +28,12 @@ static int takes_tiled_path(size_t T, unsigned flags)
 }
 
 /* Elements of one slot of the packed weights: W (C,D) or W^T (D,C), packed
- * whole for the own kernel. C and D are below 2^31 (the BLAS range is
- * checked later, so a larger one fails there; the count here is then only
- * ever compared, never allocated). */
-static size_t attn_packed_weight_elements(size_t C, size_t D)
+ * whole for the own kernel, rounded up to ATTN_WORKER_ROUND. A plan's C and
+ * D are within the BLAS range (below 2^31), so nothing here overflows. */
+static size_t packed_weight_elements(size_t C, size_t D)
 {
-    if (C > ATTN_BLAS_INT_MAX || D > ATTN_BLAS_INT_MAX)
-        return 0;
     const size_t a = attn_gemm_packed_b_elements(C, D), b = attn_gemm_packed_b_elements(D, C);
-    return a > b ? a : b;
+    return ((a > b ? a : b) + ATTN_WORKER_ROUND - 1) / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND;
 }
 
 /* Element counts of every buffer; 0 for absent ones. False on overflow. */
@@ -50,8 +47,6 @@ static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_
     const size_t training = inference ? 0 : 1;
     counts[ATTN_BUF_Q] = counts[ATTN_BUF_K] = counts[ATTN_BUF_V] = rows_by_D;
     counts[ATTN_BUF_HEADS] = rows_by_D;
-    counts[ATTN_BUF_KT] = rows_by_D;
-    counts[ATTN_BUF_PACKED_W] = 4 * attn_packed_weight_elements(s.C, D); /* see below */
     counts[ATTN_BUF_SAVED_P] = saved * training;
     counts[ATTN_BUF_DQ] = counts[ATTN_BUF_DK] = counts[ATTN_BUF_DV] = rows_by_D * training;
     counts[ATTN_BUF_DHEADS] = rows_by_D * training;
@@ -80,18 +75,34 @@ static int worker_elements(attn_shape s, int tiled, size_t *pack, size_t *total)
     return attn_add(*pack, tile / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND, total);
 }
 
-/* Scratch for `workers` workers of `plan`, 64-byte aligned; NULL when it
- * cannot be had (*status says why). */
-static void *new_scratch(const attn_plan *plan, unsigned workers, attn_status *status)
+/* The scratch allocation of `plan` on `threads` threads (see plan.h), 64-byte
+ * aligned, and the elements of its own-thread buffers; NULL when it cannot
+ * be had (*status says why). */
+static void *new_scratch(const attn_plan *plan, unsigned threads, size_t *own_elements,
+                         size_t *kt_elements, attn_status *status)
 {
+    const attn_shape s = plan->shape;
     const size_t element_size = plan->dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
-    size_t bytes;
-    if (!attn_mul3(workers, plan->worker_elements, element_size, &bytes)) {
+    const size_t workers = threads > 1 ? threads : 1;
+    size_t bytes, own = 0, kt = 0, slots, total;
+    if (threads > 0) { /* B*T*NH*hs is an array's size: it fits */
+        kt = (s.B * s.T * s.NH * s.hs + ATTN_WORKER_ROUND - 1) / ATTN_WORKER_ROUND *
+             ATTN_WORKER_ROUND;
+        slots = 4 * packed_weight_elements(s.C, s.NH * s.hs);
+        if (!attn_add(kt, slots, &own)) {
+            *status = ATTN_ERR_SIZE_OVERFLOW;
+            return NULL;
+        }
+    }
+    if (!attn_mul(workers, plan->worker_elements, &total) || !attn_add(total, own, &total) ||
+        !attn_mul(total, element_size, &bytes)) {
         *status = ATTN_ERR_SIZE_OVERFLOW;
         return NULL;
     }
     void *scratch = aligned_alloc(ATTN_ALIGNMENT, bytes);
     *status = scratch != NULL ? ATTN_OK : ATTN_ERR_OUT_OF_MEMORY;
+    *own_elements = own;
+    *kt_elements = kt;
     return scratch;
 }
 
@@ -166,7 +177,7 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     created->scratch = scratch;
     created->worker_elements = worker_total;
     created->pack_elements = pack_elements;
-    created->packed_slot_elements = attn_packed_weight_elements(C, D);
+    created->packed_slot_elements = packed_weight_elements(C, D);
     created->shape = shape;
     created->scale = scale > 0.0 ? scale : 1.0 / sqrt((double)hs);
     created->causal = (flags & ATTN_CAUSAL) != 0;
@@ -186,7 +197,8 @@ attn_status attn_plan_set_threads(attn_plan *plan, unsigned threads)
     if (threads > ATTN_MAX_THREADS)
         return ATTN_ERR_BAD_THREADS;
     attn_status status;
-    void *scratch = new_scratch(plan, threads > 1 ? threads : 1, &status);
+    size_t own_elements, kt_elements;
+    void *scratch = new_scratch(plan, threads, &own_elements, &kt_elements, &status);
     if (scratch == NULL)
         return status;
     attn_pool *pool = NULL;
@@ -198,6 +210,8 @@ attn_status attn_plan_set_threads(attn_plan *plan, unsigned threads)
     free(plan->scratch);
     plan->pool = pool;
     plan->scratch = scratch;
+    plan->own_elements = own_elements;
+    plan->kt_elements = kt_elements;
     plan->threads = threads;
     return ATTN_OK;
 }

@@ -20,8 +20,6 @@ typedef enum attn_buffer {
     ATTN_BUF_K,       /* (B,T,D) */
     ATTN_BUF_V,       /* (B,T,D) */
     ATTN_BUF_HEADS,   /* (B,T,D) concatenated head outputs (before Wo) */
-    ATTN_BUF_KT,      /* (B,NH,hs,T) K (forward) or V (backward) of each head, transposed */
-    ATTN_BUF_PACKED_W, /* 4 slots: Wq, Wk, Wv, Wo (or their transposes) packed for the own kernel */
     ATTN_BUF_SAVED_P, /* (B,NH,T,T) weights kept for the backward */
     ATTN_BUF_DQ,      /* (B,T,D) */
     ATTN_BUF_DK,      /* (B,T,D) */
@@ -45,10 +43,17 @@ struct attn_plan {
     size_t offset[ATTN_BUF_COUNT]; /* bytes into arena; ATTN_ABSENT if unused */
     unsigned threads;      /* 0: BLAS threads; n >= 1: n threads of the plan's own */
     attn_pool *pool;       /* the workers when threads >= 2, else NULL */
-    void *scratch;         /* max(threads, 1) workers' scratch, worker_elements each */
-    size_t worker_elements; /* elements of dtype: pack_elements, then the tile */
+    /* One allocation, replaced by attn_plan_set_threads: with threads >= 1
+     * first the own threads' buffers, KT (B,NH,hs,T: K or V of each head
+     * transposed) and 4 slots of packed weights (Wq, Wk, Wv, Wo or their
+     * transposes) of packed_slot_elements each; then the scratch of
+     * max(threads, 1) workers, worker_elements each. In elements of dtype. */
+    void *scratch;
+    size_t own_elements;    /* KT and the packed weights; 0 while threads == 0 */
+    size_t kt_elements;     /* ... of which KT, rounded up */
+    size_t worker_elements; /* pack_elements, then the tile */
     size_t pack_elements;
-    size_t packed_slot_elements; /* of each of ATTN_BUF_PACKED_W's 4 slots */
+    size_t packed_slot_elements;
 };
 
 #define ATTN_ABSENT ((size_t)-1)

@@ -21,19 +21,27 @@
 
 #define PLAN_BUFFER(plan, name) ((real *)attn_plan_buffer((plan), ATTN_BUF_##name))
 
+/* The own threads' buffers (plan.h): KT, then the packed weights; NULL on
+ * BLAS threads. */
+static real *FN(plan_kt)(const attn_plan *plan)
+{
+    return plan->threads > 0 ? (real *)plan->scratch : NULL;
+}
+
 /* The plan's threads and products (engine.h). */
 static FN(attn_engine) FN(plan_engine)(const attn_plan *plan)
 {
+    real *kt = FN(plan_kt)(plan);
     const FN(attn_engine) engine = {
         .pool = plan->pool,
         .blas = plan->threads == 0,
         .own = FN(attn_gemm_kernel)(plan->isa),
         .own_shared_a = FN(attn_gemm_shared_a_kernel)(plan->isa),
         .own_pack_b = FN(attn_gemm_pack_b_kernel)(plan->isa),
-        .packed = plan->threads > 0 ? PLAN_BUFFER(plan, PACKED_W) : NULL,
+        .packed = kt != NULL ? kt + plan->kt_elements : NULL,
         .packed_elements = plan->packed_slot_elements,
         .own_lower = FN(attn_gemm_lower_kernel)(plan->isa),
-        .scratch = plan->scratch,
+        .scratch = (real *)plan->scratch + plan->own_elements,
         .worker_elements = plan->worker_elements,
         .pack_elements = plan->pack_elements};
     return engine;
@@ -68,7 +76,7 @@ attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, con
         .P = saved_P != NULL ? saved_P : weights,
         .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
         .heads = PLAN_BUFFER(plan, HEADS),
-        .KT = plan->threads > 0 ? PLAN_BUFFER(plan, KT) : NULL};
+        .KT = FN(plan_kt)(plan)};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_forward_run)(&args, &engine);
 
@@ -111,7 +119,7 @@ attn_status FN(attn_backward)(attn_plan *plan, const real *X, const real *Wq, co
         .dX = dX, .dWq = dWq, .dWk = dWk, .dWv = dWv, .dWo = dWo,
         .dQ = PLAN_BUFFER(plan, DQ), .dK = PLAN_BUFFER(plan, DK), .dV = PLAN_BUFFER(plan, DV),
         .dheads = PLAN_BUFFER(plan, DHEADS), .rowdot = PLAN_BUFFER(plan, ROWDOT),
-        .VT = plan->threads > 0 ? PLAN_BUFFER(plan, KT) : NULL};
+        .VT = FN(plan_kt)(plan)};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_backward_run)(&args, &engine);
     return ATTN_OK;

@@ -20,6 +20,12 @@
 _Static_assert(ATTN_TILE_KEYS % ATTN_QUERY_BLOCK == 0,
                "a causal query block's diagonal must lie in one key block");
 
+/* On a plan's own threads the backward takes one (batch, head) per work
+ * item from this many heads on; below, the blocks of each head (one product
+ * more per head, but every thread busy even with one head). A shape's
+ * choice, never the thread count's. */
+#define ATTN_HEADS_PER_ITEM_MIN 4
+
 /* The most rows of X per work item of the projections (Q, K and V of them
  * together) on a plan's own threads: the own kernel's MC, one packed block
  * of X per item (engine.h takes fewer for short inputs). */

@@ -16,6 +16,10 @@ typedef attn_gemm_f32_fn attn_gemm_fn_f32;
 typedef attn_gemm_f64_fn attn_gemm_fn_f64;
 typedef attn_gemm_lower_f32_fn attn_gemm_lower_fn_f32;
 typedef attn_gemm_lower_f64_fn attn_gemm_lower_fn_f64;
+typedef attn_gemm_shared_a_f32_fn attn_gemm_shared_a_fn_f32;
+typedef attn_gemm_shared_a_f64_fn attn_gemm_shared_a_fn_f64;
+typedef attn_gemm_pack_b_f32_fn attn_gemm_pack_b_fn_f32;
+typedef attn_gemm_pack_b_f64_fn attn_gemm_pack_b_fn_f64;
 #define nextafter_real_f32 nextafterf
 #define nextafter_real_f64 nextafter
 

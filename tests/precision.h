@@ -81,6 +81,13 @@ typedef struct test_prec {
                 void *C, size_t ldc, void *pack);
     int (*gemm_lower)(attn_isa isa, size_t M, size_t N, const void *A, size_t lda, const void *B,
                       size_t ldb, double beta, void *C, size_t ldc, void *pack);
+    /* products sharing op(A) (alpha 1, beta 0), and the whole-op(B) packing */
+    int (*gemm_shared_a)(attn_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K,
+                         const void *A, size_t lda, size_t count, const void *const *B,
+                         size_t ldb, const void *const *prepacked, void *const *C, size_t ldc,
+                         void *pack);
+    int (*gemm_pack_b)(attn_isa isa, int trans_b, size_t K, size_t N, const void *B, size_t ldb,
+                       size_t k0, void *packed);
 } test_prec;
 
 extern const test_prec test_prec_f32;

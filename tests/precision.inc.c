@@ -126,6 +126,29 @@ static int SFX(gemm_lower)(attn_isa isa, size_t M, size_t N, const void *A, size
     return 1;
 }
 
+static int SFX(gemm_shared_a)(attn_isa isa, int trans_a, int trans_b, size_t M, size_t N,
+                              size_t K, const void *A, size_t lda, size_t count,
+                              const void *const *B, size_t ldb, const void *const *prepacked,
+                              void *const *C, size_t ldc, void *pack)
+{
+    SFX(attn_gemm_shared_a_fn) kernel = SFX(attn_gemm_shared_a_kernel)(isa);
+    if (kernel == NULL)
+        return 0;
+    kernel(trans_a, trans_b, M, N, K, (REAL)1, A, lda, count, (const REAL *const *)B, ldb,
+           (const REAL *const *)prepacked, (REAL)0, (REAL *const *)C, ldc, pack);
+    return 1;
+}
+
+static int SFX(gemm_pack_b)(attn_isa isa, int trans_b, size_t K, size_t N, const void *B,
+                            size_t ldb, size_t k0, void *packed)
+{
+    SFX(attn_gemm_pack_b_fn) kernel = SFX(attn_gemm_pack_b_kernel)(isa);
+    if (kernel == NULL)
+        return 0;
+    kernel(trans_b, K, N, B, ldb, k0, packed);
+    return 1;
+}
+
 const test_prec SFX(test_prec) = {
     .name = SFX_NAME,
     .size = sizeof(REAL),
@@ -151,4 +174,6 @@ const test_prec SFX(test_prec) = {
     .exp = SFX(exp),
     .gemm = SFX(gemm),
     .gemm_lower = SFX(gemm_lower),
+    .gemm_shared_a = SFX(gemm_shared_a),
+    .gemm_pack_b = SFX(gemm_pack_b),
 };

@@ -13,6 +13,9 @@
  * out); in the triangular product row i of C is finite when only rows k > i
  * of B hold NaN (it never reads them); the same call twice gives the same
  * bytes.
+ * Products sharing op(A), with each op(B) packed by the product or packed
+ * whole beforehand (the pack_b kernel, K block by K block), give the bytes of
+ * the single products.
  * Shapes cover both of the kernel's paths: the unpacked one (small M*N*K)
  * and the packed one with every edge: M across MR and MC, N across NR and
  * NC, K across KC.
@@ -173,11 +176,60 @@ static void lower_product(void **state)
     }
 }
 
+static void shared_and_prepacked(void **state)
+{
+    const isa_case *c = isa_case_enter(state);
+    const test_prec *p = c->prec;
+    /* unpacked, packed within one block, and across K, M and N blocks */
+    static const size_t shapes[][3] = {{5, 9, 7}, {48, 64, 100}, {150, 600, 300}, {1, 33, 257}};
+    test_rng rng;
+    rng_seed(&rng, 921 + (uint64_t)c->isa);
+    for (size_t s = 0; s < 4; s++) {
+        const size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        for (int trans = 0; trans < 4; trans++) {
+            const int ta = trans & 1, tb = trans >> 1;
+            const size_t lda = ta ? M : K, ldb = tb ? K : N;
+            double *A = talloc_doubles(M * K);
+            rng_fill_normal(&rng, A, M * K, 1.0);
+            const void *At = prec_typed(p, A, M * K);
+            const void *B[3];
+            void *C[3], *single[3], *prepacked_C[3], *packed[3];
+            void *pack = talloc(attn_gemm_pack_elements(M, N, K) * p->size + 64);
+            for (int m = 0; m < 3; m++) {
+                double *Bd = talloc_doubles(K * N);
+                rng_fill_normal(&rng, Bd, K * N, 1.0);
+                B[m] = prec_typed(p, Bd, K * N);
+                C[m] = talloc(M * N * p->size);
+                single[m] = talloc(M * N * p->size);
+                prepacked_C[m] = talloc(M * N * p->size);
+                packed[m] = talloc(attn_gemm_packed_b_elements(K, N) * p->size);
+                for (size_t k0 = 0; k0 < K; k0 += ATTN_GEMM_KC)
+                    assert_true(p->gemm_pack_b(c->isa, tb, K, N, B[m], ldb, k0, packed[m]));
+                assert_true(p->gemm(c->isa, ta, tb, M, N, K, 1.0, At, lda, B[m], ldb, 0.0,
+                                    single[m], N, pack));
+            }
+            assert_true(p->gemm_shared_a(c->isa, ta, tb, M, N, K, At, lda, 3, B, ldb, NULL, C, N,
+                                         pack));
+            assert_true(p->gemm_shared_a(c->isa, ta, tb, M, N, K, At, lda, 3, B, ldb,
+                                         (const void *const *)packed, prepacked_C, N, pack));
+            for (int m = 0; m < 3; m++) {
+                check_true(memcmp(C[m], single[m], M * N * p->size) == 0,
+                           "%s %s %zux%zux%zu trans %d%d: shared op(A), product %d differs",
+                           attn_isa_name(c->isa), p->name, M, N, K, ta, tb, m);
+                check_true(memcmp(prepacked_C[m], single[m], M * N * p->size) == 0,
+                           "%s %s %zux%zux%zu trans %d%d: prepacked op(B), product %d differs",
+                           attn_isa_name(c->isa), p->name, M, N, K, ta, tb, m);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         ISA_CASES(products),
         ISA_CASES(lower_product),
+        ISA_CASES(shared_and_prepacked),
     };
     return cmocka_run_group_tests_name("own matrix-product kernels", tests, NULL, NULL);
 }

@@ -21,3 +21,19 @@ else
 fi
 printf 'a,b\n1,2\n' >other.csv
 expect_status 1 "not a CSV of this attn-bench run" report --csv other.csv --out rep2
+
+# --targets: issue 5's table from a run_targets.sh folder (canned numbers of
+# bench/targets/testdata, one round plus attn-memory's CSV)
+command -v python3 >/dev/null 2>&1 || { pass "no python3: --targets not checked"; exit 0; }
+data="$(cd "$(dirname "$0")/../targets/testdata" && pwd)"
+mkdir -p targets/round-1 && cp "$data/run.csv" "$data/run.json" targets/round-1/ \
+  && cp "$data/memory.csv" targets/ || fail "cannot lay out the targets folder"
+"$BENCH" report --targets targets --out trep >out.txt 2>err.txt \
+  || fail "report --targets: $(cat err.txt)"
+grep -q '^| case | target | measured | baseline | status | how |' trep/targets.md \
+  || fail "targets.md has no table"
+grep -q '^| course shape B=1 T=6 C=64 hs=16, plan forward | >= 25x NumPy |' trep/targets.md \
+  || fail "targets.md lacks the course row"
+grep -q 'targets met' out.txt || fail "report --targets printed no summary"
+pass "report --targets wrote targets.md with the target table"
+expect_status 1 "target check failed" report --targets no-such-folder --out trep2
