@@ -1,27 +1,30 @@
 /*
  * attn's own matrix product, written once over the SIMD vocabulary of
- * lib/simd/ (see its README) in the manner of BLIS: the operands are packed
- * into contiguous micro-panels and one register-blocked micro-kernel does
- * all the arithmetic. It is single-threaded and never allocates: the caller
- * hands it attn_gemm_pack_elements(M, N, K) elements of scratch. The including
- * file has already included one vocabulary header and defines
+ * lib/simd/ (see its README) in the manner of BLIS: op(B) is packed into
+ * contiguous micro-panels and one register-blocked micro-kernel does all the
+ * arithmetic, broadcasting op(A)'s elements from where they lie (packing
+ * op(A) as well cost more than it saved at attn's sizes: 1024x64x768 NN went
+ * from 175 to 236 GFLOP/s on one thread without it). It is single-threaded
+ * and never allocates: the caller hands it attn_gemm_pack_elements(M, N, K)
+ * elements of scratch. The including file has already included one
+ * vocabulary header and defines
  *   GEMM_NAME        the product's symbol, e.g. attn_gemm_avx2_f32
  *   GEMM_SHARED_A_NAME  the products sharing op(A), e.g. attn_gemm_shared_a_avx2_f32
  *   PACK_B_NAME      the packing of a whole op(B), e.g. attn_gemm_pack_b_avx2_f32
  *   GEMM_LOWER_NAME  the triangular product's, e.g. attn_gemm_lower_avx2_f32
- * Both follow the contracts in kernels.h.
+ * All follow the contracts in kernels.h.
  *
  * Shapes (row-major, op(X) = X or X^T as the trans flag says):
  *   C (M,N) = alpha op(A) (M,K) op(B) (K,N) + beta C,   beta 0 (C not read) or 1
  * Loops, outermost first (BLIS's names):
- *   pc: K in blocks of ATTN_GEMM_KC; ic: M in blocks of ATTN_GEMM_MC, whose
- *   op(A) block (mc x kc) is packed into MR-row micro-panels (zero-padded);
- *   jc: N in blocks of ATTN_GEMM_NC, op(B) block (kc x nc) packed into
- *   NR-column micro-panels (the last one zero-padded); jr, ir: the
- *   micro-kernel on one MR x NR tile, C += A_panel B_panel over kc, stored
- *   for the rows and columns that exist. The first K block applies beta,
- *   later ones add. Several products with the same op(A) (X Wq, X Wk, X Wv)
- *   share each packed block of it (the fused projection).
+ *   pc: K in blocks of ATTN_GEMM_KC; jc: N in blocks of ATTN_GEMM_NC, op(B)
+ *   block (kc x nc) packed into NR-column micro-panels (the last one
+ *   zero-padded); ic: M in blocks of ATTN_GEMM_MC rows of op(A); jr, ir: the
+ *   micro-kernel on one MR x NR tile, C += op(A) rows x B_panel over kc,
+ *   stored for the rows and columns that exist. The first K block applies
+ *   beta, later ones add. Several products with the same op(A) (X Wq, X Wk,
+ *   X Wv) run through each block of its rows together (the fused
+ *   projection).
  * Every element of C is a sum over k in increasing order, the same whatever
  * the thread that computes it: results depend on the shape and the kernel
  * set only.
@@ -73,48 +76,26 @@ static void pack_b(const real *B, size_t ldb, int trans_b, size_t k0, size_t kc,
     }
 }
 
-/* op(A)[i0 + i][k0 + k] for i < mc, k < kc, as micro-panels of MR rows:
- * panel p at pack + p*kc*MR, column k at k*MR. */
-static void pack_a(const real *A, size_t lda, int trans_a, size_t i0, size_t mc, size_t k0,
-                   size_t kc, real *pack)
+/* The tile's arithmetic: acc (MR x 2 vectors) = op(A) rows B_panel over kc,
+ * op(A)'s element (r, k) at a[r][k * a_cs]. */
+static inline __attribute__((always_inline)) void micro_accumulate(
+    size_t kc, const real *const *a, size_t a_cs, const real *b, vec acc[MR][2])
 {
-    for (size_t p = 0; p * MR < mc; p++) {
-        const size_t rows = mc - p * MR < MR ? mc - p * MR : MR;
-        real *panel = pack + p * kc * MR;
-        if (trans_a) { /* columns of A^T are rows of A: contiguous copies */
-            for (size_t k = 0; k < kc; k++) {
-                const real *src = A + (k0 + k) * lda + i0 + p * MR;
-                for (size_t i = 0; i < MR; i++)
-                    panel[k * MR + i] = i < rows ? src[i] : REAL_C(0.0);
-            }
-            continue;
-        }
-        for (size_t i = 0; i < rows; i++) { /* rows of A: read along, store across */
-            const real *src = A + (i0 + p * MR + i) * lda + k0;
-            for (size_t k = 0; k < kc; k++)
-                panel[k * MR + i] = src[k];
-        }
-        for (size_t k = 0; k < kc && rows < MR; k++)
-            for (size_t i = rows; i < MR; i++)
-                panel[k * MR + i] = REAL_C(0.0);
-    }
-}
-
-/* C tile (rows <= MR, cols <= NR) = alpha * A_panel B_panel (+ C when add). */
-static inline void micro_kernel(size_t kc, const real *a, const real *b, real alpha, int add,
-                                real *C, size_t ldc, size_t rows, size_t cols)
-{
-    vec acc[MR][2];
     for (int r = 0; r < MR; r++)
         acc[r][0] = acc[r][1] = v_set1(REAL_C(0.0));
-    for (size_t k = 0; k < kc; k++, a += MR, b += NR) {
+    for (size_t k = 0; k < kc; k++, b += NR) {
         const vec b0 = v_load(b), b1 = v_load(b + VLEN);
         for (int r = 0; r < MR; r++) {
-            const vec ar = v_set1(a[r]);
+            const vec ar = v_set1(a[r][k * a_cs]);
             acc[r][0] = v_fmadd(ar, b0, acc[r][0]);
             acc[r][1] = v_fmadd(ar, b1, acc[r][1]);
         }
     }
+}
+
+static inline void micro_store(vec acc[MR][2], real alpha, int add, real *C, size_t ldc,
+                               size_t rows, size_t cols)
+{
     const vec valpha = v_set1(alpha);
     for (size_t r = 0; r < rows; r++) {
         real *c = C + r * ldc;
@@ -132,6 +113,21 @@ static inline void micro_kernel(size_t kc, const real *a, const real *b, real al
     }
 }
 
+/* The same tile with op(A) read where it lies, its row r at rows_of_a[r]
+ * and column k a_cs further on: op(A) = A (a_step lda, a_cs 1) or A^T
+ * (a_step 1, a_cs lda), from row i and column k of op(A) at `a`. Missing
+ * rows read the first again and are never stored. */
+static inline void micro_kernel_in_place(size_t kc, const real *a, size_t a_step, size_t a_cs,
+                                         const real *b, real alpha, int add, real *C, size_t ldc,
+                                         size_t rows, size_t cols)
+{
+    const real *rows_of_a[MR];
+    for (size_t r = 0; r < MR; r++)
+        rows_of_a[r] = a + (r < rows ? r : 0) * a_step;
+    vec acc[MR][2];
+    micro_accumulate(kc, rows_of_a, a_cs, b, acc);
+    micro_store(acc, alpha, add, C, ldc, rows, cols);
+}
 
 /* Small products skip the packing: rows of C in groups of DIRECT_ROWS, each
  * a vector of columns at a time, op(A) broadcast from where it lies and op(B)
@@ -244,37 +240,37 @@ static inline size_t packed_width(size_t N)
     return (N + NR - 1) / NR * NR;
 }
 
-/* C_m = alpha op(A) op(B_m) + beta C_m for m < count: each packed block of
- * op(A) serves every B_m. Loops: pc (K), ic (M, pack op(A)), m, jc (N, pack
- * op(B_m), unless `prepacked` holds it whole: see PACK_B_NAME), jr, ir. */
+/* C_m = alpha op(A) op(B_m) + beta C_m for m < count, op(A) shared. Loops:
+ * pc (K), m, jc (N: pack op(B_m) once, unless `prepacked` holds it whole:
+ * see PACK_B_NAME), ic (M), jr, ir. */
 static void gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha,
                         const real *A, size_t lda, size_t count, const real *const *B,
                         size_t ldb, const real *const *prepacked, real beta, real *const *C,
                         size_t ldc, real *pack)
 {
-    real *pack_b_block = pack;
-    real *pack_a_block = pack + attn_gemm_pack_b_elements(N, K);
     for (size_t k0 = 0; k0 < K; k0 += ATTN_GEMM_KC) {
         const size_t kc = K - k0 < ATTN_GEMM_KC ? K - k0 : ATTN_GEMM_KC;
         const int add = k0 > 0 || beta != REAL_C(0.0);
-        for (size_t i0 = 0; i0 < M; i0 += ATTN_GEMM_MC) {
-            const size_t mc = M - i0 < ATTN_GEMM_MC ? M - i0 : ATTN_GEMM_MC;
-            pack_a(A, lda, trans_a, i0, mc, k0, kc, pack_a_block);
-            for (size_t m = 0; m < count; m++) {
-                for (size_t j0 = 0; j0 < N; j0 += ATTN_GEMM_NC) {
-                    const size_t nc = N - j0 < ATTN_GEMM_NC ? N - j0 : ATTN_GEMM_NC;
-                    const real *panels = pack_b_block;
-                    if (prepacked != NULL)
-                        panels = prepacked[m] + k0 * packed_width(N) + j0 * kc;
-                    else
-                        pack_b(B[m], ldb, trans_b, k0, kc, j0, nc, pack_b_block);
+        for (size_t m = 0; m < count; m++) {
+            for (size_t j0 = 0; j0 < N; j0 += ATTN_GEMM_NC) {
+                const size_t nc = N - j0 < ATTN_GEMM_NC ? N - j0 : ATTN_GEMM_NC;
+                const real *panels = pack;
+                if (prepacked != NULL)
+                    panels = prepacked[m] + k0 * packed_width(N) + j0 * kc;
+                else
+                    pack_b(B[m], ldb, trans_b, k0, kc, j0, nc, pack);
+                for (size_t i0 = 0; i0 < M; i0 += ATTN_GEMM_MC) {
+                    const size_t mc = M - i0 < ATTN_GEMM_MC ? M - i0 : ATTN_GEMM_MC;
                     for (size_t jr = 0; jr < nc; jr += NR) {
                         const real *b = panels + jr * kc;
                         const size_t cols = nc - jr < NR ? nc - jr : NR;
                         for (size_t ir = 0; ir < mc; ir += MR) {
                             const size_t rows = mc - ir < MR ? mc - ir : MR;
-                            micro_kernel(kc, pack_a_block + ir * kc, b, alpha, add,
-                                         C[m] + (i0 + ir) * ldc + j0 + jr, ldc, rows, cols);
+                            const size_t i = i0 + ir;
+                            micro_kernel_in_place(
+                                kc, trans_a ? A + k0 * lda + i : A + i * lda + k0,
+                                trans_a ? 1 : lda, trans_a ? lda : 1, b, alpha, add,
+                                C[m] + i * ldc + j0 + jr, ldc, rows, cols);
                         }
                     }
                 }

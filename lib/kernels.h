@@ -119,11 +119,11 @@ typedef void (*attn_gemm_lower_f64_fn)(size_t M, size_t N, const double *A, size
                                        size_t ldc, double *pack);
 
 /* Blocking of the product (the same for every kernel set; see
- * gemm_kernel.inc.c): K blocks of KC, op(B) blocks of NC columns, op(A)
- * blocks of MC rows; MR x NR micro-tiles of at most the _MAX sizes. */
+ * gemm_kernel.inc.c): K blocks of KC, op(B) blocks of NC columns, blocks of
+ * MC rows of op(A); MR x NR micro-tiles of at most the _MAX sizes. */
 #define ATTN_GEMM_KC ((size_t)256)
 #define ATTN_GEMM_NC ((size_t)512)
-#define ATTN_GEMM_MC ((size_t)144) /* a block of 128 queries is one op(A) block */
+#define ATTN_GEMM_MC ((size_t)144) /* rows of op(A) per sweep of a packed op(B) block */
 #define ATTN_GEMM_MR_MAX ((size_t)16)
 #define ATTN_GEMM_NR_MAX ((size_t)32)
 
@@ -154,17 +154,15 @@ static inline size_t attn_gemm_pack_elements(size_t M, size_t N, size_t K)
 {
     if (attn_gemm_is_direct(M, N, K))
         return K * N;
-    return attn_gemm_pack_b_elements(N, K) +
-           attn_gemm_min(K, ATTN_GEMM_KC) * (attn_gemm_min(M, ATTN_GEMM_MC) + ATTN_GEMM_MR_MAX);
+    return attn_gemm_pack_b_elements(N, K);
 }
 /* Scratch enough for every product with dimensions at most M, N, K (both
  * terms grow with each dimension; a direct product's K*N is at most its
  * M*N*K). */
 static inline size_t attn_gemm_pack_bound(size_t M, size_t N, size_t K)
 {
-    const size_t packed = attn_gemm_pack_b_elements(N, K) +
-                          attn_gemm_min(K, ATTN_GEMM_KC) *
-                              (attn_gemm_min(M, ATTN_GEMM_MC) + ATTN_GEMM_MR_MAX);
+    (void)M;
+    const size_t packed = attn_gemm_pack_b_elements(N, K);
     const size_t direct = attn_gemm_min(attn_gemm_min(K, ATTN_GEMM_DIRECT_MAX_MNK) *
                                             attn_gemm_min(N, ATTN_GEMM_DIRECT_MAX_MNK),
                                         ATTN_GEMM_DIRECT_MAX_MNK);
