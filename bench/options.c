@@ -70,7 +70,7 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
                      "forward path of plan forwards without weights: auto,\n"
                      "materialized (ATTN_MATERIALIZED), tiled (ATTN_TILED);\n"
                      "other configurations have one path and run once, as auto"},
-    [OPTION_ENGINE] = {"engine", "LIST", "blas", NULL,
+    [OPTION_ENGINE] = {"engine", "LIST", "blas,own", "blas",
                        "threads of a plan: blas (its calls are BLAS calls on\n"
                        "--threads BLAS threads) or own (attn_plan_set_threads:\n"
                        "--threads threads of the plan's own, no BLAS call);\n"

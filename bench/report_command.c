@@ -61,7 +61,7 @@ void bench_report_print_help(FILE *out)
           "  gflops.png   GFLOP/s against T\n"
           "  ceiling.png  fraction of the GEMM ceiling against T\n"
           "One panel per shape apart from T (dtype, op, causal, B, C, NH, hs, wo,\n"
-          "threads); in each, a solid line per attn variant (api/path) and a dashed\n"
+          "threads); in each, a solid line per attn variant (api/path/engine), a dashed\n"
           "line per peer. More than 12 panels continue in time-2.png and so on.\n"
           "Plots need gnuplot (Debian: gnuplot-nox); without it report.md says so.\n"
           "\n"
@@ -167,7 +167,7 @@ static void write_number(FILE *md, double value, const char *format)
 static void write_results(FILE *md, const bench_report_data *data)
 {
     static const char *const columns[] = {
-        "dtype",    "op",       "causal",   "api/path", "thr",     "B",       "T",
+        "dtype",    "op",       "causal",   "api/path/engine", "thr", "B",       "T",
         "C",        "NH",       "hs",       "wo",       "check",   "attn ms", "GFLOP/s",
         "% ceiling", "naive ms", "numpy ms", "torch ms", "× naive", "× numpy", "× torch",
         NULL};
@@ -176,10 +176,12 @@ static void write_results(FILE *md, const bench_report_data *data)
     for (size_t r = 0; r < data->count; ++r) {
         const bench_report_row *row = &data->rows[r];
         const char *check = bench_report_field(row, "check_error");
-        fprintf(md, "| %s | %s | %s | %s/%s | %s | %s | %.0f | %s | %s | %s | %s | %s |",
+        const char *engine = bench_report_field(row, "engine");
+        fprintf(md, "| %s | %s | %s | %s/%s/%s | %s | %s | %.0f | %s | %s | %s | %s | %s |",
                 bench_report_field(row, "dtype"), bench_report_field(row, "op"),
                 bench_report_field(row, "causal"), bench_report_field(row, "api"),
-                bench_report_field(row, "path"), bench_report_field(row, "threads"),
+                bench_report_field(row, "path"), engine[0] ? engine : "blas",
+                bench_report_field(row, "threads"),
                 bench_report_field(row, "B"), row->T, bench_report_field(row, "C"),
                 bench_report_field(row, "NH"), bench_report_field(row, "hs"),
                 bench_report_field(row, "wo"),

@@ -45,8 +45,9 @@ static void fill_row(bench_report_row *row)
              bench_report_field(row, "hs"), bench_report_field(row, "wo"),
              bench_report_field(row, "threads"),
              strcmp(bench_report_field(row, "weights"), "1") == 0 ? " weights" : "");
-    snprintf(row->series, sizeof row->series, "attn %s/%s", bench_report_field(row, "api"),
-             bench_report_field(row, "path"));
+    const char *engine = bench_report_field(row, "engine");
+    snprintf(row->series, sizeof row->series, "attn %s/%s/%s", bench_report_field(row, "api"),
+             bench_report_field(row, "path"), engine[0] ? engine : "blas");
 }
 
 static int check_header(const bench_csv_table *table, const char *path, char *error,

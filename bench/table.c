@@ -4,7 +4,7 @@
 
 static const char *const table_columns[][2] = {
     {"dtype op c api", "the configuration: element type, forward or backward, causal"},
-    {"path thr", "path asked for (--path), BLAS threads"},
+    {"path eng thr", "path asked for (--path), engine (--engine), threads"},
     {"B T C NH hs wo", "the shape; wo = 1 with an output projection"},
     {"check", "relative error of the reference check (skip: not checked,"},
     {"", "FAIL: above tolerance, ERROR: the call failed)"},
@@ -24,9 +24,10 @@ void bench_table_print_columns(FILE *out)
 void bench_table_print_header(FILE *out)
 {
     fprintf(out,
-            "%-5s %-8s %1s %-7s %-12s %3s %3s %5s %5s %3s %4s %2s | %8s %9s %8s %5s | %9s %9s "
-            "%9s | %7s %7s %7s\n",
-            "dtype", "op", "c", "api", "path", "thr", "B", "T", "C", "NH", "hs", "wo", "check",
+            "%-5s %-8s %1s %-7s %-12s %-4s %3s %3s %5s %5s %3s %4s %2s | %8s %9s %8s %5s | %9s "
+            "%9s %9s | %7s %7s %7s\n",
+            "dtype", "op", "c", "api", "path", "eng", "thr", "B", "T", "C", "NH", "hs", "wo",
+            "check",
             "attn_ms", "GFLOP/s", "ceil%", "naive_ms", "numpy_ms", "torch_ms", "xnaive",
             "xnumpy", "xtorch");
     fflush(out);
@@ -48,10 +49,10 @@ void bench_table_print_row(FILE *out, const bench_point *p)
 {
     const bench_config *c = &p->config;
     const bench_shape *s = &c->shape;
-    fprintf(out, "%-5s %-8s %1d %-7s %-12s %3zu %3zu %5zu %5zu %3zu %4zu %2d | ",
+    fprintf(out, "%-5s %-8s %1d %-7s %-12s %-4s %3zu %3zu %5zu %5zu %3zu %4zu %2d | ",
             bench_dtype_name(s->dtype), bench_op_names[s->op], s->causal,
-            bench_api_names[c->api], bench_path_names[c->path], s->threads, s->B, s->T, s->C,
-            s->NH, s->hs, s->wo);
+            bench_api_names[c->api], bench_path_names[c->path], bench_engine_names[c->engine],
+            s->threads, s->B, s->T, s->C, s->NH, s->hs, s->wo);
     print_check(out, p);
     if (p->status == BENCH_POINT_TIMED) {
         double gflops = bench_gflops(p->flops, p->attn.median_s);

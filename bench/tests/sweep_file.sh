@@ -13,6 +13,7 @@ dtype  = f64
 op     = forward
 causal = 0
 api    = plan, oneshot
+engine = blas
 peers  = none
 ceiling = 0
 json   = none
@@ -20,7 +21,7 @@ weights = no
 min-time = 0.001
 SWEEP
 "$BENCH" --sweep small.sweep --csv file.csv --T 24 >out.txt 2>err.txt || fail "sweep file run: $(cat err.txt)"
-# plan x (materialized, tiled) by default, oneshot once (its path is not selectable)
+# plan x (materialized, tiled) by default, oneshot once (its path and engine are not selectable)
 [ "$(csv_rows file.csv)" -eq 3 ] || fail "wanted 3 rows (T=24 from the command line)"
 awk -F, 'NR > 1 && ($1 != "f64" || $9 != 24 || $11 != 2 || $12 != 16) { bad = 1 } END { exit bad }' \
   file.csv || fail "rows do not follow the file (f64, NH=2, hs=C/NH=16) and --T 24"
