@@ -6,9 +6,10 @@
  * Each input is decoded into one call sequence:
  *   attn_softmax_rows, attn_lookup, attn_self_attention, attn_mha_forward,
  *   attn_mha_backward (_f32 or _f64), or a plan: attn_plan_create with any
- *   dtype, flags (unknown bits too) and scale, then up to 6 forwards and
- *   backwards in either precision (DTYPE_MISMATCH), with or without Wo and
- *   weights, then attn_plan_destroy.
+ *   dtype, flags (unknown bits too) and scale, attn_plan_set_threads (BLAS
+ *   threads, 1 to 3 threads of its own, or more than ATTN_MAX_THREADS), then
+ *   up to 6 forwards and backwards in either precision (DTYPE_MISMATCH),
+ *   with or without Wo and weights, then attn_plan_destroy.
  * Dimensions are mostly 1..8, sometimes 9..512, 0, or huge (2^31, 2^32,
  * 2^62, SIZE_MAX/2, SIZE_MAX, ...). Arrays get exactly the bytes their shape
  * documents (so ASan sees a read or write one element past an array) when
@@ -434,27 +435,28 @@ typedef struct shape {
 } shape;
 
 /* attn.h "Memory:" of a plan, each buffer padded to 64 bytes: whether the
- * arena's byte count fits size_t */
+ * arena's byte count fits size_t. The arena holds Q, K, V and the heads,
+ * and for training the weights, four gradient buffers and rowsum(dP o P);
+ * T*T and B*NH*T*T are checked whatever the flags. The per-thread scratch
+ * (a block of 128*T scores, or the tiled path's tile) cannot overflow once
+ * T*T does not. */
 static int arena_fits(shape s, size_t es, unsigned flags)
 {
     int ok = 1;
     PRODUCT(&ok, s.NH, s.hs); /* D */
-    const size_t rbd = PRODUCT(&ok, s.B, s.T, s.NH, s.hs), tile = PRODUCT(&ok, s.T, s.T);
+    const size_t rbd = PRODUCT(&ok, s.B, s.T, s.NH, s.hs);
+    PRODUCT(&ok, s.T, s.T);
     const size_t saved = PRODUCT(&ok, s.B, s.NH, s.T, s.T);
     if (!ok)
         return 0;
     const int inference = (flags & ATTN_INFERENCE) != 0;
-    const int tiled = inference && ((flags & ATTN_TILED) ||
-                                    (!(flags & ATTN_MATERIALIZED) && s.T >= ATTN_TILED_MIN_T));
     size_t counts[12] = {rbd, rbd, rbd, rbd, 0};
     int n = 4;
-    if (inference) {
-        counts[n++] = tiled ? (size_t)128 * 512 + 3 * 128 + s.T : tile;
-    } else {
+    if (!inference) {
         counts[n++] = saved;
         for (int i = 0; i < 4; i++)
             counts[n++] = rbd;
-        counts[n++] = tile;
+        counts[n++] = s.B * s.NH * s.T; /* at most rbd */
     }
     size_t at = 0;
     for (int i = 0; i < n; i++) {
@@ -1627,6 +1629,14 @@ static void fuzz_plan(reader *r)
         return;
     }
     ORACLE(plan != NULL && plan != sentinel, "attn_plan_create succeeded without a plan");
+
+    /* its threads: BLAS threads (0), 1-3 of its own, or too many */
+    const uint8_t tb = take(r);
+    const unsigned threads = (tb & 0x80) && (tb & 0x40) ? ATTN_MAX_THREADS + 1u : tb % 4u;
+    current_op = "attn_plan_set_threads";
+    TRACE("%s(%u)\n", current_op, threads);
+    expect_status(attn_plan_set_threads(plan, threads),
+                  threads > ATTN_MAX_THREADS ? ATTN_ERR_BAD_THREADS : ATTN_OK, current_op);
 
     plan_state ps;
     memset(&ps, 0, sizeof ps);

@@ -152,17 +152,17 @@ seed("mha_backward_dwo_ignored", head("mha_backward"), dim(2), dim(2), dim(3), d
      NO_NULL, NO_ALIAS, normal(), normal(), normal(), normal(), normal())
 
 # ---- plans: dtype byte, B T C NH hs, scale, flags (bit 7: an unknown bit follows), null,
-# steps; each step: byte (1 backward, 4 Wo, 8 weights / dWo, 0x42 the other precision),
+# then, once created, the threads byte (% 4; 0xC0 set: ATTN_MAX_THREADS + 1), steps; each step: byte (1 backward, 4 Wo, 8 weights / dWo, 0x42 the other precision),
 # null, alias, then the step's input arrays
 FWD = lambda wo, weights: [(4 if wo else 0) | (8 if weights else 0)]
 BWD = lambda wo: [1 | (4 if wo else 0)]
 seed("plan_f32_train", head("plan"), [0x00], dim(2), dim(5), dim(4), dim(2), dim(3),
-     [SCALE["default"]], [0x01], NO_NULL, [3],
+     [SCALE["default"]], [0x01], NO_NULL, [2], [3],
      FWD(True, True), NO_NULL, NO_ALIAS, normal(), normal(), normal(), normal(), normal(),
      BWD(True), NO_NULL, NO_ALIAS, normal(),
      FWD(False, False), NO_NULL, NO_ALIAS, normal(), normal(), normal(), normal())
 seed("plan_f64_tiled", head("plan"), [0x01], dim(1), dim(65), dim(3), dim(2), dim(2),
-     [SCALE["0.125"]], [0x0B], NO_NULL, [1], FWD(True, False), NO_NULL, NO_ALIAS, normal(),
+     [SCALE["0.125"]], [0x0B], NO_NULL, [3], [1], FWD(True, False), NO_NULL, NO_ALIAS, normal(),
      normal(), normal(), normal(), normal())
 seed("plan_bad_dtype", head("plan"), [0x03, 0x07], dim(1), dim(2), dim(2), dim(1), dim(2),
      [0x00], [0x00], NO_NULL, [0])
@@ -173,19 +173,21 @@ seed("plan_both_paths", head("plan"), [0x01], dim(1), dim(2), dim(2), dim(1), di
 seed("plan_scale_too_large", head("plan"), [0x00], dim(1), dim(2), dim(2), dim(1), dim(2),
      [SCALE["above FLT_MAX"]], [0x00], NO_NULL, [0])
 seed("plan_backward_states", head("plan"), [0x00], dim(1), dim(3), dim(2), dim(2), dim(1),
-     [0x00], [0x00], NO_NULL, [3],
+     [0x00], [0x00], NO_NULL, [1], [3],
      BWD(False), NO_NULL, NO_ALIAS, normal(), normal(), normal(), normal(), normal(),
      FWD(True, False), NO_NULL, NO_ALIAS, normal(), normal(), normal(), normal(), normal(),
      BWD(False), NO_NULL, NO_ALIAS, normal())
 seed("plan_inference_backward", head("plan"), [0x01], dim(1), dim(3), dim(2), dim(2), dim(1),
-     [0x00], [0x02], NO_NULL, [2],
+     [0x00], [0x02], NO_NULL, [0], [2],
      FWD(False, True), NO_NULL, NO_ALIAS, normal(), normal(), normal(), normal(),
      BWD(False), NO_NULL, NO_ALIAS, normal(), normal(), normal(), normal(), normal())
 seed("plan_dtype_mismatch", head("plan"), [0x00], dim(2), dim(2), dim(2), dim(1), dim(2),
-     [0x00], [0x00], NO_NULL, [1], [0x42], NO_NULL, NO_ALIAS, normal(), normal(), normal(),
+     [0x00], [0x00], NO_NULL, [2], [1], [0x42], NO_NULL, NO_ALIAS, normal(), normal(), normal(),
      normal())
 seed("plan_overflow", head("plan"), [0x00], dim(1), dim("2^32"), dim(1), dim(1), dim(1),
      [0x00], [0x02], NO_NULL, [0])
+seed("plan_too_many_threads", head("plan"), [0x00], dim(1), dim(2), dim(2), dim(1), dim(2),
+     [0x00], [0x00], NO_NULL, [0xC0], [0])
 seed("plan_null", head("plan"), [0x00], dim(1), dim(2), dim(2), dim(1), dim(2), [0x00],
      [0x00], null(0), [0])
 
