@@ -21,7 +21,7 @@
  * dY); the heads, one (batch, head) per item (head_backward), or, on the
  * plan's own threads with fewer than ATTN_HEADS_PER_ITEM_MIN heads, query
  * blocks then key blocks of every head (query_block_backward,
- * key_block_backward); the weight gradients (rows of dWq, dWk, dWv) and dX
+ * key_block_backward, with dS of every head kept between them); the weight gradients (rows of dWq, dWk, dWv) and dX
  * (rows).
  */
 #include "backward.h"
@@ -29,21 +29,6 @@
 #include "tiling.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
-
-/* dS = P o (dP - <dP, P>) for one row of n_valid unmasked entries out of n;
- * masked entries (P = 0) get dS = 0. dP is overwritten by dS; returns the
- * row's <dP, P>. */
-static real FN(softmax_backward_row)(const real *P, real *dP, size_t n_valid, size_t n)
-{
-    real dot = REAL_C(0.0);
-    for (size_t j = 0; j < n_valid; j++)
-        dot += dP[j] * P[j];
-    for (size_t j = 0; j < n_valid; j++)
-        dP[j] = P[j] * (dP[j] - dot);
-    for (size_t j = n_valid; j < n; j++)
-        dP[j] = REAL_C(0.0);
-    return dot;
-}
 
 /*
  * One head. P (T,T); dY, Q, K, V, dQ, dK, dV (T,hs) with leading dimension
@@ -74,8 +59,8 @@ static void FN(head_backward)(const FN(attn_backward_args) *a, const FN(attn_mm)
             FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, keys, hs, REAL_C(1.0),
                              dY + t0 * D, D, V, D, REAL_C(0.0), dS, keys);
         for (size_t i = 0; i < rows; i++)
-            FN(softmax_backward_row)(P_blk + i * T, dS + i * keys, a->causal ? t0 + i + 1 : T,
-                                     keys);
+            a->softmax_backward(P_blk + i * T, dS + i * keys, a->causal ? t0 + i + 1 : T, keys,
+                                NULL);
         FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, a->scale, dS, keys, K,
                          D, REAL_C(0.0), dQ + t0 * D, D);
         FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, keys, hs, rows, a->scale, dS, keys,
@@ -85,57 +70,42 @@ static void FN(head_backward)(const FN(attn_backward_args) *a, const FN(attn_mm)
 
 /*
  * The same head on a plan's own threads, in two phases of blocks so that
- * one head keeps every thread busy (FlashAttention-2's split):
- * (V^T first copied out once per head, VT, as the own kernel wants):
- *   query block [t0,t1):  dS = P o (dY V^T - rowdot), rowdot = rowsum(dP o P)
- *                         kept per query; dQ_blk = scale dS K
+ * one head keeps every thread busy (FlashAttention-2's split), with dS kept
+ * whole (T,T) between them and V^T copied out once per head (VT), as the own
+ * kernel wants:
+ *   query block [t0,t1):  dS = P o (dY V^T - rowsum(dP o P)),  dQ_blk = scale dS K
  *   key block [k0,k1):    the queries that see it, q >= k0 with a causal
- *                         mask: dV_blk = P[:, blk]^T dY,
- *                         dS[:, blk] = P o (dY V_blk^T - rowdot) again,
- *                         dK_blk = scale dS[:, blk]^T Q
- * One product more than head_backward (dP of each key block is formed
- * twice), no extra memory but rowdot (T per head).
+ *                         mask: dV_blk = P[:, blk]^T dY,  dK_blk = scale dS[:, blk]^T Q
+ * A causal query block writes dS up to its own last key, a key block reads
+ * it from its own first query on: with blocks of one size, every entry read
+ * was written (0 where masked).
  */
 static void FN(query_block_backward)(const FN(attn_backward_args) *a, const FN(attn_mm) *mm,
                                      size_t D, size_t t0, const real *P, const real *dY,
-                                     const real *K, const real *VT, real *dQ, real *rowdot,
-                                     real *dS)
+                                     const real *K, const real *VT, real *dQ, real *dS)
 {
     const size_t T = a->T, hs = a->hs, rows = MIN((size_t)ATTN_QUERY_BLOCK, T - t0);
     const size_t keys = a->causal ? t0 + rows : T;
+    real *dS_blk = dS + t0 * T;
     FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, keys, hs, REAL_C(1.0), dY + t0 * D,
-                     D, VT, T, REAL_C(0.0), dS, keys);
+                     D, VT, T, REAL_C(0.0), dS_blk, T);
     for (size_t i = 0; i < rows; i++)
-        rowdot[t0 + i] = FN(softmax_backward_row)(P + (t0 + i) * T, dS + i * keys,
-                                                  a->causal ? t0 + i + 1 : T, keys);
-    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, a->scale, dS, keys, K, D,
+        a->softmax_backward(P + (t0 + i) * T, dS_blk + i * T, a->causal ? t0 + i + 1 : T, keys,
+                            NULL);
+    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, a->scale, dS_blk, T, K, D,
                      REAL_C(0.0), dQ + t0 * D, D);
 }
 
 static void FN(key_block_backward)(const FN(attn_backward_args) *a, const FN(attn_mm) *mm,
                                    size_t D, size_t k0, const real *P, const real *dY,
-                                   const real *Q, const real *VT, const real *rowdot, real *dK,
-                                   real *dV, real *dS)
+                                   const real *Q, const real *dS, real *dK, real *dV)
 {
     const size_t T = a->T, hs = a->hs, kc = MIN((size_t)ATTN_QUERY_BLOCK, T - k0);
     const size_t q0 = a->causal ? k0 : 0, queries = T - q0;
-    const real *P_blk = P + q0 * T + k0;
-    FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, queries, REAL_C(1.0), P_blk, T,
-                     dY + q0 * D, D, REAL_C(0.0), dV + k0 * D, D);
-    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, queries, kc, hs, REAL_C(1.0), dY + q0 * D,
-                     D, VT + k0, T, REAL_C(0.0), dS, kc);
-    for (size_t q = 0; q < queries; q++) {
-        /* keys k0 + j <= q0 + q are unmasked; the others get dS = 0 */
-        const size_t visible = a->causal ? MIN(q + 1, kc) : kc;
-        const real *p = P_blk + q * T;
-        real *ds = dS + q * kc;
-        for (size_t j = 0; j < visible; j++)
-            ds[j] = p[j] * (ds[j] - rowdot[q0 + q]);
-        for (size_t j = visible; j < kc; j++)
-            ds[j] = REAL_C(0.0);
-    }
-    FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, queries, a->scale, dS, kc, Q + q0 * D,
-                     D, REAL_C(0.0), dK + k0 * D, D);
+    FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, queries, REAL_C(1.0),
+                     P + q0 * T + k0, T, dY + q0 * D, D, REAL_C(0.0), dV + k0 * D, D);
+    FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, queries, a->scale, dS + q0 * T + k0,
+                     T, Q + q0 * D, D, REAL_C(0.0), dK + k0 * D, D);
 }
 
 /* ---- the phases -------------------------------------------------------------- */
@@ -225,16 +195,14 @@ static void FN(split_head_item)(const FN(backward_phases) *f, size_t item, unsig
     const size_t block = item / heads;
     const size_t head = bh / a->NH * T * f->D + bh % a->NH * a->hs;
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
-    real *tile = FN(attn_engine_tile)(f->e, worker);
     const real *P = a->P + bh * T * T, *VT = a->VT + bh * a->hs * T;
+    real *dS = a->dS + bh * T * T;
     if (!key_phase) /* the last query blocks, the dearest with a mask, first */
         FN(query_block_backward)(a, &mm, f->D, (blocks - 1 - block) * ATTN_QUERY_BLOCK, P,
-                                 f->dY + head, a->K + head, VT, a->dQ + head, a->rowdot + bh * T,
-                                 tile);
+                                 f->dY + head, a->K + head, VT, a->dQ + head, dS);
     else /* the first key blocks, seen by the most queries, first */
         FN(key_block_backward)(a, &mm, f->D, block * ATTN_QUERY_BLOCK, P, f->dY + head,
-                               a->Q + head, VT, a->rowdot + bh * T, a->dK + head, a->dV + head,
-                               tile);
+                               a->Q + head, dS, a->dK + head, a->dV + head);
 }
 
 /* Item: VT of one (batch, head). */

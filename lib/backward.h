@@ -9,12 +9,14 @@
 #include <stddef.h>
 
 #include "engine.h"
+#include "kernels.h"
 #include "real.h"
 
 typedef struct FN(attn_backward_args) {
     size_t B, T, C, NH, hs;
     real scale;
     int causal;
+    attn_softmax_backward_fn softmax_backward;
     /* inputs of the forward, passed again */
     const real *X, *Wq, *Wk, *Wv, *Wo; /* Wo NULL: no output projection */
     const real *dout;                  /* (B,T,C) with Wo, else (B,T,NH*hs) */
@@ -28,7 +30,7 @@ typedef struct FN(attn_backward_args) {
     real *dWo;               /* (NH*hs,C), written only with Wo */
     /* workspace */
     real *dQ, *dK, *dV, *dheads; /* (B,T,NH*hs) */
-    real *rowdot;                /* (B,NH,T): rowsum(dP o P), own threads only */
+    real *dS;                    /* (B,NH,T,T): own threads with few heads only */
     real *VT;                    /* (B,NH,hs,T) each head's V transposed, own threads only */
 } FN(attn_backward_args);
 

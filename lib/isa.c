@@ -30,6 +30,10 @@
     void attn_softmax_rows_##isa##_f64(const double *x, double *y, size_t rows, size_t ld,    \
                                        size_t n_valid, size_t n_valid_step, size_t n_total,   \
                                        double scale);                                         \
+    float attn_softmax_backward_##isa##_f32(const float *P, float *dP, size_t n_valid,       \
+                                            size_t n_total, const float *given_dot);          \
+    double attn_softmax_backward_##isa##_f64(const double *P, double *dP, size_t n_valid,    \
+                                             size_t n_total, const double *given_dot);        \
     void attn_gemm_##isa##_f32(int trans_a, int trans_b, size_t M, size_t N, size_t K,        \
                                float alpha, const float *A, size_t lda, const float *B,       \
                                size_t ldb, float beta, float *C, size_t ldc, float *pack);    \
@@ -86,6 +90,10 @@ static const attn_exp_f64_fn exp_f64[ATTN_ISA_COUNT] = {
 #define ATTN_ROWS_F64(isa) attn_softmax_rows_##isa##_f64
 ATTN_KERNEL_TABLE(attn_softmax_rows_f32_fn, rows_f32, ATTN_ROWS_F32)
 ATTN_KERNEL_TABLE(attn_softmax_rows_f64_fn, rows_f64, ATTN_ROWS_F64)
+#define ATTN_BACKWARD_F32(isa) attn_softmax_backward_##isa##_f32
+#define ATTN_BACKWARD_F64(isa) attn_softmax_backward_##isa##_f64
+ATTN_KERNEL_TABLE(attn_softmax_backward_f32_fn, backward_f32, ATTN_BACKWARD_F32)
+ATTN_KERNEL_TABLE(attn_softmax_backward_f64_fn, backward_f64, ATTN_BACKWARD_F64)
 ATTN_KERNEL_TABLE(attn_gemm_f32_fn, gemm_f32, ATTN_GEMM_F32)
 ATTN_KERNEL_TABLE(attn_gemm_f64_fn, gemm_f64, ATTN_GEMM_F64)
 #define ATTN_GEMM_SHARED_A_F32(isa) attn_gemm_shared_a_##isa##_f32
@@ -169,6 +177,8 @@ ATTN_KERNEL_GETTER(attn_exp_f32_fn, attn_exp_kernel_f32, exp_f32)
 ATTN_KERNEL_GETTER(attn_exp_f64_fn, attn_exp_kernel_f64, exp_f64)
 ATTN_KERNEL_GETTER(attn_softmax_rows_f32_fn, attn_softmax_rows_kernel_f32, rows_f32)
 ATTN_KERNEL_GETTER(attn_softmax_rows_f64_fn, attn_softmax_rows_kernel_f64, rows_f64)
+ATTN_KERNEL_GETTER(attn_softmax_backward_f32_fn, attn_softmax_backward_kernel_f32, backward_f32)
+ATTN_KERNEL_GETTER(attn_softmax_backward_f64_fn, attn_softmax_backward_kernel_f64, backward_f64)
 ATTN_KERNEL_GETTER(attn_gemm_f32_fn, attn_gemm_kernel_f32, gemm_f32)
 ATTN_KERNEL_GETTER(attn_gemm_f64_fn, attn_gemm_kernel_f64, gemm_f64)
 ATTN_KERNEL_GETTER(attn_gemm_shared_a_f32_fn, attn_gemm_shared_a_kernel_f32, gemm_shared_a_f32)

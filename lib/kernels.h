@@ -169,12 +169,26 @@ static inline size_t attn_gemm_pack_bound(size_t M, size_t N, size_t K)
     return packed > direct ? packed : direct;
 }
 
+/*
+ * The softmax backward of one row of weights P (n_valid entries of n_total):
+ *   dS_j = P_j (dP_j - <dP, P>)  for j < n_valid,   dS_j = 0 up to n_total
+ * dP is overwritten by dS; the dot is computed (given_dot NULL) or given,
+ * and returned.
+ */
+typedef float (*attn_softmax_backward_f32_fn)(const float *P, float *dP, size_t n_valid,
+                                              size_t n_total, const float *given_dot);
+typedef double (*attn_softmax_backward_f64_fn)(const double *P, double *dP, size_t n_valid,
+                                               size_t n_total, const double *given_dot);
+attn_softmax_backward_f32_fn attn_softmax_backward_kernel_f32(attn_isa isa);
+attn_softmax_backward_f64_fn attn_softmax_backward_kernel_f64(attn_isa isa);
+
 /* For sources templated over `real` (see real.h): the kernel types. */
 #ifdef ATTN_REAL_BITS
 #if ATTN_REAL_BITS == 32
 typedef attn_softmax_row_f32_fn attn_softmax_row_fn;
 typedef attn_softmax_online_f32_fn attn_softmax_online_fn;
 typedef attn_softmax_rows_f32_fn attn_softmax_rows_fn;
+typedef attn_softmax_backward_f32_fn attn_softmax_backward_fn;
 typedef attn_gemm_f32_fn attn_gemm_fn;
 typedef attn_gemm_shared_a_f32_fn attn_gemm_shared_a_fn;
 typedef attn_gemm_pack_b_f32_fn attn_gemm_pack_b_fn;
@@ -183,6 +197,7 @@ typedef attn_gemm_lower_f32_fn attn_gemm_lower_fn;
 typedef attn_softmax_row_f64_fn attn_softmax_row_fn;
 typedef attn_softmax_online_f64_fn attn_softmax_online_fn;
 typedef attn_softmax_rows_f64_fn attn_softmax_rows_fn;
+typedef attn_softmax_backward_f64_fn attn_softmax_backward_fn;
 typedef attn_gemm_f64_fn attn_gemm_fn;
 typedef attn_gemm_shared_a_f64_fn attn_gemm_shared_a_fn;
 typedef attn_gemm_pack_b_f64_fn attn_gemm_pack_b_fn;

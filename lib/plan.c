@@ -50,7 +50,6 @@ static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_
     counts[ATTN_BUF_SAVED_P] = saved * training;
     counts[ATTN_BUF_DQ] = counts[ATTN_BUF_DK] = counts[ATTN_BUF_DV] = rows_by_D * training;
     counts[ATTN_BUF_DHEADS] = rows_by_D * training;
-    counts[ATTN_BUF_ROWDOT] = s.B * s.NH * s.T * training; /* at most rows_by_D */
     return 1;
 }
 
@@ -85,14 +84,20 @@ static void *new_scratch(const attn_plan *plan, unsigned threads, size_t *own_el
     const size_t element_size = plan->dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
     const size_t workers = threads > 1 ? threads : 1;
     size_t bytes, own = 0, kt = 0, slots, total;
-    if (threads > 0) { /* B*T*NH*hs is an array's size: it fits */
+    /* B*T*NH*hs and B*NH*T*T are array sizes (create checked them) */
+    const size_t dS = !plan->inference && s.B * s.NH < ATTN_HEADS_PER_ITEM_MIN
+                          ? s.B * s.NH * s.T * s.T
+                          : 0;
+    if (threads > 0) {
         kt = (s.B * s.T * s.NH * s.hs + ATTN_WORKER_ROUND - 1) / ATTN_WORKER_ROUND *
              ATTN_WORKER_ROUND;
         slots = 4 * packed_weight_elements(s.C, s.NH * s.hs);
-        if (!attn_add(kt, slots, &own)) {
+        if (!attn_add(kt, slots, &own) || !attn_add(own, dS, &own) ||
+            !attn_add(own, ATTN_WORKER_ROUND - 1, &own)) {
             *status = ATTN_ERR_SIZE_OVERFLOW;
             return NULL;
         }
+        own = own / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND; /* the workers start aligned */
     }
     if (!attn_mul(workers, plan->worker_elements, &total) || !attn_add(total, own, &total) ||
         !attn_mul(total, element_size, &bytes)) {
@@ -212,6 +217,7 @@ attn_status attn_plan_set_threads(attn_plan *plan, unsigned threads)
     plan->scratch = scratch;
     plan->own_elements = own_elements;
     plan->kt_elements = kt_elements;
+    plan->ds_offset = kt_elements + 4 * plan->packed_slot_elements;
     plan->threads = threads;
     return ATTN_OK;
 }

@@ -25,7 +25,6 @@ typedef enum attn_buffer {
     ATTN_BUF_DK,      /* (B,T,D) */
     ATTN_BUF_DV,      /* (B,T,D) */
     ATTN_BUF_DHEADS,  /* (B,T,D) gradient of the head outputs */
-    ATTN_BUF_ROWDOT,  /* (B,NH,T) rowsum(dP o P) of the backward on own threads */
     ATTN_BUF_COUNT
 } attn_buffer;
 
@@ -45,12 +44,15 @@ struct attn_plan {
     attn_pool *pool;       /* the workers when threads >= 2, else NULL */
     /* One allocation, replaced by attn_plan_set_threads: with threads >= 1
      * first the own threads' buffers, KT (B,NH,hs,T: K or V of each head
-     * transposed) and 4 slots of packed weights (Wq, Wk, Wv, Wo or their
-     * transposes) of packed_slot_elements each; then the scratch of
-     * max(threads, 1) workers, worker_elements each. In elements of dtype. */
+     * transposed), 4 slots of packed weights (Wq, Wk, Wv, Wo or their
+     * transposes) of packed_slot_elements each and, for a training plan of
+     * fewer than ATTN_HEADS_PER_ITEM_MIN heads, dS (B,NH,T,T); then the
+     * scratch of max(threads, 1) workers, worker_elements each. In elements
+     * of dtype. */
     void *scratch;
     size_t own_elements;    /* KT and the packed weights; 0 while threads == 0 */
     size_t kt_elements;     /* ... of which KT, rounded up */
+    size_t ds_offset;       /* ... and dS from here, when it has one */
     size_t worker_elements; /* pack_elements, then the tile */
     size_t pack_elements;
     size_t packed_slot_elements;

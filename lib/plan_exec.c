@@ -113,12 +113,14 @@ attn_status FN(attn_backward)(attn_plan *plan, const real *X, const real *Wq, co
         .B = s.B, .T = s.T, .C = s.C, .NH = s.NH, .hs = s.hs,
         .scale = attn_real_scale(plan->scale),
         .causal = plan->causal,
+        .softmax_backward = FN(attn_softmax_backward_kernel)(plan->isa),
         .X = X, .Wq = Wq, .Wk = Wk, .Wv = Wv, .Wo = Wo, .dout = dout,
         .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
         .heads = PLAN_BUFFER(plan, HEADS), .P = PLAN_BUFFER(plan, SAVED_P),
         .dX = dX, .dWq = dWq, .dWk = dWk, .dWv = dWv, .dWo = dWo,
         .dQ = PLAN_BUFFER(plan, DQ), .dK = PLAN_BUFFER(plan, DK), .dV = PLAN_BUFFER(plan, DV),
-        .dheads = PLAN_BUFFER(plan, DHEADS), .rowdot = PLAN_BUFFER(plan, ROWDOT),
+        .dheads = PLAN_BUFFER(plan, DHEADS),
+        .dS = FN(plan_kt)(plan) != NULL ? FN(plan_kt)(plan) + plan->ds_offset : NULL,
         .VT = FN(plan_kt)(plan)};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_backward_run)(&args, &engine);

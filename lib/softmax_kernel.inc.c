@@ -5,6 +5,7 @@
  *   SOFTMAX_ROW_NAME     the row kernel's symbol, e.g. attn_softmax_row_avx2_f32
  *   SOFTMAX_ROWS_NAME    the block-of-rows kernel's, e.g. attn_softmax_rows_avx2_f32
  *   SOFTMAX_ONLINE_NAME  the online block kernel's, e.g. attn_softmax_online_avx2_f32
+ *   SOFTMAX_BACKWARD_NAME  the softmax backward row's, e.g. attn_softmax_backward_avx2_f32
  *   EXP_ARRAY_NAME       the array exp's symbol,  e.g. attn_exp_avx2_f32
  * All follow the contracts in kernels.h.
  *
@@ -320,4 +321,45 @@ real SOFTMAX_ONLINE_NAME(const real *s, real *p, size_t n_valid, size_t n_total,
     *running_sum = *running_sum * alpha + block_sum;
     *running_max = new_max;
     return alpha;
+}
+
+real SOFTMAX_BACKWARD_NAME(const real *P, real *dP, size_t n_valid, size_t n_total,
+                           const real *given_dot);
+/* dS = P o (dP - <dP, P>) over the n_valid entries of a row, 0 up to n_total;
+ * dP is overwritten by dS. The dot is summed in the vector lanes, a chunk of
+ * SUM_CHUNK entries at a time merged in double (as the forward's row sum),
+ * unless given_dot supplies it. Returns the dot. */
+real SOFTMAX_BACKWARD_NAME(const real *P, real *dP, size_t n_valid, size_t n_total,
+                           const real *given_dot)
+{
+    real dot;
+    if (given_dot != NULL) {
+        dot = *given_dot;
+    } else {
+        double total = 0.0;
+        for (size_t chunk = 0; chunk < n_valid; chunk += SUM_CHUNK) {
+            const size_t end = n_valid - chunk < SUM_CHUNK ? n_valid : chunk + SUM_CHUNK;
+            vec sum = v_set1(REAL_C(0.0));
+            size_t j = chunk;
+            for (; j + VLEN <= end; j += VLEN)
+                sum = v_fmadd(v_load(dP + j), v_load(P + j), sum);
+            if (j < end)
+                sum = v_fmadd(v_load_part(dP + j, end - j, REAL_C(0.0)),
+                              v_load_part(P + j, end - j, REAL_C(0.0)), sum);
+            total += (double)v_hsum(sum);
+        }
+        dot = (real)total;
+    }
+    const vec vdot = v_set1(dot);
+    size_t j = 0;
+    for (; j + VLEN <= n_valid; j += VLEN)
+        v_store(dP + j, v_mul(v_load(P + j), v_sub(v_load(dP + j), vdot)));
+    if (j < n_valid)
+        v_store_part(dP + j,
+                     v_mul(v_load_part(P + j, n_valid - j, REAL_C(0.0)),
+                           v_sub(v_load_part(dP + j, n_valid - j, REAL_C(0.0)), vdot)),
+                     n_valid - j);
+    for (j = n_valid; j < n_total; j++)
+        dP[j] = REAL_C(0.0);
+    return dot;
 }

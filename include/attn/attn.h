@@ -219,13 +219,14 @@ ATTN_API attn_status attn_mha_backward_f64(size_t B, size_t T, size_t C, size_t 
  * plan runs either on BLAS threads (the default) or on threads of its own:
  * see attn_plan_set_threads.
  *
- * Memory: 5*B*T*D elements (Q, K, V, heads, and K or V transposed for the
- * plan's own threads) and about 4*C*(D+32) (the weights packed for attn's
- * matrix-product kernel); without ATTN_INFERENCE also B*NH*T*T (the weights
- * the backward needs), 4*B*T*D gradient buffers and B*NH*T. Each thread
- * that runs the plan has a scratch of its own: at most about 300k elements
- * for the matrix-product kernel, plus 128*T elements (a block of 128
- * queries' scores), or 128*512 + 3*128 + T on the tiled path.
+ * Memory: 4*B*T*D elements (Q, K, V, heads); without ATTN_INFERENCE also
+ * B*NH*T*T (the weights the backward needs) and 4*B*T*D gradient buffers.
+ * Each thread that runs the plan has a scratch of its own: at most about
+ * 150k elements for attn's matrix-product kernel, plus 128*T elements (a
+ * block of 128 queries' scores), or 128*512 + 3*128 + T on the tiled path.
+ * On threads of its own (attn_plan_set_threads) a plan also holds B*T*D
+ * elements (K or V transposed), about 4*C*(D+32) (the weights packed for
+ * the kernel) and, training fewer than 4 (batch, head) pairs, B*NH*T*T (dS).
  */
 typedef struct attn_plan attn_plan;
 
