@@ -166,22 +166,15 @@ static void FN(head_item)(void *context, size_t item, unsigned worker)
                       a->dQ + head, a->dK + head, a->dV + head, FN(attn_engine_tile)(f->e, worker));
 }
 
-/* Items: the K blocks of Wq^T, Wk^T, Wv^T (D,C) for dX, then of Wo^T (C,D)
- * for dY, packed once for every row block (own threads only). */
+/* Items: the K blocks of Wq^T, Wk^T, Wv^T (for dX) and Wo^T (for dY), packed
+ * once for every row block (own threads only). */
 static void FN(pack_item)(void *context, size_t item, unsigned worker)
 {
     (void)worker;
     const FN(backward_phases) *f = context;
     const FN(attn_backward_args) *a = f->a;
-    const size_t blocks = (f->D + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC;
-    if (item < 3 * blocks) {
-        const real *W = item / blocks == 0 ? a->Wq : item / blocks == 1 ? a->Wk : a->Wv;
-        f->e->own_pack_b(1, f->D, a->C, W, f->D, item % blocks * ATTN_GEMM_KC,
-                         FN(attn_engine_packed)(f->e, item / blocks));
-        return;
-    }
-    f->e->own_pack_b(1, a->C, f->D, a->Wo, a->C, (item - 3 * blocks) * ATTN_GEMM_KC,
-                     FN(attn_engine_packed)(f->e, 3));
+    const real *const W[4] = {a->Wq, a->Wk, a->Wv, a->Wo};
+    FN(attn_engine_pack_item)(f->e, item, 1, a->C, f->D, W);
 }
 
 /* Items of the split heads: query blocks (phase 1) or key blocks (phase 2)
@@ -264,11 +257,9 @@ void FN(attn_backward_run)(const FN(attn_backward_args) *a, const FN(attn_engine
     f.dY = a->dout;
     f.prepacked = e->packed != NULL && f.row_blocks > 1 &&
                   !attn_gemm_is_direct(f.row_block, a->C, f.D);
-    if (f.prepacked) {
-        const size_t blocks_C = (a->C + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC;
-        const size_t blocks_D = (f.D + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC;
-        attn_pool_run(e->pool, 3 * blocks_D + (a->Wo != NULL ? blocks_C : 0), FN(pack_item), &f);
-    }
+    if (f.prepacked)
+        attn_pool_run(e->pool, FN(attn_engine_pack_items)(1, a->C, f.D, a->Wo != NULL),
+                      FN(pack_item), &f);
     if (a->Wo != NULL) {
         attn_pool_run(e->pool, f.D_blocks + f.row_blocks, FN(output_item), &f);
         f.dY = a->dheads;

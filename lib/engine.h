@@ -69,6 +69,28 @@ static inline real *FN(attn_engine_packed)(const FN(attn_engine) *e, size_t m)
     return e->packed != NULL ? e->packed + m * e->packed_elements : NULL;
 }
 
+/* Packing the weights into the slots, K block by K block, as work items:
+ * Wq, Wk, Wv (C,D) into slots 0-2 and Wo (D,C) into slot 3 for the forward's
+ * products (trans 0), or their transposes for the backward's (trans 1). */
+static inline size_t FN(attn_engine_pack_items)(int trans, size_t C, size_t D, int with_Wo)
+{
+    const size_t K = trans ? D : C, N = trans ? C : D;
+    return 3 * ((K + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC) +
+           (with_Wo ? (N + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC : 0);
+}
+static inline void FN(attn_engine_pack_item)(const FN(attn_engine) *e, size_t item, int trans,
+                                             size_t C, size_t D, const real *const W[4])
+{
+    const size_t K = trans ? D : C, N = trans ? C : D;
+    const size_t blocks = (K + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC;
+    if (item < 3 * blocks)
+        e->own_pack_b(trans, K, N, W[item / blocks], D, item % blocks * ATTN_GEMM_KC,
+                      FN(attn_engine_packed)(e, item / blocks));
+    else
+        e->own_pack_b(trans, N, K, W[3], C, (item - 3 * blocks) * ATTN_GEMM_KC,
+                      FN(attn_engine_packed)(e, 3));
+}
+
 /* Rows per item when a phase splits `rows` rows of a matrix: all of them on
  * BLAS threads; on own threads a quarter (so that two threads share even a
  * hundred rows) in multiples of 16, at least 16 and at most ATTN_ROW_BLOCK.

@@ -179,22 +179,15 @@ static void FN(projection_item)(void *context, size_t item, unsigned worker)
                               packed[0] != NULL ? packed : NULL, REAL_C(0.0), dst, D);
 }
 
-/* Items: the K blocks of Wq, Wk, Wv (C,D), then of Wo (D,C), packed once for
- * every row block of the projections (own threads only). */
+/* Items: the K blocks of Wq, Wk, Wv, Wo, packed once for every row block of
+ * the projections (own threads only). */
 static void FN(pack_item)(void *context, size_t item, unsigned worker)
 {
     (void)worker;
     const FN(forward_phases) *f = context;
     const FN(attn_forward_args) *a = f->a;
-    const size_t blocks = (a->C + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC;
-    if (item < 3 * blocks) {
-        const real *W = item / blocks == 0 ? a->Wq : item / blocks == 1 ? a->Wk : a->Wv;
-        f->e->own_pack_b(0, a->C, f->D, W, f->D, item % blocks * ATTN_GEMM_KC,
-                         FN(attn_engine_packed)(f->e, item / blocks));
-        return;
-    }
-    f->e->own_pack_b(0, f->D, a->C, a->Wo, a->C, (item - 3 * blocks) * ATTN_GEMM_KC,
-                     FN(attn_engine_packed)(f->e, 3));
+    const real *const W[4] = {a->Wq, a->Wk, a->Wv, a->Wo};
+    FN(attn_engine_pack_item)(f->e, item, 0, a->C, f->D, W);
 }
 
 /* Item: one query block of one (batch, head). The last query blocks come
@@ -259,11 +252,9 @@ void FN(attn_forward_run)(const FN(attn_forward_args) *a, const FN(attn_engine) 
      * products large enough to be packed at all. */
     f.prepacked = e->packed != NULL && f.row_blocks > 1 &&
                   !attn_gemm_is_direct(f.row_block, f.D, a->C);
-    if (f.prepacked) {
-        const size_t blocks_C = (a->C + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC;
-        const size_t blocks_D = (f.D + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC;
-        attn_pool_run(e->pool, 3 * blocks_C + (a->Wo != NULL ? blocks_D : 0), FN(pack_item), &f);
-    }
+    if (f.prepacked)
+        attn_pool_run(e->pool, FN(attn_engine_pack_items)(0, a->C, f.D, a->Wo != NULL),
+                      FN(pack_item), &f);
     attn_pool_run(e->pool, f.row_blocks, FN(projection_item), &f);
     if (a->KT != NULL)
         attn_pool_run(e->pool, a->B * a->NH, FN(transpose_item), &f);

@@ -180,6 +180,12 @@ static void own_threads(void **state)
         {{1, 600, 6, 2, 3, 0.0, 1, 1}, ATTN_INFERENCE | ATTN_TILED},
         {{1, 600, 6, 2, 3, 0.0, 0, 0}, ATTN_INFERENCE},
         {{1, 200, 8, 2, 4, 0.0, 1, 0}, ATTN_INFERENCE | ATTN_MATERIALIZED},
+        /* products large enough for the packed kernel and the weights
+         * packed once per call: the split backward of few heads (dS kept),
+         * the per-head backward of many, an inference plan */
+        {{1, 300, 96, 2, 48, 0.0, 1, 1}, 0u},
+        {{2, 140, 128, 4, 32, 0.0, 1, 1}, 0u},
+        {{2, 160, 64, 1, 64, 0.0, 0, 1}, ATTN_INFERENCE},
     };
     test_rng rng;
     rng_seed(&rng, 603);
