@@ -230,6 +230,25 @@ static void set(const prec *p, void *b, size_t i, double v)
         ((float *)b)[i] = (float)v; /* out of range gives +-inf (IEEE) */
 }
 
+/* Neumaier's compensated sum: the references sum in double with an error
+ * of a few ulps whatever n, below the library's own (whose f64 sums are
+ * double too); a plain loop over 65536 equal terms erred by 1e-13. */
+typedef struct exact_sum {
+    double sum, carry;
+} exact_sum;
+
+static void exact_add(exact_sum *e, double x)
+{
+    const double t = e->sum + x;
+    e->carry += fabs(e->sum) >= fabs(x) ? (e->sum - t) + x : (x - t) + e->sum;
+    e->sum = t;
+}
+
+static double exact_value(const exact_sum *e)
+{
+    return e->sum + e->carry;
+}
+
 static double sum_tol(const prec *p, size_t n)
 {
     return 2.0 * p->exp_err + (double)((n < 1024 ? n : 1024) + 8) * p->u;
@@ -554,7 +573,7 @@ static int check_weights_row(const prec *p, const void *w, size_t at, size_t val
         ORACLE(get(p, w, at + j) == 0.0, "%s: masked weight %zu of %zu = %g", what, j, n,
                get(p, w, at + j));
     size_t nans = 0, zeros = 0;
-    double sum = 0.0;
+    exact_sum total = {0.0, 0.0};
     for (size_t j = 0; j < valid; j++) {
         double v = get(p, w, at + j);
         nans += isnan(v) != 0;
@@ -562,9 +581,10 @@ static int check_weights_row(const prec *p, const void *w, size_t at, size_t val
         if (!isnan(v)) {
             ORACLE(v >= 0.0 && v <= 1.0 + sum_tol(p, valid), "%s: weight %g outside [0, 1]", what,
                    v);
-            sum += v;
+            exact_add(&total, v);
         }
     }
+    const double sum = exact_value(&total);
     if (nans > 0) {
         ORACLE(nans == valid, "%s: %zu of %zu weights NaN (a NaN row is all NaN)", what, nans,
                valid);
@@ -606,9 +626,10 @@ static void check_softmax_row(const prec *p, const double *x, const void *y, siz
         return;
     /* finite maximum: the double reference, per entry; the kernel's x - max
      * rounds (u |x - max|), exp and the normalization add sum_tol */
-    double sum = 0.0;
+    exact_sum total = {0.0, 0.0};
     for (size_t j = 0; j < n; j++)
-        sum += exp(x[j] - m);
+        exact_add(&total, exp(x[j] - m));
+    const double sum = exact_value(&total);
     for (size_t j = 0; j < n; j++) {
         const double ref = exp(x[j] - m) / sum, v = get(p, y, at + j);
         const double rel = 2.0 * p->u * fabs(x[j] - m) + 4.0 * p->exp_err + sum_tol(p, n);
@@ -670,12 +691,13 @@ static void core_check(const prec *p, const core *k, const void *weights, size_t
             usable &= bound <= p->max / 16 && k->scale * bound <= p->max / 16;
             m = fmax(m, z[j]);
         }
-        double sum = 0.0;
+        exact_sum total = {0.0, 0.0};
         for (size_t j = 0; j < keys; j++) {
             dz = fmax(dz, 2.0 * u * (fabs(z[j]) + fabs(z[j] - m)));
             w[j] = exp(z[j] - m);
-            sum += w[j];
+            exact_add(&total, w[j]);
         }
+        const double sum = exact_value(&total);
         if (!usable || dz > 0.5 || !(sum > 0.0)) {
             row_ok[t] = 0;
             continue;

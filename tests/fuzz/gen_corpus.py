@@ -92,6 +92,9 @@ def seed(name, *parts):
 seed("softmax_f32_normal", head("softmax_rows"), dim(3), dim(8), [0x00], NO_NULL, normal("10"))
 seed("softmax_f64_long_strided", head("softmax_rows", True), dim(2), dim(257), [0x83], NO_NULL,
      specials((3, "1e30"), (100, "-inf"), (200, "FLT_MAX"), gain="100"))
+# found by libFuzzer: one f64 row of 65536 (three 1s, then 0s), whose reference
+# sum of 65533 equal terms erred by 1e-13 in a plain double loop (raw bytes)
+seed("softmax_f64_65536_equal_terms", [0x00, 0x7D, 0x7D, 0x01, 0x00] + [0xE2] * 8)
 seed("softmax_specials", head("softmax_rows"), dim(4), dim(5), [0x00], NO_NULL,
      each("nan", "1", "2", "3", "-3", "inf", "0", "inf", "-inf", "1", "-inf", "-inf", "-inf",
           "-inf", "-inf", "FLT_MAX", "-FLT_MAX", "FLT_MAX", "1e30", "FLT_TRUE_MIN"))
