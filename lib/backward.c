@@ -202,10 +202,8 @@ static void FN(split_head_item)(const FN(backward_phases) *f, size_t item, unsig
 static void FN(transpose_item)(void *context, size_t item, unsigned worker)
 {
     (void)worker;
-    const FN(backward_phases) *f = context;
-    const FN(attn_backward_args) *a = f->a;
-    const size_t T = a->T, head = item / a->NH * T * f->D + item % a->NH * a->hs;
-    FN(attn_transpose)(T, a->hs, a->V + head, f->D, a->VT + item * a->hs * T, T);
+    const FN(attn_backward_args) *a = ((const FN(backward_phases) *)context)->a;
+    FN(attn_transpose_head)(a->T, a->NH, a->hs, a->V, a->VT, item);
 }
 
 static void FN(query_block_item)(void *context, size_t item, unsigned worker)

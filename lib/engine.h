@@ -91,6 +91,15 @@ static inline void FN(attn_engine_pack_item)(const FN(attn_engine) *e, size_t it
                       FN(attn_engine_packed)(e, 3));
 }
 
+/* Head bh = b*NH + h of src (B,T,NH*hs), its columns [h*hs, (h+1)*hs),
+ * transposed into dst (B,NH,hs,T): the K^T or V^T of the own threads. */
+static inline void FN(attn_transpose_head)(size_t T, size_t NH, size_t hs, const real *src,
+                                           real *dst, size_t bh)
+{
+    const size_t D = NH * hs;
+    FN(attn_transpose)(T, hs, src + bh / NH * T * D + bh % NH * hs, D, dst + bh * hs * T, T);
+}
+
 /* Rows per item when a phase splits `rows` rows of a matrix: all of them on
  * BLAS threads; on own threads a quarter (so that two threads share even a
  * hundred rows) in multiples of 16, at least 16 and at most ATTN_ROW_BLOCK.

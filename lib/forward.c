@@ -221,10 +221,8 @@ static void FN(query_block_item)(void *context, size_t item, unsigned worker)
 static void FN(transpose_item)(void *context, size_t item, unsigned worker)
 {
     (void)worker;
-    const FN(forward_phases) *f = context;
-    const FN(attn_forward_args) *a = f->a;
-    const size_t T = a->T, head = item / a->NH * T * f->D + item % a->NH * a->hs;
-    FN(attn_transpose)(T, a->hs, a->K + head, f->D, a->KT + item * a->hs * T, T);
+    const FN(attn_forward_args) *a = ((const FN(forward_phases) *)context)->a;
+    FN(attn_transpose_head)(a->T, a->NH, a->hs, a->K, a->KT, item);
 }
 
 /* Item: out = Y Wo over one block of rows. */
