@@ -38,7 +38,15 @@ _Static_assert(ATTN_TILE_KEYS % ATTN_QUERY_BLOCK == 0,
  *   c=0   0.98/0.96   2.38/2.31   6.59/6.23   22.4/19.6   79.0/66.8
  *   c=1   0.92/0.91   2.07/2.03   5.31/4.87   19.3/13.5   47.9/42.1
  * The tiled path never loses; below 512 (one key block) the two do the same
- * GEMMs, so the crossover sits where the tiled path starts to save work. */
+ * GEMMs, so the crossover sits where the tiled path starts to save work.
+ * Measured again with query blocks of 128 on both paths (attn-bench default
+ * sweep, 2026-12-01, AMD EPYC, f32, one thread, materialized / tiled ms):
+ *                    T=256        512          1024         2048
+ *   BLAS    c=0   0.798/0.805  1.97/1.89   5.47/5.05   15.9/15.5
+ *           c=1   0.740/0.749  1.66/1.65   4.08/4.02   11.2/10.8
+ *   own     c=0   0.461/0.443  1.05/1.01   2.82/2.67   9.29/8.50
+ *           c=1   0.433/0.432  0.899/0.893 2.15/2.15   6.17/5.82
+ * still never a loss from 512 on, so the crossover stays. */
 
 /* Elements of a tiled query block's workspace for sequence length T: the
  * score tile, three per-query statistics and one fallback row of T. */
