@@ -67,50 +67,30 @@ ATTN_DECLARE_KERNELS(avx512)
 
 static const char *const isa_names[ATTN_ISA_COUNT] = {"scalar", "avx2", "avx512"};
 
-static const attn_softmax_row_f32_fn row_f32[ATTN_ISA_COUNT] = {
-    attn_softmax_row_scalar_f32, attn_softmax_row_avx2_f32, attn_softmax_row_avx512_f32};
-static const attn_softmax_row_f64_fn row_f64[ATTN_ISA_COUNT] = {
-    attn_softmax_row_scalar_f64, attn_softmax_row_avx2_f64, attn_softmax_row_avx512_f64};
-static const attn_softmax_online_f32_fn online_f32[ATTN_ISA_COUNT] = {
-    attn_softmax_online_scalar_f32, attn_softmax_online_avx2_f32, attn_softmax_online_avx512_f32};
-static const attn_softmax_online_f64_fn online_f64[ATTN_ISA_COUNT] = {
-    attn_softmax_online_scalar_f64, attn_softmax_online_avx2_f64, attn_softmax_online_avx512_f64};
-static const attn_exp_f32_fn exp_f32[ATTN_ISA_COUNT] = {
-    attn_exp_scalar_f32, attn_exp_avx2_f32, attn_exp_avx512_f32};
-static const attn_exp_f64_fn exp_f64[ATTN_ISA_COUNT] = {
-    attn_exp_scalar_f64, attn_exp_avx2_f64, attn_exp_avx512_f64};
-
-#define ATTN_KERNEL_TABLE(type, name, kernel) \
-    static const type name[ATTN_ISA_COUNT] = {kernel(scalar), kernel(avx2), kernel(avx512)};
-#define ATTN_GEMM_F32(isa) attn_gemm_##isa##_f32
-#define ATTN_GEMM_F64(isa) attn_gemm_##isa##_f64
-#define ATTN_GEMM_LOWER_F32(isa) attn_gemm_lower_##isa##_f32
-#define ATTN_GEMM_LOWER_F64(isa) attn_gemm_lower_##isa##_f64
-#define ATTN_ROWS_F32(isa) attn_softmax_rows_##isa##_f32
-#define ATTN_ROWS_F64(isa) attn_softmax_rows_##isa##_f64
-ATTN_KERNEL_TABLE(attn_softmax_rows_f32_fn, rows_f32, ATTN_ROWS_F32)
-ATTN_KERNEL_TABLE(attn_softmax_rows_f64_fn, rows_f64, ATTN_ROWS_F64)
-#define ATTN_BACKWARD_F32(isa) attn_softmax_backward_##isa##_f32
-#define ATTN_BACKWARD_F64(isa) attn_softmax_backward_##isa##_f64
-ATTN_KERNEL_TABLE(attn_softmax_backward_f32_fn, backward_f32, ATTN_BACKWARD_F32)
-ATTN_KERNEL_TABLE(attn_softmax_backward_f64_fn, backward_f64, ATTN_BACKWARD_F64)
-ATTN_KERNEL_TABLE(attn_gemm_f32_fn, gemm_f32, ATTN_GEMM_F32)
-ATTN_KERNEL_TABLE(attn_gemm_f64_fn, gemm_f64, ATTN_GEMM_F64)
-#define ATTN_GEMM_SHARED_A_F32(isa) attn_gemm_shared_a_##isa##_f32
-#define ATTN_GEMM_SHARED_A_F64(isa) attn_gemm_shared_a_##isa##_f64
-ATTN_KERNEL_TABLE(attn_gemm_shared_a_f32_fn, gemm_shared_a_f32, ATTN_GEMM_SHARED_A_F32)
-ATTN_KERNEL_TABLE(attn_gemm_shared_a_f64_fn, gemm_shared_a_f64, ATTN_GEMM_SHARED_A_F64)
-#define ATTN_GEMM_PACK_B_F32(isa) attn_gemm_pack_b_##isa##_f32
-#define ATTN_GEMM_PACK_B_F64(isa) attn_gemm_pack_b_##isa##_f64
-ATTN_KERNEL_TABLE(attn_gemm_pack_b_f32_fn, gemm_pack_b_f32, ATTN_GEMM_PACK_B_F32)
-ATTN_KERNEL_TABLE(attn_gemm_pack_b_f64_fn, gemm_pack_b_f64, ATTN_GEMM_PACK_B_F64)
-ATTN_KERNEL_TABLE(attn_gemm_lower_f32_fn, gemm_lower_f32, ATTN_GEMM_LOWER_F32)
-ATTN_KERNEL_TABLE(attn_gemm_lower_f64_fn, gemm_lower_f64, ATTN_GEMM_LOWER_F64)
-
 static int valid(attn_isa isa)
 {
     return (unsigned)isa < ATTN_ISA_COUNT;
 }
+
+/* The kernel `prefix` of every kernel set, in a table, and its getter
+ * prefix_kernel_f32 / _f64 (kernels.h): NULL for a value outside attn_isa. */
+#define ATTN_KERNEL_TABLE(prefix, precision)                                                \
+    static const prefix##_##precision##_fn prefix##_##precision##_table[ATTN_ISA_COUNT] = { \
+        prefix##_scalar_##precision, prefix##_avx2_##precision, prefix##_avx512_##precision}; \
+    prefix##_##precision##_fn prefix##_kernel_##precision(attn_isa isa)                     \
+    {                                                                                       \
+        return valid(isa) ? prefix##_##precision##_table[isa] : NULL;                       \
+    }
+#define ATTN_KERNEL_TABLES(prefix) ATTN_KERNEL_TABLE(prefix, f32) ATTN_KERNEL_TABLE(prefix, f64)
+ATTN_KERNEL_TABLES(attn_softmax_row)
+ATTN_KERNEL_TABLES(attn_softmax_online)
+ATTN_KERNEL_TABLES(attn_exp)
+ATTN_KERNEL_TABLES(attn_softmax_rows)
+ATTN_KERNEL_TABLES(attn_softmax_backward)
+ATTN_KERNEL_TABLES(attn_gemm)
+ATTN_KERNEL_TABLES(attn_gemm_shared_a)
+ATTN_KERNEL_TABLES(attn_gemm_pack_b)
+ATTN_KERNEL_TABLES(attn_gemm_lower)
 
 int attn_isa_supported(attn_isa isa)
 {
@@ -164,26 +144,3 @@ const char *attn_simd_name(void)
 {
     return attn_isa_name(attn_isa_active());
 }
-
-/* The table entry of `isa`, NULL for a value outside attn_isa. */
-#define ATTN_KERNEL_GETTER(type, getter, table) \
-    type getter(attn_isa isa) { return valid(isa) ? table[isa] : NULL; }
-
-ATTN_KERNEL_GETTER(attn_softmax_row_f32_fn, attn_softmax_row_kernel_f32, row_f32)
-ATTN_KERNEL_GETTER(attn_softmax_row_f64_fn, attn_softmax_row_kernel_f64, row_f64)
-ATTN_KERNEL_GETTER(attn_softmax_online_f32_fn, attn_softmax_online_kernel_f32, online_f32)
-ATTN_KERNEL_GETTER(attn_softmax_online_f64_fn, attn_softmax_online_kernel_f64, online_f64)
-ATTN_KERNEL_GETTER(attn_exp_f32_fn, attn_exp_kernel_f32, exp_f32)
-ATTN_KERNEL_GETTER(attn_exp_f64_fn, attn_exp_kernel_f64, exp_f64)
-ATTN_KERNEL_GETTER(attn_softmax_rows_f32_fn, attn_softmax_rows_kernel_f32, rows_f32)
-ATTN_KERNEL_GETTER(attn_softmax_rows_f64_fn, attn_softmax_rows_kernel_f64, rows_f64)
-ATTN_KERNEL_GETTER(attn_softmax_backward_f32_fn, attn_softmax_backward_kernel_f32, backward_f32)
-ATTN_KERNEL_GETTER(attn_softmax_backward_f64_fn, attn_softmax_backward_kernel_f64, backward_f64)
-ATTN_KERNEL_GETTER(attn_gemm_f32_fn, attn_gemm_kernel_f32, gemm_f32)
-ATTN_KERNEL_GETTER(attn_gemm_f64_fn, attn_gemm_kernel_f64, gemm_f64)
-ATTN_KERNEL_GETTER(attn_gemm_shared_a_f32_fn, attn_gemm_shared_a_kernel_f32, gemm_shared_a_f32)
-ATTN_KERNEL_GETTER(attn_gemm_shared_a_f64_fn, attn_gemm_shared_a_kernel_f64, gemm_shared_a_f64)
-ATTN_KERNEL_GETTER(attn_gemm_pack_b_f32_fn, attn_gemm_pack_b_kernel_f32, gemm_pack_b_f32)
-ATTN_KERNEL_GETTER(attn_gemm_pack_b_f64_fn, attn_gemm_pack_b_kernel_f64, gemm_pack_b_f64)
-ATTN_KERNEL_GETTER(attn_gemm_lower_f32_fn, attn_gemm_lower_kernel_f32, gemm_lower_f32)
-ATTN_KERNEL_GETTER(attn_gemm_lower_f64_fn, attn_gemm_lower_kernel_f64, gemm_lower_f64)

@@ -156,12 +156,11 @@ static inline size_t attn_gemm_pack_elements(size_t M, size_t N, size_t K)
         return K * N;
     return attn_gemm_pack_b_elements(N, K);
 }
-/* Scratch enough for every product with dimensions at most M, N, K (both
- * terms grow with each dimension; a direct product's K*N is at most its
- * M*N*K). */
-static inline size_t attn_gemm_pack_bound(size_t M, size_t N, size_t K)
+/* Scratch enough for every product with N and K at most these, whatever M
+ * (both terms grow with each dimension; a direct product's K*N is at most
+ * its M*N*K). */
+static inline size_t attn_gemm_pack_bound(size_t N, size_t K)
 {
-    (void)M;
     const size_t packed = attn_gemm_pack_b_elements(N, K);
     const size_t direct = attn_gemm_min(attn_gemm_min(K, ATTN_GEMM_DIRECT_MAX_MNK) *
                                             attn_gemm_min(N, ATTN_GEMM_DIRECT_MAX_MNK),

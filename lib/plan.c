@@ -69,7 +69,7 @@ static int worker_elements(attn_shape s, int tiled, size_t *pack, size_t *total)
     size_t largest = rows > s.C ? rows : s.C;
     largest = largest > D ? largest : D;
     /* at most a few hundred thousand: KC (NC + MC + ...), or the direct bound */
-    *pack = attn_gemm_pack_bound(largest, largest, largest) / ATTN_WORKER_ROUND *
+    *pack = attn_gemm_pack_bound(largest, largest) / ATTN_WORKER_ROUND *
                 ATTN_WORKER_ROUND + ATTN_WORKER_ROUND;
     return attn_add(*pack, tile / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND, total);
 }

@@ -578,16 +578,22 @@ def load_baseline(path):
 TIMED = ("attn_median_ms", "numpy_median_ms", "torch_median_ms")
 
 
+def timed_values(row):
+    """(column, value) for each TIMED column of a row that holds a number
+    (nan where it is empty)."""
+    for column in TIMED:
+        try:
+            yield column, float(row.get(column) or "nan")
+        except ValueError:
+            continue
+
+
 def row_noise(row, best, slow):
     """Why a row's timings are suspect, or None: attn's or a peer's median is
     below slow x the speed of the same configuration's best round (other work
     only ever slows a timing down)."""
     key = tuple(row[k] for k in KEY)
-    for column in TIMED:
-        try:
-            value = float(row.get(column) or "nan")
-        except ValueError:
-            continue
+    for column, value in timed_values(row):
         fastest = best.get((key, column))
         if fastest and math.isfinite(value) and value > 0 and fastest / value < slow:
             who = column.split("_")[0]
@@ -641,11 +647,7 @@ def load_rounds(inputs, memory_path, load_max, slow=0.8):
             if row["status"] != "timed":
                 continue
             key = tuple(row[k] for k in KEY)
-            for column in TIMED:
-                try:
-                    value = float(row.get(column) or "nan")
-                except ValueError:
-                    continue
+            for column, value in timed_values(row):
                 if math.isfinite(value) and value > 0:
                     best[(key, column)] = min(value, best.get((key, column), math.inf))
     if len(rounds) < 2:
