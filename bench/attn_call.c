@@ -27,8 +27,9 @@ attn_status bench_attn_call_prepare(bench_attn_call *call, const bench_config *c
     attn_status status =
         attn_plan_create(&call->plan, s->dtype == BENCH_F32 ? ATTN_F32 : ATTN_F64, s->B, s->T,
                          s->C, s->NH, s->hs, 0.0, plan_flags(config));
-    if (status == ATTN_OK && config->engine == BENCH_ENGINE_OWN)
-        status = attn_plan_set_threads(call->plan, (unsigned)s->threads);
+    if (status == ATTN_OK)
+        status = attn_plan_set_threads(
+            call->plan, config->engine == BENCH_ENGINE_OWN ? (unsigned)s->threads : 0u);
     return status;
 }
 

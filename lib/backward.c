@@ -50,21 +50,29 @@ static void FN(head_backward)(const FN(attn_backward_args) *a, const FN(attn_mm)
         const size_t keys = a->causal ? t0 + rows : T;
         const real accumulate = index + 1 < blocks ? REAL_C(1.0) : REAL_C(0.0);
         const real *P_blk = P + t0 * T;
-        FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, keys, hs, rows, REAL_C(1.0), P_blk, T,
-                         dY + t0 * D, D, accumulate, dV, D);
+        const double flops = attn_product_flops(rows, keys, hs);
+        ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES, flops,
+                      FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, keys, hs, rows, REAL_C(1.0),
+                                       P_blk, T, dY + t0 * D, D, accumulate, dV, D));
+        uint64_t start = attn_profile_begin(mm->profile);
         if (VT != NULL) /* dS = dY V^T, from V transposed on the own kernel */
             FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, keys, hs, REAL_C(1.0),
                              dY + t0 * D, D, VT, T, REAL_C(0.0), dS, keys);
         else
             FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, keys, hs, REAL_C(1.0),
                              dY + t0 * D, D, V, D, REAL_C(0.0), dS, keys);
+        attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_WEIGHTS, start, flops);
+        start = attn_profile_begin(mm->profile);
         for (size_t i = 0; i < rows; i++)
             a->softmax_backward(P_blk + i * T, dS + i * keys, a->causal ? t0 + i + 1 : T, keys,
                                 NULL);
+        attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SOFTMAX, start, 0.0);
+        start = attn_profile_begin(mm->profile);
         FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, a->scale, dS, keys, K,
                          D, REAL_C(0.0), dQ + t0 * D, D);
         FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, keys, hs, rows, a->scale, dS, keys,
                          Q + t0 * D, D, accumulate, dK, D);
+        attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SCORES, start, 2 * flops);
     }
 }
 
@@ -87,13 +95,18 @@ static void FN(query_block_backward)(const FN(attn_backward_args) *a, const FN(a
     const size_t T = a->T, hs = a->hs, rows = MIN((size_t)ATTN_QUERY_BLOCK, T - t0);
     const size_t keys = a->causal ? t0 + rows : T;
     real *dS_blk = dS + t0 * T;
-    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, keys, hs, REAL_C(1.0), dY + t0 * D,
-                     D, VT, T, REAL_C(0.0), dS_blk, T);
+    const double flops = attn_product_flops(rows, keys, hs);
+    ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_WEIGHTS, flops,
+                  FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, keys, hs, REAL_C(1.0),
+                                   dY + t0 * D, D, VT, T, REAL_C(0.0), dS_blk, T));
+    const uint64_t start = attn_profile_begin(mm->profile);
     for (size_t i = 0; i < rows; i++)
         a->softmax_backward(P + (t0 + i) * T, dS_blk + i * T, a->causal ? t0 + i + 1 : T, keys,
                             NULL);
-    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, a->scale, dS_blk, T, K, D,
-                     REAL_C(0.0), dQ + t0 * D, D);
+    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SOFTMAX, start, 0.0);
+    ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_SCORES, flops,
+                  FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, a->scale,
+                                   dS_blk, T, K, D, REAL_C(0.0), dQ + t0 * D, D));
 }
 
 static void FN(key_block_backward)(const FN(attn_backward_args) *a, const FN(attn_mm) *mm,
@@ -102,10 +115,15 @@ static void FN(key_block_backward)(const FN(attn_backward_args) *a, const FN(att
 {
     const size_t T = a->T, hs = a->hs, kc = MIN((size_t)ATTN_QUERY_BLOCK, T - k0);
     const size_t q0 = a->causal ? k0 : 0, queries = T - q0;
-    FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, queries, REAL_C(1.0),
-                     P + q0 * T + k0, T, dY + q0 * D, D, REAL_C(0.0), dV + k0 * D, D);
-    FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, queries, a->scale, dS + q0 * T + k0,
-                     T, Q + q0 * D, D, REAL_C(0.0), dK + k0 * D, D);
+    const double flops = attn_product_flops(kc, hs, queries);
+    ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES, flops,
+                  FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, queries, REAL_C(1.0),
+                                   P + q0 * T + k0, T, dY + q0 * D, D, REAL_C(0.0),
+                                   dV + k0 * D, D));
+    ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_SCORES, flops,
+                  FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, queries, a->scale,
+                                   dS + q0 * T + k0, T, Q + q0 * D, D, REAL_C(0.0),
+                                   dK + k0 * D, D));
 }
 
 /* ---- the phases -------------------------------------------------------------- */
@@ -140,17 +158,19 @@ static void FN(output_item)(void *context, size_t item, unsigned worker)
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
     const size_t C = a->C, D = f->D;
     if (item < f->D_blocks) {
-        const size_t r0 = item * f->D_block;
-        FN(attn_mm_gemm)(&mm, ATTN_TRANS, ATTN_NO_TRANS, MIN(f->D_block, D - r0), C, f->rows,
-                         REAL_C(1.0), a->heads + r0, D, a->dout, C, REAL_C(0.0), a->dWo + r0 * C,
-                         C);
+        const size_t r0 = item * f->D_block, rows = MIN(f->D_block, D - r0);
+        ATTN_PROFILED(mm.profile, ATTN_PHASE_BACKWARD_OUTPUT, attn_product_flops(rows, C, f->rows),
+                      FN(attn_mm_gemm)(&mm, ATTN_TRANS, ATTN_NO_TRANS, rows, C, f->rows,
+                                       REAL_C(1.0), a->heads + r0, D, a->dout, C, REAL_C(0.0),
+                                       a->dWo + r0 * C, C));
         return;
     }
-    const size_t r0 = (item - f->D_blocks) * f->row_block;
-    FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_TRANS, MIN(f->row_block, f->rows - r0), D,
-                               C, REAL_C(1.0), a->dout + r0 * C, C, a->Wo, C,
-                               FN(packed_weight)(f, 3), REAL_C(0.0), a->dheads + r0 * D,
-                               D);
+    const size_t r0 = (item - f->D_blocks) * f->row_block, rows = MIN(f->row_block, f->rows - r0);
+    ATTN_PROFILED(mm.profile, ATTN_PHASE_BACKWARD_OUTPUT, attn_product_flops(rows, D, C),
+                  FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_TRANS, rows, D, C,
+                                             REAL_C(1.0), a->dout + r0 * C, C, a->Wo, C,
+                                             FN(packed_weight)(f, 3), REAL_C(0.0),
+                                             a->dheads + r0 * D, D));
 }
 
 /* Item: one (batch, head). */
@@ -170,11 +190,11 @@ static void FN(head_item)(void *context, size_t item, unsigned worker)
  * once for every row block (own threads only). */
 static void FN(pack_item)(void *context, size_t item, unsigned worker)
 {
-    (void)worker;
     const FN(backward_phases) *f = context;
     const FN(attn_backward_args) *a = f->a;
     const real *const W[4] = {a->Wq, a->Wk, a->Wv, a->Wo};
-    FN(attn_engine_pack_item)(f->e, item, 1, a->C, f->D, W);
+    ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_BACKWARD_PACK, 0.0,
+                  FN(attn_engine_pack_item)(f->e, item, 1, a->C, f->D, W));
 }
 
 /* Items of the split heads: query blocks (phase 1) or key blocks (phase 2)
@@ -201,9 +221,10 @@ static void FN(split_head_item)(const FN(backward_phases) *f, size_t item, unsig
 /* Item: VT of one (batch, head). */
 static void FN(transpose_item)(void *context, size_t item, unsigned worker)
 {
-    (void)worker;
-    const FN(attn_backward_args) *a = ((const FN(backward_phases) *)context)->a;
-    FN(attn_transpose_head)(a->T, a->NH, a->hs, a->V, a->VT, item);
+    const FN(backward_phases) *f = context;
+    const FN(attn_backward_args) *a = f->a;
+    ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_BACKWARD_TRANSPOSE, 0.0,
+                  FN(attn_transpose_head)(a->T, a->NH, a->hs, a->V, a->VT, item));
 }
 
 static void FN(query_block_item)(void *context, size_t item, unsigned worker)
@@ -226,21 +247,26 @@ static void FN(input_item)(void *context, size_t item, unsigned worker)
     const size_t C = a->C, D = f->D;
     const real *dQKV[3] = {a->dQ, a->dK, a->dV};
     if (item < f->C_blocks) {
-        const size_t r0 = item * f->C_block;
+        const size_t r0 = item * f->C_block, rows = MIN(f->C_block, C - r0);
         real *dW[3] = {a->dWq + r0 * D, a->dWk + r0 * D, a->dWv + r0 * D};
-        FN(attn_mm_gemm_shared_a)(&mm, ATTN_TRANS, ATTN_NO_TRANS, MIN(f->C_block, C - r0), D,
-                                  f->rows, REAL_C(1.0), a->X + r0, C, 3, dQKV, D, NULL, REAL_C(0.0),
-                                  dW, D);
+        ATTN_PROFILED(mm.profile, ATTN_PHASE_BACKWARD_PROJECTIONS,
+                      3 * attn_product_flops(rows, D, f->rows),
+                      FN(attn_mm_gemm_shared_a)(&mm, ATTN_TRANS, ATTN_NO_TRANS, rows, D, f->rows,
+                                                REAL_C(1.0), a->X + r0, C, 3, dQKV, D, NULL,
+                                                REAL_C(0.0), dW, D));
         return;
     }
     const size_t r0 = (item - f->C_blocks) * f->row_block;
     const size_t rows = MIN(f->row_block, f->rows - r0);
     const real *W[3] = {a->Wq, a->Wk, a->Wv};
+    const uint64_t start = attn_profile_begin(mm.profile);
     for (size_t which = 0; which < 3; which++)
         FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_TRANS, rows, C, D, REAL_C(1.0),
                                    dQKV[which] + r0 * D, D, W[which], D,
                                    FN(packed_weight)(f, which),
                                    which == 0 ? REAL_C(0.0) : REAL_C(1.0), a->dX + r0 * C, C);
+    attn_profile_end(mm.profile, ATTN_PHASE_BACKWARD_INPUT, start,
+                     3 * attn_product_flops(rows, C, D));
 }
 
 void FN(attn_backward_run)(const FN(attn_backward_args) *a, const FN(attn_engine) *e)

@@ -20,6 +20,7 @@
 
 #include "matmul.h"
 #include "pool.h"
+#include "profile.h"
 #include "real.h"
 #include "tiling.h"
 
@@ -32,6 +33,7 @@ typedef struct FN(attn_engine) {
     attn_gemm_lower_fn own_lower;
     real *packed;              /* own threads: 4 weight matrices packed once per call, */
     size_t packed_elements;    /*   each in a slot of this many elements; else NULL */
+    double *profile;           /* profiling rows (profile.h), or NULL */
     real *scratch;             /* worker w's at scratch + w * worker_elements: */
     size_t worker_elements;    /*   pack_elements of the own kernel's packing, */
     size_t pack_elements;      /*   then the worker's tile (tiling.h) */
@@ -41,7 +43,8 @@ typedef struct FN(attn_engine) {
 static inline FN(attn_mm) FN(attn_engine_mm)(const FN(attn_engine) *e, unsigned worker)
 {
     const FN(attn_mm) mm = {e->own, e->own_shared_a, e->own_lower, e->blas,
-                            e->scratch + worker * e->worker_elements};
+                            e->scratch + worker * e->worker_elements,
+                            attn_profile_row(e->profile, worker)};
     return mm;
 }
 static inline real *FN(attn_engine_tile)(const FN(attn_engine) *e, unsigned worker)

@@ -43,12 +43,14 @@ static void FN(scores)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm, si
                        const real *Q_blk, size_t rows, FN(head_keys) k, size_t k0, size_t keys,
                        real *S, size_t lds)
 {
+    const uint64_t start = attn_profile_begin(mm->profile);
     if (k.KT != NULL)
         FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, keys, a->hs, REAL_C(1.0), Q_blk,
                          D, k.KT + k0, a->T, REAL_C(0.0), S, lds);
     else
         FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, keys, a->hs, REAL_C(1.0), Q_blk, D,
                          k.K + k0 * D, D, REAL_C(0.0), S, lds);
+    attn_profile_end(mm->profile, ATTN_PHASE_SCORES, start, attn_product_flops(rows, keys, a->hs));
 }
 
 /* One query block [t0, t0+rows) of one head, materialized. Q, V, Y (T,hs)
@@ -63,17 +65,22 @@ static void FN(block_materialized)(const FN(attn_forward_args) *a, const FN(attn
     const size_t keys = a->causal ? t0 + rows : T;
     real *Y_blk = Y + t0 * D;
     FN(scores)(a, mm, D, Q + t0 * D, rows, K, 0, keys, P, ldp);
-    a->softmax_rows(P, P, rows, ldp, a->causal ? t0 + 1 : T, a->causal ? 1 : 0, width, a->scale);
+    ATTN_PROFILED(mm->profile, ATTN_PHASE_SOFTMAX, 0.0,
+                  a->softmax_rows(P, P, rows, ldp, a->causal ? t0 + 1 : T, a->causal ? 1 : 0,
+                                  width, a->scale));
+    const uint64_t start = attn_profile_begin(mm->profile);
     if (!a->causal) {
         FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, REAL_C(1.0), P, ldp, V,
                          D, REAL_C(0.0), Y_blk, D);
-        return;
+    } else {
+        /* keys [t0, t1) triangular, keys [0, t0) seen by every row of the block */
+        FN(attn_mm_lower)(mm, rows, hs, P + t0, ldp, V + t0 * D, D, Y_blk, D);
+        if (t0 > 0)
+            FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, t0, REAL_C(1.0), P, ldp,
+                             V, D, REAL_C(1.0), Y_blk, D);
     }
-    /* keys [t0, t1) triangular, keys [0, t0) seen by every row of the block */
-    FN(attn_mm_lower)(mm, rows, hs, P + t0, ldp, V + t0 * D, D, Y_blk, D);
-    if (t0 > 0)
-        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, t0, REAL_C(1.0), P, ldp, V,
-                         D, REAL_C(1.0), Y_blk, D);
+    attn_profile_end(mm->profile, ATTN_PHASE_WEIGHTED_SUM, start,
+                     attn_product_flops(rows, hs, a->causal ? t0 + (rows + 1) / 2 : keys));
 }
 
 /* Query t of one head recomputed alone through a row of its visible keys. */
@@ -119,6 +126,7 @@ static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *m
         const size_t keys = MIN((size_t)ATTN_TILE_KEYS, key_end - k0);
         const int first = index + 1 == key_blocks;
         FN(scores)(a, mm, D, Q + t0 * D, rows, K, k0, keys, tile, keys);
+        uint64_t start = attn_profile_begin(mm->profile);
         for (size_t i = 0; i < rows; i++) {
             const size_t visible = t0 + i + 1 > k0 ? t0 + i + 1 - k0 : 0;
             const size_t n_valid = a->causal ? MIN(visible, keys) : keys;
@@ -127,17 +135,24 @@ static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *m
             if (!first && alpha[i] != REAL_C(1.0))
                 FN(scale_row)(Y_blk + i * D, hs, alpha[i] < REAL_C(0.0) ? REAL_C(0.0) : alpha[i]);
         }
+        attn_profile_end(mm->profile, ATTN_PHASE_SOFTMAX, start, 0.0);
+        start = attn_profile_begin(mm->profile);
+        size_t summed_keys = keys; /* per query, for the FLOP count */
         if (a->causal && first) {
             const size_t diagonal = t0 - k0; /* tile column of key t0 */
             FN(attn_mm_lower)(mm, rows, hs, tile + diagonal, keys, V + t0 * D, D, Y_blk, D);
             if (diagonal > 0)
                 FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, diagonal,
                                  REAL_C(1.0), tile, keys, V + k0 * D, D, REAL_C(1.0), Y_blk, D);
+            summed_keys = diagonal + (rows + 1) / 2;
         } else {
             FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, REAL_C(1.0), tile,
                              keys, V + k0 * D, D, first ? REAL_C(0.0) : REAL_C(1.0), Y_blk, D);
         }
+        attn_profile_end(mm->profile, ATTN_PHASE_WEIGHTED_SUM, start,
+                         attn_product_flops(rows, hs, summed_keys));
     }
+    const uint64_t start = attn_profile_begin(mm->profile);
     for (size_t i = 0; i < rows; i++) {
         if (max[i] == (real)INFINITY)
             FN(row_materialized)(a, mm, D, t0 + i, Q, K, V, row, Y);
@@ -145,6 +160,7 @@ static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *m
             FN(scale_row)(Y_blk + i * D, hs,
                           sum[i] == REAL_C(0.0) ? REAL_C(0.0) : REAL_C(1.0) / sum[i]);
     }
+    attn_profile_end(mm->profile, ATTN_PHASE_SOFTMAX, start, 0.0);
 }
 
 /* ---- the phases -------------------------------------------------------------- */
@@ -174,20 +190,23 @@ static void FN(projection_item)(void *context, size_t item, unsigned worker)
                              FN(packed_weight)(f, 2)};
     real *dst[3] = {a->Q + r0 * D, a->K + r0 * D, a->V + r0 * D};
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
-    FN(attn_mm_gemm_shared_a)(&mm, ATTN_NO_TRANS, ATTN_NO_TRANS, MIN(f->row_block, f->rows - r0),
-                              D, a->C, REAL_C(1.0), a->X + r0 * a->C, a->C, 3, W, D,
-                              packed[0] != NULL ? packed : NULL, REAL_C(0.0), dst, D);
+    const size_t rows = MIN(f->row_block, f->rows - r0);
+    ATTN_PROFILED(mm.profile, ATTN_PHASE_PROJECTIONS, 3 * attn_product_flops(rows, D, a->C),
+                  FN(attn_mm_gemm_shared_a)(&mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, D, a->C,
+                                            REAL_C(1.0), a->X + r0 * a->C, a->C, 3, W, D,
+                                            packed[0] != NULL ? packed : NULL, REAL_C(0.0), dst,
+                                            D));
 }
 
 /* Items: the K blocks of Wq, Wk, Wv, Wo, packed once for every row block of
  * the projections (own threads only). */
 static void FN(pack_item)(void *context, size_t item, unsigned worker)
 {
-    (void)worker;
     const FN(forward_phases) *f = context;
     const FN(attn_forward_args) *a = f->a;
     const real *const W[4] = {a->Wq, a->Wk, a->Wv, a->Wo};
-    FN(attn_engine_pack_item)(f->e, item, 0, a->C, f->D, W);
+    ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_PACK, 0.0,
+                  FN(attn_engine_pack_item)(f->e, item, 0, a->C, f->D, W));
 }
 
 /* Item: one query block of one (batch, head). The last query blocks come
@@ -220,9 +239,10 @@ static void FN(query_block_item)(void *context, size_t item, unsigned worker)
 /* Item: KT of one (batch, head). */
 static void FN(transpose_item)(void *context, size_t item, unsigned worker)
 {
-    (void)worker;
-    const FN(attn_forward_args) *a = ((const FN(forward_phases) *)context)->a;
-    FN(attn_transpose_head)(a->T, a->NH, a->hs, a->K, a->KT, item);
+    const FN(forward_phases) *f = context;
+    const FN(attn_forward_args) *a = f->a;
+    ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_TRANSPOSE, 0.0,
+                  FN(attn_transpose_head)(a->T, a->NH, a->hs, a->K, a->KT, item));
 }
 
 /* Item: out = Y Wo over one block of rows. */
@@ -232,10 +252,12 @@ static void FN(output_item)(void *context, size_t item, unsigned worker)
     const FN(attn_forward_args) *a = f->a;
     const size_t r0 = item * f->row_block;
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
-    FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_NO_TRANS, MIN(f->row_block, f->rows - r0),
-                               a->C, f->D, REAL_C(1.0), f->Y + r0 * f->D, f->D, a->Wo, a->C,
-                               FN(packed_weight)(f, 3), REAL_C(0.0), a->out + r0 * a->C,
-                               a->C);
+    const size_t rows = MIN(f->row_block, f->rows - r0);
+    ATTN_PROFILED(mm.profile, ATTN_PHASE_OUTPUT, attn_product_flops(rows, a->C, f->D),
+                  FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, a->C, f->D,
+                                             REAL_C(1.0), f->Y + r0 * f->D, f->D, a->Wo, a->C,
+                                             FN(packed_weight)(f, 3), REAL_C(0.0),
+                                             a->out + r0 * a->C, a->C));
 }
 
 void FN(attn_forward_run)(const FN(attn_forward_args) *a, const FN(attn_engine) *e)

@@ -24,6 +24,7 @@ typedef struct FN(attn_mm) {
     attn_gemm_lower_fn own_lower; /* ... and triangular product */
     int blas;                     /* 1: products that are not direct go to BLAS */
     real *pack;                   /* the calling thread's scratch of the own kernel */
+    double *profile;              /* the calling thread's profiling row, or NULL */
 } FN(attn_mm);
 
 /* C (M,N) = alpha op(A) op(B) + beta C (see kernels.h). */

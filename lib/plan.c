@@ -11,6 +11,8 @@
 
 #include "check.h"
 #include "plan.h"
+#include "profile.h"
+#include "shared_threads.h"
 #include "tiling.h"
 
 #define ATTN_KNOWN_FLAGS (ATTN_CAUSAL | ATTN_INFERENCE | ATTN_MATERIALIZED | ATTN_TILED)
@@ -152,10 +154,9 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     const int tiled = inference && takes_tiled_path(T, flags);
     const size_t element_size = dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
     size_t counts[ATTN_BUF_COUNT], offsets[ATTN_BUF_COUNT], arena_bytes, rows, D;
-    size_t X_bytes, W_bytes, out_bytes, pack_elements, worker_total, worker_bytes;
+    size_t X_bytes, W_bytes, out_bytes, pack_elements, worker_total;
     if (!buffer_elements(shape, flags, counts) ||
         !worker_elements(shape, tiled, &pack_elements, &worker_total) ||
-        !attn_mul(worker_total, element_size, &worker_bytes) ||
         !layout(counts, element_size, offsets, &arena_bytes) || !attn_mul(B, T, &rows) ||
         !attn_mul(NH, hs, &D) || !attn_mul3(rows, C, element_size, &X_bytes) ||
         !attn_mul3(C, D, element_size, &W_bytes) ||
@@ -170,16 +171,13 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
 
     attn_plan *created = calloc(1, sizeof *created);
     void *arena = aligned_alloc(ATTN_ALIGNMENT, arena_bytes);
-    void *scratch = aligned_alloc(ATTN_ALIGNMENT, worker_bytes);
-    if (created == NULL || arena == NULL || scratch == NULL) {
+    if (created == NULL || arena == NULL) {
         free(created);
         free(arena);
-        free(scratch);
         return ATTN_ERR_OUT_OF_MEMORY;
     }
     created->dtype = dtype;
     created->tiled = tiled;
-    created->scratch = scratch;
     created->worker_elements = worker_total;
     created->pack_elements = pack_elements;
     created->packed_slot_elements = packed_weight_elements(C, D);
@@ -191,26 +189,39 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     created->arena = arena;
     for (int b = 0; b < ATTN_BUF_COUNT; b++)
         created->offset[b] = offsets[b];
+    const attn_status status = attn_plan_set_threads(created, ATTN_THREADS_AUTO);
+    if (status != ATTN_OK) {
+        attn_plan_destroy(created);
+        return status;
+    }
     *plan = created;
     return ATTN_OK;
 }
 
-attn_status attn_plan_set_threads(attn_plan *plan, unsigned threads)
+attn_status attn_plan_set_threads(attn_plan *plan, unsigned setting)
 {
     if (plan == NULL)
         return ATTN_ERR_NULL_POINTER;
-    if (threads > ATTN_MAX_THREADS)
+    if (setting > ATTN_MAX_THREADS && setting != ATTN_THREADS_AUTO)
         return ATTN_ERR_BAD_THREADS;
+    /* ATTN_THREADS_AUTO on own threads: the shared pool's, never the plan's */
+    const int shared = setting == ATTN_THREADS_AUTO;
+    const unsigned threads = shared ? attn_auto_threads() : setting;
     attn_status status;
     size_t own_elements, kt_elements;
     void *scratch = new_scratch(plan, threads, &own_elements, &kt_elements, &status);
     if (scratch == NULL)
         return status;
     attn_pool *pool = NULL;
-    if (threads > 1 && (status = attn_pool_create(&pool, threads)) != ATTN_OK) {
+    if (!shared && threads > 1 && (status = attn_pool_create(&pool, threads)) != ATTN_OK) {
         free(scratch);
         return status;
     }
+    /* The shared pool is started here, not by the plan's first call (which
+     * then allocates nothing); when it cannot be, the plan's calls run on
+     * their calling thread alone. */
+    if (shared && threads > 1)
+        attn_shared_pool_release(attn_shared_pool_acquire());
     attn_pool_destroy(plan->pool);
     free(plan->scratch);
     plan->pool = pool;
@@ -218,7 +229,49 @@ attn_status attn_plan_set_threads(attn_plan *plan, unsigned threads)
     plan->own_elements = own_elements;
     plan->kt_elements = kt_elements;
     plan->ds_offset = kt_elements + 4 * plan->packed_slot_elements;
+    plan->threads_setting = setting;
     plan->threads = threads;
+    plan->shared = shared;
+    return ATTN_OK;
+}
+
+attn_status attn_plan_get_threads(const attn_plan *plan, unsigned *threads)
+{
+    if (plan == NULL || threads == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    *threads = plan->threads;
+    return ATTN_OK;
+}
+
+attn_status attn_plan_set_profiling(attn_plan *plan, int enabled)
+{
+    if (plan == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    free(plan->profile);
+    plan->profile = NULL;
+    if (!enabled)
+        return ATTN_OK;
+    plan->profile = calloc((size_t)ATTN_MAX_THREADS * ATTN_PROFILE_ROW_DOUBLES, sizeof(double));
+    return plan->profile != NULL ? ATTN_OK : ATTN_ERR_OUT_OF_MEMORY;
+}
+
+attn_status attn_plan_profile(const attn_plan *plan, double seconds[ATTN_PHASE_COUNT],
+                              double flops[ATTN_PHASE_COUNT])
+{
+    if (plan == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    for (int phase = 0; phase < ATTN_PHASE_COUNT; phase++) {
+        double phase_seconds = 0.0, phase_flops = 0.0;
+        for (unsigned w = 0; plan->profile != NULL && w < ATTN_MAX_THREADS; w++) {
+            const double *row = attn_profile_row(plan->profile, w);
+            phase_seconds += row[2 * phase];
+            phase_flops += row[2 * phase + 1];
+        }
+        if (seconds != NULL)
+            seconds[phase] = phase_seconds;
+        if (flops != NULL)
+            flops[phase] = phase_flops;
+    }
     return ATTN_OK;
 }
 
@@ -227,6 +280,7 @@ void attn_plan_destroy(attn_plan *plan)
     if (plan == NULL)
         return;
     attn_pool_destroy(plan->pool);
+    free(plan->profile);
     free(plan->scratch);
     free(plan->arena);
     free(plan);

@@ -40,8 +40,12 @@ struct attn_plan {
     int forward_had_Wo; /* ... with an output projection */
     void *arena;
     size_t offset[ATTN_BUF_COUNT]; /* bytes into arena; ATTN_ABSENT if unused */
-    unsigned threads;      /* 0: BLAS threads; n >= 1: n threads of the plan's own */
-    attn_pool *pool;       /* the workers when threads >= 2, else NULL */
+    unsigned threads_setting; /* attn_plan_set_threads's: ATTN_THREADS_AUTO, 0 or n */
+    unsigned threads;      /* resolved: 0 BLAS threads; n >= 1 attn's own engine on at
+                            * most n threads (the shared pool's with ATTN_THREADS_AUTO) */
+    int shared;            /* the own engine on the process's shared pool */
+    attn_pool *pool;       /* the plan's own workers when set to n >= 2, else NULL */
+    double *profile;       /* ATTN_MAX_THREADS rows of profile.h, or NULL: not profiling */
     /* One allocation, replaced by attn_plan_set_threads: with threads >= 1
      * first the own threads' buffers, KT (B,NH,hs,T: K or V of each head
      * transposed), 4 slots of packed weights (Wq, Wk, Wv, Wo or their

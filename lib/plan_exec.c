@@ -11,6 +11,7 @@
 #include "forward.h"
 #include "plan.h"
 #include "scale.h"
+#include "shared_threads.h"
 #include "validate.h"
 
 #if ATTN_REAL_BITS == 32
@@ -28,12 +29,14 @@ static real *FN(plan_kt)(const attn_plan *plan)
     return plan->threads > 0 ? (real *)plan->scratch : NULL;
 }
 
-/* The plan's threads and products (engine.h). */
+/* The plan's threads and products (engine.h) for one call: on the shared
+ * pool, when the plan runs there and it is free (else on the caller alone),
+ * which plan_engine_done gives back. */
 static FN(attn_engine) FN(plan_engine)(const attn_plan *plan)
 {
     real *kt = FN(plan_kt)(plan);
     const FN(attn_engine) engine = {
-        .pool = plan->pool,
+        .pool = plan->shared && plan->threads > 1 ? attn_shared_pool_acquire() : plan->pool,
         .blas = plan->threads == 0,
         .own = FN(attn_gemm_kernel)(plan->isa),
         .own_shared_a = FN(attn_gemm_shared_a_kernel)(plan->isa),
@@ -41,10 +44,17 @@ static FN(attn_engine) FN(plan_engine)(const attn_plan *plan)
         .packed = kt != NULL ? kt + plan->kt_elements : NULL,
         .packed_elements = plan->packed_slot_elements,
         .own_lower = FN(attn_gemm_lower_kernel)(plan->isa),
+        .profile = plan->profile,
         .scratch = (real *)plan->scratch + plan->own_elements,
         .worker_elements = plan->worker_elements,
         .pack_elements = plan->pack_elements};
     return engine;
+}
+
+static void FN(plan_engine_done)(const attn_plan *plan, const FN(attn_engine) *engine)
+{
+    if (plan->shared)
+        attn_shared_pool_release(engine->pool);
 }
 
 attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, const real *Wk,
@@ -79,6 +89,7 @@ attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, con
         .KT = FN(plan_kt)(plan)};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_forward_run)(&args, &engine);
+    FN(plan_engine_done)(plan, &engine);
 
     if (saved_P != NULL && weights != NULL)
         memcpy(weights, saved_P, s.B * s.NH * s.T * s.T * sizeof(real));
@@ -124,5 +135,6 @@ attn_status FN(attn_backward)(attn_plan *plan, const real *X, const real *Wq, co
         .VT = FN(plan_kt)(plan)};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_backward_run)(&args, &engine);
+    FN(plan_engine_done)(plan, &engine);
     return ATTN_OK;
 }

@@ -44,9 +44,17 @@ static int spin_until(int (*done)(const void *), const void *context)
     }
 }
 
+typedef struct worker_start {
+    struct attn_pool *pool;
+    unsigned index;
+} worker_start;
+
 struct attn_pool {
     unsigned threads;
-    pthread_t *workers; /* threads - 1 */
+    pthread_t *workers;    /* threads - 1 */
+    worker_start *starts;  /* threads - 1: what each worker is started with (a
+                            * worker never allocates or frees, so it never
+                            * sets up a heap arena of its own) */
     pthread_mutex_t lock;
     pthread_cond_t wake; /* a new phase, or stop */
     pthread_cond_t done; /* every worker has finished the phase */
@@ -58,11 +66,6 @@ struct attn_pool {
     atomic_uint finished;
     atomic_int stop;
 };
-
-typedef struct worker_start {
-    attn_pool *pool;
-    unsigned index;
-} worker_start;
 
 static void claim_items(attn_pool *pool, unsigned worker)
 {
@@ -104,10 +107,9 @@ static unsigned wait_for_phase(attn_pool *pool, unsigned seen)
 
 static void *worker_main(void *argument)
 {
-    worker_start *start = argument;
+    const worker_start *start = argument;
     attn_pool *pool = start->pool;
     const unsigned index = start->index;
-    free(start);
     unsigned seen = 0;
     for (;;) {
         seen = wait_for_phase(pool, seen);
@@ -136,6 +138,7 @@ static void free_pool(attn_pool *pool)
     pthread_cond_destroy(&pool->done);
     pthread_cond_destroy(&pool->wake);
     pthread_mutex_destroy(&pool->lock);
+    free(pool->starts);
     free(pool->workers);
     free(pool);
 }
@@ -147,7 +150,10 @@ attn_status attn_pool_create(attn_pool **out, unsigned threads)
         return ATTN_ERR_OUT_OF_MEMORY;
     pool->threads = threads;
     pool->workers = calloc(threads > 1 ? threads - 1 : 1, sizeof *pool->workers);
-    if (pool->workers == NULL) {
+    pool->starts = calloc(threads > 1 ? threads - 1 : 1, sizeof *pool->starts);
+    if (pool->workers == NULL || pool->starts == NULL) {
+        free(pool->starts);
+        free(pool->workers);
         free(pool);
         return ATTN_ERR_OUT_OF_MEMORY;
     }
@@ -155,13 +161,9 @@ attn_status attn_pool_create(attn_pool **out, unsigned threads)
     pthread_cond_init(&pool->wake, NULL);
     pthread_cond_init(&pool->done, NULL);
     for (unsigned w = 0; w + 1 < threads; w++) {
-        worker_start *start = malloc(sizeof *start);
-        if (start != NULL) {
-            *start = (worker_start){pool, w + 1};
-            if (pthread_create(&pool->workers[w], NULL, worker_main, start) == 0)
-                continue;
-            free(start);
-        }
+        pool->starts[w] = (worker_start){pool, w + 1};
+        if (pthread_create(&pool->workers[w], NULL, worker_main, &pool->starts[w]) == 0)
+            continue;
         stop_workers(pool, w);
         free_pool(pool);
         return ATTN_ERR_OUT_OF_MEMORY;

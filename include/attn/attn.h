@@ -24,11 +24,15 @@
  *  - "scale <= 0" selects the default scale 1/sqrt(d) (1/sqrt(hs) for heads);
  *    a NaN or infinite scale, or a positive one beyond the largest finite
  *    value of the call's precision (FLT_MAX for _f32), is ATTN_ERR_BAD_SCALE.
- *  - The library keeps no mutable global state, never changes the BLAS
- *    library's process-wide settings (its thread count included), and every
- *    function is safe to call from several threads at once on distinct
- *    output buffers. Results are deterministic for a given build, shape,
- *    SIMD kernel and BLAS thread count.
+ *  - The library's one piece of process-wide state is the pool of shared
+ *    threads that plans and one-shots run on by default (ATTN_THREADS_AUTO,
+ *    see attn_plan_set_threads): started on first use, used by one call at a
+ *    time, never changing a result. It never changes the BLAS library's
+ *    process-wide settings (its thread count included), and every function
+ *    is safe to call from several threads at once on distinct output
+ *    buffers. Results are deterministic for a given build, shape, SIMD
+ *    kernel and engine: on attn's own threads for every thread count, on
+ *    BLAS threads for a given BLAS thread count.
  *  - The softmax kernel (AVX-512, AVX2 or portable scalar) is chosen once per
  *    process from the CPU; the environment variable ATTN_SIMD=scalar|avx2|
  *    avx512, read at that moment, can force a kernel the CPU supports.
@@ -57,7 +61,7 @@
  *   ATTN_ERR_FORWARD_MISMATCH a backward whose Wo presence (NULL or not)
  *                            differs from the forward it differentiates
  *   ATTN_ERR_BAD_THREADS     attn_plan_set_threads got more than
- *                            ATTN_MAX_THREADS threads
+ *                            ATTN_MAX_THREADS threads (and not ATTN_THREADS_AUTO)
  */
 #ifndef ATTN_ATTN_H
 #define ATTN_ATTN_H
@@ -214,17 +218,18 @@ ATTN_API attn_status attn_mha_backward_f64(size_t B, size_t T, size_t C, size_t 
  * is NH = 1.
  *
  * Threads: a plan is used by one thread at a time (it holds the state of its
- * last forward). Distinct plans share nothing, so threads scale by owning a
+ * last forward). Distinct plans share no data, so threads scale by owning a
  * plan each; creating and destroying plans is thread-safe. Within one call a
- * plan runs either on BLAS threads (the default) or on threads of its own:
- * see attn_plan_set_threads.
+ * plan runs on the engine attn picks (ATTN_THREADS_AUTO, the default), on
+ * BLAS threads, or on threads of its own: see attn_plan_set_threads.
  *
  * Memory: 4*B*T*D elements (Q, K, V, heads); without ATTN_INFERENCE also
  * B*NH*T*T (the weights the backward needs) and 4*B*T*D gradient buffers.
  * Each thread that runs the plan has a scratch of its own: at most about
  * 150k elements for attn's matrix-product kernel, plus 128*T elements (a
  * block of 128 queries' scores), or 128*512 + 3*128 + T on the tiled path.
- * On threads of its own (attn_plan_set_threads) a plan also holds B*T*D
+ * On attn's own engine (by default where it is the engine picked, or after
+ * attn_plan_set_threads(plan, n >= 1)) a plan also holds B*T*D
  * elements (K or V transposed), about 4*C*(D+32) (the weights packed for
  * the kernel) and, training fewer than 4 (batch, head) pairs, B*NH*T*T (dS).
  */
@@ -255,12 +260,23 @@ ATTN_API attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t
 ATTN_API void attn_plan_destroy(attn_plan *plan);
 
 /* The threads that execute a plan's forwards and backwards.
- *   threads = 0 (every plan starts so): BLAS threads. The calling thread runs
- *     the plan; its large matrix products are BLAS calls, threaded as the BLAS
- *     library is set (OPENBLAS_NUM_THREADS, openblas_set_num_threads; attn
- *     never changes that setting); products too small for a BLAS call to pay
- *     go to attn's own kernel. Results are deterministic for a given BLAS
- *     thread count.
+ *   threads = ATTN_THREADS_AUTO (every plan starts so; the one-shot calls
+ *     run so): the engine that measured faster on CPUs like this one, on
+ *     every CPU the process may run on. With a SIMD kernel set (AVX-512,
+ *     AVX2) that is attn's own engine (below) on the process's shared
+ *     threads: one per CPU of sched_getaffinity at the first call that
+ *     needs them, started once and kept for the life of the process (or of
+ *     the library), used by one call at a time; a call that finds them busy
+ *     (another thread's call holds them) runs on its calling thread alone,
+ *     so callers that run plans concurrently never oversubscribe the CPUs.
+ *     With the scalar kernel set it is BLAS threads. The environment
+ *     variable ATTN_NUM_THREADS, read once per process, overrides the
+ *     choice: 0 means BLAS threads, n >= 1 own threads, n of them.
+ *   threads = 0: BLAS threads. The calling thread runs the plan; its large
+ *     matrix products are BLAS calls, threaded as the BLAS library is set
+ *     (OPENBLAS_NUM_THREADS, openblas_set_num_threads; attn never changes
+ *     that setting); products too small for a BLAS call to pay go to attn's
+ *     own kernel. Results are deterministic for a given BLAS thread count.
  *   threads = n >= 1: the plan's own n threads, the caller and n-1 workers
  *     that the plan starts now and keeps until it is destroyed or set again.
  *     The work is split into items (blocks of rows of each projection, one
@@ -268,13 +284,64 @@ ATTN_API void attn_plan_destroy(attn_plan *plan);
  *     backward) and every matrix product is attn's own single-threaded
  *     kernel: the BLAS is not called, so BLAS threads never compete with the
  *     plan's. The items do not depend on n, so the results are the same, bit
- *     for bit, for every n.
+ *     for bit, for every n (and for ATTN_THREADS_AUTO on own threads).
  * Call it between executions; the state a forward kept for a backward
  * survives it. Errors: NULL_POINTER (plan), BAD_THREADS (threads >
- * ATTN_MAX_THREADS), SIZE_OVERFLOW, OUT_OF_MEMORY (memory or a thread could
- * not be had); on error the plan keeps its threads. */
+ * ATTN_MAX_THREADS and not ATTN_THREADS_AUTO), SIZE_OVERFLOW, OUT_OF_MEMORY
+ * (memory or a thread could not be had); on error the plan keeps its
+ * threads. */
 #define ATTN_MAX_THREADS 256u
+#define ATTN_THREADS_AUTO 0xFFFFFFFFu
 ATTN_API attn_status attn_plan_set_threads(attn_plan *plan, unsigned threads);
+
+/* The engine the plan's calls run on: *threads = 0 for BLAS threads, n >= 1
+ * for n threads of attn's own (under ATTN_THREADS_AUTO the shared threads'
+ * count, the most a call uses). Errors: NULL_POINTER (plan, threads). */
+ATTN_API attn_status attn_plan_get_threads(const attn_plan *plan, unsigned *threads);
+
+/* ---- profiling: where a plan's time goes ---------------------------------
+ * While a plan profiles (off by default), each of its forwards and
+ * backwards adds to counters per phase the time its threads spent in the
+ * phase (summed over threads: thread-seconds) and the floating-point
+ * operations they did there (2 per multiply-add of a matrix product; the
+ * softmax phases count none). Reading the clock costs a few tens of
+ * nanoseconds per product while profiling and nothing otherwise. */
+typedef enum attn_phase {
+    ATTN_PHASE_PACK = 0,          /* forward: the weights packed for attn's kernel */
+    ATTN_PHASE_PROJECTIONS,       /* Q, K, V = X Wq, X Wk, X Wv */
+    ATTN_PHASE_TRANSPOSE,         /* K^T of each head (own threads) */
+    ATTN_PHASE_SCORES,            /* S = Q K^T */
+    ATTN_PHASE_SOFTMAX,           /* scale, mask, softmax (online, with rescaling, when tiled) */
+    ATTN_PHASE_WEIGHTED_SUM,      /* Y = P V */
+    ATTN_PHASE_OUTPUT,            /* out = Y Wo */
+    ATTN_PHASE_BACKWARD_PACK,     /* backward: the transposed weights packed */
+    ATTN_PHASE_BACKWARD_OUTPUT,   /* dWo = Y^T dout, dY = dout Wo^T */
+    ATTN_PHASE_BACKWARD_TRANSPOSE, /* V^T of each head (own threads) */
+    ATTN_PHASE_BACKWARD_VALUES,   /* dV = P^T dY */
+    ATTN_PHASE_BACKWARD_WEIGHTS,  /* dP = dY V^T */
+    ATTN_PHASE_BACKWARD_SOFTMAX,  /* dS = P o (dP - rowsum(dP o P)) */
+    ATTN_PHASE_BACKWARD_SCORES,   /* dQ = scale dS K, dK = scale dS^T Q */
+    ATTN_PHASE_BACKWARD_PROJECTIONS, /* dWq, dWk, dWv = X^T dQ, X^T dK, X^T dV */
+    ATTN_PHASE_BACKWARD_INPUT,    /* dX = dQ Wq^T + dK Wk^T + dV Wv^T */
+    ATTN_PHASE_COUNT
+} attn_phase;
+
+/* A short name of `phase` ("scores", "backward_input", ...); never NULL
+ * ("unknown" outside the enum). */
+ATTN_API const char *attn_phase_name(attn_phase phase);
+
+/* enabled != 0: the plan profiles from its next call on, counters at 0
+ * (again at 0 when it already profiled); 0: it stops (counters dropped).
+ * Errors: NULL_POINTER (plan), OUT_OF_MEMORY (the counters, a few tens of
+ * KiB; the plan then does not profile). */
+ATTN_API attn_status attn_plan_set_profiling(attn_plan *plan, int enabled);
+
+/* The counters since profiling was enabled: seconds[p] thread-seconds and
+ * flops[p] operations of phase p, for every p < ATTN_PHASE_COUNT (zeros
+ * when the plan does not profile). Either array may be NULL. Errors:
+ * NULL_POINTER (plan). */
+ATTN_API attn_status attn_plan_profile(const attn_plan *plan, double seconds[ATTN_PHASE_COUNT],
+                                       double flops[ATTN_PHASE_COUNT]);
 
 /* Runs the forward pass of the formula of the multi-head one-shots with the
  * plan's shape, scale and mask. Unless the plan has ATTN_INFERENCE it keeps
