@@ -83,6 +83,10 @@ static inline __attribute__((always_inline)) void micro_accumulate(
 {
     for (int r = 0; r < MR; r++)
         acc[r][0] = acc[r][1] = v_set1(REAL_C(0.0));
+    /* Unrolled twice: on a Xeon (Sapphire Rapids) this took op(A) = A^T read
+     * in place (a stride of lda per k) from 140 to 172 GFLOP/s and A from
+     * 194 to 199 on one core (1024x64x768 TN, 144x768x768 NN, f32). */
+#pragma GCC unroll 2
     for (size_t k = 0; k < kc; k++, b += NR) {
         const vec b0 = v_load(b), b1 = v_load(b + VLEN);
         for (int r = 0; r < MR; r++) {

@@ -19,15 +19,15 @@
  * finite value's log (so +inf and large x give +inf); a NaN passes the clamp
  * (v_min/v_max return their second operand on NaN) and stays NaN.
  *
- * Row softmax, two sweeps over x:
- *   1. read-only: running per-lane max m and sum s of exp(scale*x - m),
- *      updated a block of EXP_BLOCK vectors at a time so the rescale
- *      s *= exp(m_old - m_new) costs one exp per block (1 + 1/EXP_BLOCK exps
- *      per element); every SUM_CHUNK elements the lanes are combined and
- *      merged into the row's (max, sum), the sum held in double.
- *   2. y = exp(scale*x - M) * (1/S) for j < n_valid, y = 0 beyond.
- * The running max starts at -REAL_MAX instead of -inf, so that all-masked
- * prefixes never form (-inf) - (-inf).
+ * Row softmax, three sweeps over the row (XNNPACK's split):
+ *   1. read-only: the max M of scale*x, in MAX_CHAINS independent lane-wise
+ *      maxima (one v_max chain would wait on its latency every vector);
+ *   2. y = exp(scale*x - M) for j < n_valid and its sum S, summed in the
+ *      lanes of two vectors a SUM_CHUNK at a time and merged in double (so
+ *      each element costs one exp);
+ *   3. y *= 1/S; y = 0 from n_valid to n_total.
+ * Every max starts at -REAL_MAX instead of -inf, so that an all-masked
+ * row never forms (-inf) - (-inf).
  *
  * Online block (the tiled path's step over one key block), two sweeps:
  *   1. read-only: the block's max, folded into the row's running max;
@@ -52,11 +52,10 @@
 #define LN2_LO 0x1.a39ef35793c76p-33
 #endif
 
-#define EXP_BLOCK 4
 /* Elements summed in the vector lanes before the partial sum is merged into
  * the row's double total: bounds the f32 rounding error of long rows (with one
  * lane, as in the scalar kernel, by ~SUM_CHUNK ulps instead of ~n). A
- * multiple of EXP_BLOCK * VLEN for every vocabulary. */
+ * multiple of 2 * VLEN for every vocabulary. */
 #define SUM_CHUNK 256
 
 static inline vec exp_tail(vec r)
@@ -104,42 +103,87 @@ void EXP_ARRAY_NAME(const real *x, real *y, size_t n)
         v_store_part(y + i, v_exp(v_load_part(x + i, n - i, REAL_C(0.0))), n - i);
 }
 
-/* Folds `count` vectors of scaled scores into the running (max, sum). */
-static inline void online_update(vec *max, vec *sum, const vec *scores, int count)
+/* y[j] = 0 for n_valid <= j < n_total. */
+static inline void zero_tail(real *y, size_t n_valid, size_t n_total)
 {
-    vec block_max = scores[0];
-    for (int u = 1; u < count; u++)
-        block_max = v_max(block_max, scores[u]);
-    vec new_max = v_max(*max, block_max);
-    vec total = v_mul(*sum, v_exp(v_sub(*max, new_max)));
-    for (int u = 0; u < count; u++)
-        total = v_add(total, v_exp(v_sub(scores[u], new_max)));
-    *max = new_max;
-    *sum = total;
+    size_t j = n_valid;
+    for (; j < n_total && j % VLEN != 0; j++)
+        y[j] = REAL_C(0.0);
+    for (; j + VLEN <= n_total; j += VLEN)
+        v_store(y + j, v_set1(REAL_C(0.0)));
+    for (; j < n_total; j++)
+        y[j] = REAL_C(0.0);
 }
 
-/* y[j] = exp(scale*x[j] - shift) * factor for j < n_valid, 0 up to n_total;
- * returns the sum of exp(scale*x[j] - shift) over j < n_valid. */
-static inline real exp_shifted_row(const real *x, real *y, size_t n_valid, size_t n_total,
-                                   real scale, real shift, real factor)
+/* max(-REAL_MAX, max_{j<n} scale*x[j]), in MAX_CHAINS chains. */
+#define MAX_CHAINS 4
+static inline real scaled_max(const real *x, size_t n, real scale)
 {
-    const vec vscale = v_set1(scale), vshift = v_set1(shift), vfactor = v_set1(factor);
-    vec sum = v_set1(REAL_C(0.0));
+    const vec vscale = v_set1(scale);
+    vec max[MAX_CHAINS];
+    for (int c = 0; c < MAX_CHAINS; c++)
+        max[c] = v_set1(-ATTN_REAL_MAX);
     size_t j = 0;
-    for (; j + VLEN <= n_valid; j += VLEN) {
-        vec e = v_exp(v_sub(v_mul(v_load(x + j), vscale), vshift));
-        sum = v_add(sum, e);
-        v_store(y + j, v_mul(e, vfactor));
+    for (; j + MAX_CHAINS * VLEN <= n; j += MAX_CHAINS * VLEN)
+        for (int c = 0; c < MAX_CHAINS; c++)
+            max[c] = v_max(max[c], v_mul(v_load(x + j + (size_t)c * VLEN), vscale));
+    for (; j + VLEN <= n; j += VLEN)
+        max[0] = v_max(max[0], v_mul(v_load(x + j), vscale));
+    if (j < n)
+        max[1] = v_max(max[1], v_mul(v_load_part(x + j, n - j, (real)-INFINITY), vscale));
+    for (int c = 1; c < MAX_CHAINS; c++)
+        max[0] = v_max(max[0], max[c]);
+    return v_hmax(max[0]);
+}
+
+/* y[j] = exp(scale*x[j] - shift) for j < n_valid, 0 up to n_total; returns
+ * the sum of the y[j], two vectors of lanes a SUM_CHUNK at a time, merged in
+ * double. */
+static inline double exp_shifted_row(const real *x, real *y, size_t n_valid, size_t n_total,
+                                     real scale, real shift)
+{
+    const vec vscale = v_set1(scale), vshift = v_set1(shift);
+    double total = 0.0;
+    size_t j = 0;
+    for (size_t chunk = 0; chunk < n_valid; chunk += SUM_CHUNK) {
+        const size_t end = n_valid - chunk < SUM_CHUNK ? n_valid : chunk + SUM_CHUNK;
+        vec sum0 = v_set1(REAL_C(0.0)), sum1 = v_set1(REAL_C(0.0));
+        for (; j + 2 * VLEN <= end; j += 2 * VLEN) {
+            const vec e0 = v_exp(v_sub(v_mul(v_load(x + j), vscale), vshift));
+            const vec e1 = v_exp(v_sub(v_mul(v_load(x + j + VLEN), vscale), vshift));
+            sum0 = v_add(sum0, e0);
+            sum1 = v_add(sum1, e1);
+            v_store(y + j, e0);
+            v_store(y + j + VLEN, e1);
+        }
+        for (; j + VLEN <= end; j += VLEN) {
+            const vec e = v_exp(v_sub(v_mul(v_load(x + j), vscale), vshift));
+            sum0 = v_add(sum0, e);
+            v_store(y + j, e);
+        }
+        if (j < end) {
+            const size_t rest = end - j;
+            const vec e = v_exp(
+                v_sub(v_mul(v_load_part(x + j, rest, (real)-INFINITY), vscale), vshift));
+            sum1 = v_add(sum1, e);
+            v_store_part(y + j, e, rest);
+            j = end;
+        }
+        total += (double)v_hsum(v_add(sum0, sum1));
     }
-    if (j < n_valid) {
-        size_t rest = n_valid - j;
-        vec e = v_exp(v_sub(v_mul(v_load_part(x + j, rest, (real)-INFINITY), vscale), vshift));
-        sum = v_add(sum, e);
-        v_store_part(y + j, v_mul(e, vfactor), rest);
-    }
-    for (j = n_valid; j < n_total; j++)
-        y[j] = REAL_C(0.0);
-    return v_hsum(sum);
+    zero_tail(y, n_valid, n_total);
+    return total;
+}
+
+/* y[j] *= factor for j < n. */
+static inline void scale_row(real *y, size_t n, real factor)
+{
+    const vec vfactor = v_set1(factor);
+    size_t j = 0;
+    for (; j + VLEN <= n; j += VLEN)
+        v_store(y + j, v_mul(v_load(y + j), vfactor));
+    if (j < n)
+        v_store_part(y + j, v_mul(v_load_part(y + j, n - j, REAL_C(0.0)), vfactor), n - j);
 }
 
 /* Rows holding +inf (after scaling): the limit of softmax gives the +inf
@@ -188,53 +232,15 @@ void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, re
         softmax_short_row(x, y, n_valid, n_total, scale);
         return;
     }
-    const vec vscale = v_set1(scale);
-
-    /* Sweep 1: running max and sum, per chunk in the vector lanes, merged
-     * across chunks in double. */
-    real row_max = -ATTN_REAL_MAX;
-    double row_sum = 0.0;
-    for (size_t chunk = 0; chunk < n_valid; chunk += SUM_CHUNK) {
-        const size_t end = n_valid - chunk < SUM_CHUNK ? n_valid : chunk + SUM_CHUNK;
-        vec max = v_set1(-ATTN_REAL_MAX), sum = v_set1(REAL_C(0.0));
-        size_t j = chunk;
-        for (; j + EXP_BLOCK * VLEN <= end; j += EXP_BLOCK * VLEN) {
-            vec block[EXP_BLOCK];
-            for (int u = 0; u < EXP_BLOCK; u++)
-                block[u] = v_mul(v_load(x + j + (size_t)u * VLEN), vscale);
-            online_update(&max, &sum, block, EXP_BLOCK);
-        }
-        for (; j + VLEN <= end; j += VLEN) {
-            vec one = v_mul(v_load(x + j), vscale);
-            online_update(&max, &sum, &one, 1);
-        }
-        if (j < end) {
-            vec part = v_mul(v_load_part(x + j, end - j, (real)-INFINITY), vscale);
-            online_update(&max, &sum, &part, 1);
-        }
-        const real chunk_max = v_hmax(max);
-        const real chunk_sum = v_hsum(v_mul(sum, v_exp(v_sub(max, v_set1(chunk_max)))));
-        if (chunk == 0) {
-            row_max = chunk_max;
-            row_sum = (double)chunk_sum;
-        } else if (chunk_max > row_max) {
-            row_sum = row_sum * exp((double)row_max - (double)chunk_max) + (double)chunk_sum;
-            row_max = chunk_max;
-        } else {
-            row_sum += (double)chunk_sum * exp((double)chunk_max - (double)row_max);
-        }
-    }
-
+    const real row_max = scaled_max(x, n_valid, scale);
     if (row_max == (real)INFINITY) {
         softmax_row_with_infinity(x, y, n_valid, n_total, scale);
         return;
     }
-
-    /* Sweep 2: normalized weights; a fully masked row (sum 0) gives zeros. */
-    const real inv = row_sum == 0.0 ? REAL_C(0.0) : (real)(1.0 / row_sum);
-    exp_shifted_row(x, y, n_valid, n_total, scale, row_max, inv);
+    const double row_sum = exp_shifted_row(x, y, n_valid, n_total, scale, row_max);
+    /* a fully masked row (sum 0) gives zeros */
+    scale_row(y, n_valid, row_sum == 0.0 ? REAL_C(0.0) : (real)(1.0 / row_sum));
 }
-
 
 void SOFTMAX_ROWS_NAME(const real *x, real *y, size_t rows, size_t ld, size_t n_valid,
                        size_t n_valid_step, size_t n_total, real scale);
@@ -298,26 +304,15 @@ real SOFTMAX_ONLINE_NAME(const real *s, real *p, size_t n_valid, size_t n_total,
 real SOFTMAX_ONLINE_NAME(const real *s, real *p, size_t n_valid, size_t n_total, real scale,
                          real *running_max, real *running_sum)
 {
-    /* Sweep 1: the block's max. */
-    const vec vscale = v_set1(scale);
-    vec max = v_set1((-ATTN_REAL_MAX));
-    size_t j = 0;
-    for (; j + VLEN <= n_valid; j += VLEN)
-        max = v_max(max, v_mul(v_load(s + j), vscale));
-    if (j < n_valid)
-        max = v_max(max, v_mul(v_load_part(s + j, n_valid - j, (real)-INFINITY), vscale));
-    real old_max = *running_max, new_max = v_hmax(max);
-    new_max = new_max > old_max ? new_max : old_max;
+    const real old_max = *running_max, block_max = scaled_max(s, n_valid, scale);
+    const real new_max = block_max > old_max ? block_max : old_max;
     if (new_max == (real)INFINITY) {
-        for (j = 0; j < n_total; j++)
-            p[j] = REAL_C(0.0);
+        zero_tail(p, 0, n_total);
         *running_max = new_max;
         return REAL_C(-1.0);
     }
-
-    /* Sweep 2: exponentials and the rescaled running sum. */
-    real block_sum = exp_shifted_row(s, p, n_valid, n_total, scale, new_max, REAL_C(1.0));
-    real alpha = v_hmax(v_exp(v_set1(old_max - new_max)));
+    const real block_sum = (real)exp_shifted_row(s, p, n_valid, n_total, scale, new_max);
+    const real alpha = v_hmax(v_exp(v_set1(old_max - new_max)));
     *running_sum = *running_sum * alpha + block_sum;
     *running_max = new_max;
     return alpha;
