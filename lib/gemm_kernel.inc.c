@@ -34,7 +34,8 @@
 
 #include "kernels.h"
 
-#define NR (2 * VLEN) /* two vectors per row of the tile */
+#define NV ATTN_GEMM_NV  /* vectors per row of the tile */
+#define NR (NV * VLEN) /* its columns */
 #define MR ATTN_GEMM_MR
 
 _Static_assert(NR <= ATTN_GEMM_NR_MAX && MR <= ATTN_GEMM_MR_MAX,
@@ -48,62 +49,70 @@ static void pack_b(const real *B, size_t ldb, int trans_b, size_t k0, size_t kc,
     for (size_t p = 0; p * NR < nc; p++) {
         const size_t cols = nc - p * NR < NR ? nc - p * NR : NR;
         real *panel = pack + p * kc * NR;
-        if (!trans_b) { /* rows of B: two vectors each, zero-filled past N */
+        if (!trans_b) { /* rows of B: NV vectors each, zero-filled past N */
             const real *src = B + k0 * ldb + j0 + p * NR;
             if (cols == NR) {
-                for (size_t k = 0; k < kc; k++, src += ldb) {
-                    v_store(panel + k * NR, v_load(src));
-                    v_store(panel + k * NR + VLEN, v_load(src + VLEN));
-                }
+                for (size_t k = 0; k < kc; k++, src += ldb)
+                    for (size_t v = 0; v < NV; v++)
+                        v_store(panel + k * NR + v * VLEN, v_load(src + v * VLEN));
                 continue;
             }
-            const size_t first = cols < VLEN ? cols : VLEN, second = cols - first;
-            for (size_t k = 0; k < kc; k++, src += ldb) {
-                v_store(panel + k * NR, first == VLEN ? v_load(src)
-                                                      : v_load_part(src, first, REAL_C(0.0)));
-                v_store(panel + k * NR + VLEN, v_load_part(src + VLEN, second, REAL_C(0.0)));
-            }
+            for (size_t k = 0; k < kc; k++, src += ldb)
+                for (size_t v = 0; v < NV; v++) {
+                    const size_t at = v * VLEN;
+                    const size_t n = cols <= at ? 0 : cols - at < VLEN ? cols - at : VLEN;
+                    v_store(panel + k * NR + at, n == VLEN ? v_load(src + at)
+                                                          : v_load_part(src + at, n, REAL_C(0.0)));
+                }
             continue;
         }
-        for (size_t j = 0; j < cols; j++) { /* rows of B^T: read along, store across */
-            const real *src = B + (j0 + p * NR + j) * ldb + k0;
-            for (size_t k = 0; k < kc; k++)
-                panel[k * NR + j] = src[k];
-        }
+        /* rows of B^T, read along and stored across, in squares of
+         * TRANS_TILE so that both sides stay in a few cache lines */
+        enum { TRANS_TILE = 16 };
+        for (size_t jt = 0; jt < cols; jt += TRANS_TILE)
+            for (size_t kt = 0; kt < kc; kt += TRANS_TILE)
+                for (size_t j = jt; j < jt + TRANS_TILE && j < cols; j++) {
+                    const real *src = B + (j0 + p * NR + j) * ldb + k0;
+                    for (size_t k = kt; k < kt + TRANS_TILE && k < kc; k++)
+                        panel[k * NR + j] = src[k];
+                }
         for (size_t k = 0; k < kc && cols < NR; k++)
             for (size_t j = cols; j < NR; j++)
                 panel[k * NR + j] = REAL_C(0.0);
     }
 }
 
-/* The tile's arithmetic: acc (MR x 2 vectors) = op(A) rows B_panel over kc,
+/* The tile's arithmetic: acc (MR x NV vectors) = op(A) rows B_panel over kc,
  * op(A)'s element (r, k) at a[r][k * a_cs]. */
 static inline __attribute__((always_inline)) void micro_accumulate(
-    size_t kc, const real *const *a, size_t a_cs, const real *b, vec acc[MR][2])
+    size_t kc, const real *const *a, size_t a_cs, const real *b, vec acc[MR][NV])
 {
     for (int r = 0; r < MR; r++)
-        acc[r][0] = acc[r][1] = v_set1(REAL_C(0.0));
+        for (int v = 0; v < NV; v++)
+            acc[r][v] = v_set1(REAL_C(0.0));
     /* Unrolled twice: on a Xeon (Sapphire Rapids) this took op(A) = A^T read
      * in place (a stride of lda per k) from 140 to 172 GFLOP/s and A from
      * 194 to 199 on one core (1024x64x768 TN, 144x768x768 NN, f32). */
 #pragma GCC unroll 2
     for (size_t k = 0; k < kc; k++, b += NR) {
-        const vec b0 = v_load(b), b1 = v_load(b + VLEN);
+        vec bv[NV];
+        for (int v = 0; v < NV; v++)
+            bv[v] = v_load(b + v * VLEN);
         for (int r = 0; r < MR; r++) {
             const vec ar = v_set1(a[r][k * a_cs]);
-            acc[r][0] = v_fmadd(ar, b0, acc[r][0]);
-            acc[r][1] = v_fmadd(ar, b1, acc[r][1]);
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = v_fmadd(ar, bv[v], acc[r][v]);
         }
     }
 }
 
-static inline void micro_store(vec acc[MR][2], real alpha, int add, real *C, size_t ldc,
+static inline void micro_store(vec acc[MR][NV], real alpha, int add, real *C, size_t ldc,
                                size_t rows, size_t cols)
 {
     const vec valpha = v_set1(alpha);
     for (size_t r = 0; r < rows; r++) {
         real *c = C + r * ldc;
-        for (int v = 0; v < 2; v++) {
+        for (int v = 0; v < NV; v++) {
             const size_t at = (size_t)v * VLEN;
             if (cols >= at + VLEN) {
                 vec x = v_mul(acc[r][v], valpha);
@@ -128,7 +137,7 @@ static inline void micro_kernel_in_place(size_t kc, const real *a, size_t a_step
     const real *rows_of_a[MR];
     for (size_t r = 0; r < MR; r++)
         rows_of_a[r] = a + (r < rows ? r : 0) * a_step;
-    vec acc[MR][2];
+    vec acc[MR][NV];
     micro_accumulate(kc, rows_of_a, a_cs, b, acc);
     micro_store(acc, alpha, add, C, ldc, rows, cols);
 }
@@ -368,5 +377,6 @@ void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *
 }
 
 #undef NR
+#undef NV
 #undef MR
 #undef DIRECT_ROWS

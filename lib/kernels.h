@@ -125,7 +125,7 @@ typedef void (*attn_gemm_lower_f64_fn)(size_t M, size_t N, const double *A, size
 #define ATTN_GEMM_NC ((size_t)512)
 #define ATTN_GEMM_MC ((size_t)144) /* rows of op(A) per sweep of a packed op(B) block */
 #define ATTN_GEMM_MR_MAX ((size_t)16)
-#define ATTN_GEMM_NR_MAX ((size_t)32)
+#define ATTN_GEMM_NR_MAX ((size_t)64)
 
 static inline size_t attn_gemm_min(size_t a, size_t b) { return a < b ? a : b; }
 

@@ -106,10 +106,11 @@ static inline vec v_round(vec a)
     return ATTN_V(_mm256_round)(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
-/* Rows of the matrix product's micro-tile (gemm_kernel.inc.c): MR x 2 vectors,
+/* The matrix product's micro-tile (gemm_kernel.inc.c): MR rows x NV vectors,
  * 12 accumulators of the 16 registers. */
 /* Rows of C per group of its unpacked path (two accumulators per row). */
 #define ATTN_GEMM_DIRECT_ROWS 4
 #define ATTN_GEMM_MR 6
+#define ATTN_GEMM_NV 2
 
 #endif /* ATTN_SIMD_AVX2_H */

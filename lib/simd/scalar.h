@@ -65,10 +65,11 @@ static inline vec v_scale2(vec p, vec n)
     return p * attn_pow2_normal(half) * attn_pow2_normal(k - half);
 }
 
-/* Rows of the matrix product's micro-tile (gemm_kernel.inc.c): MR x 2 vectors,
+/* The matrix product's micro-tile (gemm_kernel.inc.c): MR rows x NV vectors,
  * a small tile for the reference. */
 /* Rows of C per group of its unpacked path (two accumulators per row). */
 #define ATTN_GEMM_DIRECT_ROWS 4
 #define ATTN_GEMM_MR 4
+#define ATTN_GEMM_NV 2
 
 #endif /* ATTN_SIMD_SCALAR_H */
