@@ -1,29 +1,30 @@
 /*
  * Backward pass of multi-head attention: every product is a matrix product
- * (matmul.h); the softmax backward is O(T^2) per head, never the O(T^3)
- * Jacobian.
+ * (matmul.h); the softmax backward is O(T^2) work per head, never the O(T^3)
+ * Jacobian, and O(T) memory: the weights are recomputed from the forward's
+ * log-sum-exp block by block, never stored.
  *
  * Shapes: X (B,T,C); D = NH*hs; Q, K, V, Y, dQ, dK, dV, dY (B*T,D) with head h
- * in columns [h*hs, (h+1)*hs) (leading dimension D); P (T,T) per (b,h); dS
- * (rows, keys) per query block.
+ * in columns [h*hs, (h+1)*hs) (leading dimension D); lse, rowdot (T) per
+ * (b,h); P and dS tiles of at most ATTN_QUERY_BLOCK x ATTN_QUERY_BLOCK.
  *
  * Each step cites the forward formula (forward.c) it differentiates:
  *   out = Y Wo        ->  dWo = Y^T dout (D,C),  dY = dout Wo^T (B*T,D)
  *                         (without Wo, out = Y and dY = dout)
  *   Y_bh = P V_bh     ->  dV_bh = P^T dY_bh (T,hs),  dP = dY_bh V_bh^T (T,T)
- *                         (by query blocks, causal ones meeting only the keys
- *                         up to their last query, see head_backward)
- *   P = softmax(S)    ->  dS = P o (dP - rowsum(dP o P))   row by row, in place
+ *   P = softmax(S)    ->  dS = P o (dP - rowdot),  rowdot_t = <dP_t, P_t> = <dY_t, Y_t>
  *   S = scale Q K^T   ->  dQ_bh = scale dS K_bh,  dK_bh = scale dS^T Q_bh (T,hs)
  *   Q = X Wq, ...     ->  dWq = X^T dQ, dWk = X^T dK, dWv = X^T dV (C,D)
  *                         dX = dQ Wq^T + dK Wk^T + dV Wv^T (B*T,C)
- * Phases of work items (engine.h): the Wo products (rows of dWo, rows of
- * dY); the heads, one (batch, head) per item (head_backward), or, on the
- * plan's own threads with fewer than ATTN_HEADS_PER_ITEM_MIN heads, query
- * blocks then key blocks of every head (query_block_backward,
- * key_block_backward, with dS of every head kept between them); the weight gradients (rows of dWq, dWk, dWv) and dX
- * (rows).
+ * the middle three by tiles of (key block, query block), see
+ * head_group_backward. Phases of work items (engine.h): the Wo products
+ * (rows of dWo, rows of dY); V^T of each head (own threads); rowdot of each
+ * head; the heads, one group of key blocks of one (batch, head) per item;
+ * the sums of the groups' dQ parts; the weight gradients (rows of dWq, dWk,
+ * dWv) and dX (rows).
  */
+#include <string.h>
+
 #include "backward.h"
 
 #include "tiling.h"
@@ -31,99 +32,117 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 /*
- * One head. P (T,T); dY, Q, K, V, dQ, dK, dV (T,hs) with leading dimension
- * D; dS: one block of ATTN_QUERY_BLOCK rows. Query block [t0,t1) meets keys
- * [0,t1) with a causal mask (P and dS vanish beyond), all T without. Blocks
- * run from the last to the first: the last meets every key, so its products
- * initialize dK and dV (beta 0) and the earlier ones accumulate into their
- * leading rows (beta 1).
+ * The heads, from the forward's log-sum-exp (FlashAttention-2's backward):
+ * nothing of size T x T is formed. For each key block j (keys [k0, k1)) and
+ * each query block i (queries [t0, t1)) that sees it, with lse and rowdot
+ * of the block's queries:
+ *   S = Q_i K_j^T,  P = exp(scale S - lse)   (forward: P = softmax(scale Q K^T))
+ *   dV_j += P^T dY_i                         (Y = P V)
+ *   dP = dY_i V_j^T
+ *   dS = P o (dP - rowdot)                   (rowdot_t = <dY_t, Y_t> = <dP_t, P_t>)
+ *   dK_j += scale dS^T Q_i,  dQ_i += scale dS K_j   (S = scale Q K^T)
+ * S/P and dP/dS are tiles of at most ATTN_QUERY_BLOCK x ATTN_QUERY_BLOCK in
+ * the worker's scratch (ld TILE_LD). With a causal mask a key block is seen
+ * by query blocks i >= j only, the diagonal one up to each query's own key.
+ * An item is one (batch, head) and one group of its key blocks (j = g,
+ * g + G, ...): G = 1 (the item owns dQ of the head) from
+ * ATTN_HEADS_PER_ITEM_MIN heads on, else a few groups per head so that one
+ * head keeps every thread busy, each adding its dQ into a part of its own
+ * that a last phase sums in group order. G depends on the shape alone.
  */
-static void FN(head_backward)(const FN(attn_backward_args) *a, const FN(attn_mm) *mm, size_t D,
-                              const real *P, const real *dY, const real *Q, const real *K,
-                              const real *V, const real *VT, real *dQ, real *dK, real *dV,
-                              real *dS)
+#define TILE_LD (ATTN_QUERY_BLOCK + 16) /* not a power of two: no cache-set aliasing */
+
+/* One head's arrays: Q, K, V, dY, dQ, dK, dV (T,hs) with ld D (dQ with ld
+ * ldq), KT and VT (hs,T) or NULL, lse and rowdot (T). */
+typedef struct FN(head_arrays) {
+    const real *Q, *K, *V, *dY, *KT, *VT, *lse, *rowdot;
+    real *dQ, *dK, *dV;
+    size_t ldq;
+} FN(head_arrays);
+
+/* Keys of block [k0, k0+kc) that query t sees. */
+static size_t FN(visible_keys)(const FN(attn_backward_args) *a, size_t t, size_t k0, size_t kc)
+{
+    if (!a->causal)
+        return kc;
+    return t < k0 ? 0 : MIN(kc, t - k0 + 1);
+}
+
+/* The products of key block [k0, k0+kc) with query block [t0, t0+rows). */
+static void FN(tile_backward)(const FN(attn_backward_args) *a, const FN(attn_mm) *mm, size_t D,
+                              const FN(head_arrays) *h, size_t k0, size_t kc, size_t t0,
+                              size_t rows, int first_for_keys, int first_for_queries,
+                              real *P, real *dS)
 {
     const size_t T = a->T, hs = a->hs;
-    const size_t blocks = (T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK;
-    for (size_t index = blocks; index-- > 0;) {
-        const size_t t0 = index * ATTN_QUERY_BLOCK, rows = MIN((size_t)ATTN_QUERY_BLOCK, T - t0);
-        const size_t keys = a->causal ? t0 + rows : T;
-        const real accumulate = index + 1 < blocks ? REAL_C(1.0) : REAL_C(0.0);
-        const real *P_blk = P + t0 * T;
-        const double flops = attn_product_flops(rows, keys, hs);
-        ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES, flops,
-                      FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, keys, hs, rows, REAL_C(1.0),
-                                       P_blk, T, dY + t0 * D, D, accumulate, dV, D));
-        uint64_t start = attn_profile_begin(mm->profile);
-        if (VT != NULL) /* dS = dY V^T, from V transposed on the own kernel */
-            FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, keys, hs, REAL_C(1.0),
-                             dY + t0 * D, D, VT, T, REAL_C(0.0), dS, keys);
-        else
-            FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, keys, hs, REAL_C(1.0),
-                             dY + t0 * D, D, V, D, REAL_C(0.0), dS, keys);
-        attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_WEIGHTS, start, flops);
-        start = attn_profile_begin(mm->profile);
-        for (size_t i = 0; i < rows; i++)
-            a->softmax_backward(P_blk + i * T, dS + i * keys, a->causal ? t0 + i + 1 : T, keys,
-                                NULL);
-        attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SOFTMAX, start, 0.0);
-        start = attn_profile_begin(mm->profile);
-        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, a->scale, dS, keys, K,
-                         D, REAL_C(0.0), dQ + t0 * D, D);
-        FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, keys, hs, rows, a->scale, dS, keys,
-                         Q + t0 * D, D, accumulate, dK, D);
-        attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SCORES, start, 2 * flops);
-    }
-}
+    const double flops = attn_product_flops(rows, kc, hs);
+    uint64_t start = attn_profile_begin(mm->profile);
+    if (h->KT != NULL)
+        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, kc, hs, REAL_C(1.0),
+                         h->Q + t0 * D, D, h->KT + k0, T, REAL_C(0.0), P, TILE_LD);
+    else
+        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, hs, REAL_C(1.0), h->Q + t0 * D,
+                         D, h->K + k0 * D, D, REAL_C(0.0), P, TILE_LD);
+    for (size_t r = 0; r < rows; r++)
+        a->softmax_from_lse(P + r * TILE_LD, P + r * TILE_LD, FN(visible_keys)(a, t0 + r, k0, kc),
+                            kc, a->scale, h->lse[t0 + r]);
+    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_RECOMPUTE, start, flops);
 
-/*
- * The same head on a plan's own threads, in two phases of blocks so that
- * one head keeps every thread busy (FlashAttention-2's split), with dS kept
- * whole (T,T) between them and V^T copied out once per head (VT), as the own
- * kernel wants:
- *   query block [t0,t1):  dS = P o (dY V^T - rowsum(dP o P)),  dQ_blk = scale dS K
- *   key block [k0,k1):    the queries that see it, q >= k0 with a causal
- *                         mask: dV_blk = P[:, blk]^T dY,  dK_blk = scale dS[:, blk]^T Q
- * A causal query block writes dS up to its own last key, a key block reads
- * it from its own first query on: with blocks of one size, every entry read
- * was written (0 where masked).
- */
-static void FN(query_block_backward)(const FN(attn_backward_args) *a, const FN(attn_mm) *mm,
-                                     size_t D, size_t t0, const real *P, const real *dY,
-                                     const real *K, const real *VT, real *dQ, real *dS)
-{
-    const size_t T = a->T, hs = a->hs, rows = MIN((size_t)ATTN_QUERY_BLOCK, T - t0);
-    const size_t keys = a->causal ? t0 + rows : T;
-    real *dS_blk = dS + t0 * T;
-    const double flops = attn_product_flops(rows, keys, hs);
-    ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_WEIGHTS, flops,
-                  FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, keys, hs, REAL_C(1.0),
-                                   dY + t0 * D, D, VT, T, REAL_C(0.0), dS_blk, T));
-    const uint64_t start = attn_profile_begin(mm->profile);
-    for (size_t i = 0; i < rows; i++)
-        a->softmax_backward(P + (t0 + i) * T, dS_blk + i * T, a->causal ? t0 + i + 1 : T, keys,
-                            NULL);
-    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SOFTMAX, start, 0.0);
-    ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_SCORES, flops,
-                  FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, a->scale,
-                                   dS_blk, T, K, D, REAL_C(0.0), dQ + t0 * D, D));
-}
-
-static void FN(key_block_backward)(const FN(attn_backward_args) *a, const FN(attn_mm) *mm,
-                                   size_t D, size_t k0, const real *P, const real *dY,
-                                   const real *Q, const real *dS, real *dK, real *dV)
-{
-    const size_t T = a->T, hs = a->hs, kc = MIN((size_t)ATTN_QUERY_BLOCK, T - k0);
-    const size_t q0 = a->causal ? k0 : 0, queries = T - q0;
-    const double flops = attn_product_flops(kc, hs, queries);
     ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES, flops,
-                  FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, queries, REAL_C(1.0),
-                                   P + q0 * T + k0, T, dY + q0 * D, D, REAL_C(0.0),
-                                   dV + k0 * D, D));
-    ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_SCORES, flops,
-                  FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, queries, a->scale,
-                                   dS + q0 * T + k0, T, Q + q0 * D, D, REAL_C(0.0),
-                                   dK + k0 * D, D));
+                  FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, rows, REAL_C(1.0), P,
+                                   TILE_LD, h->dY + t0 * D, D,
+                                   first_for_keys ? REAL_C(0.0) : REAL_C(1.0), h->dV + k0 * D,
+                                   D));
+    start = attn_profile_begin(mm->profile);
+    if (h->VT != NULL)
+        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, kc, hs, REAL_C(1.0),
+                         h->dY + t0 * D, D, h->VT + k0, T, REAL_C(0.0), dS, TILE_LD);
+    else
+        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, hs, REAL_C(1.0),
+                         h->dY + t0 * D, D, h->V + k0 * D, D, REAL_C(0.0), dS, TILE_LD);
+    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_WEIGHTS, start, flops);
+    start = attn_profile_begin(mm->profile);
+    for (size_t r = 0; r < rows; r++) {
+        /* a query that sees a single key has P = 1 whatever its score: dS = 0
+         * exactly (dP - rowdot would leave their rounding difference) */
+        if (a->causal ? t0 + r == 0 : T == 1)
+            memset(dS + r * TILE_LD, 0, kc * sizeof(real));
+        else
+            a->softmax_backward(P + r * TILE_LD, dS + r * TILE_LD,
+                                FN(visible_keys)(a, t0 + r, k0, kc), kc, h->rowdot + t0 + r);
+    }
+    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SOFTMAX, start, 0.0);
+    start = attn_profile_begin(mm->profile);
+    FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, rows, a->scale, dS, TILE_LD,
+                     h->Q + t0 * D, D, first_for_keys ? REAL_C(0.0) : REAL_C(1.0),
+                     h->dK + k0 * D, D);
+    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, kc, a->scale, dS, TILE_LD,
+                     h->K + k0 * D, D, first_for_queries ? REAL_C(0.0) : REAL_C(1.0),
+                     h->dQ + t0 * h->ldq, h->ldq);
+    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SCORES, start, 2 * flops);
+}
+
+/* Key blocks g, g + groups, ... of one head, each against every query block
+ * that sees it. With one group, dQ is the head's and its first key block
+ * (which every query block sees) initializes it; with several, dQ is the
+ * group's part, zeroed here first. */
+static void FN(head_group_backward)(const FN(attn_backward_args) *a, const FN(attn_mm) *mm,
+                                    size_t D, const FN(head_arrays) *h, size_t g, size_t groups,
+                                    real *tile)
+{
+    const size_t T = a->T, blocks = (T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK;
+    if (groups > 1)
+        memset(h->dQ, 0, T * a->hs * sizeof(real));
+    real *P = tile, *dS = tile + ATTN_QUERY_BLOCK * TILE_LD;
+    for (size_t j = g; j < blocks; j += groups) {
+        const size_t k0 = j * ATTN_QUERY_BLOCK, kc = MIN((size_t)ATTN_QUERY_BLOCK, T - k0);
+        const size_t first = a->causal ? j : 0; /* the first query block that sees it */
+        for (size_t i = first; i < blocks; i++) {
+            const size_t t0 = i * ATTN_QUERY_BLOCK, rows = MIN((size_t)ATTN_QUERY_BLOCK, T - t0);
+            FN(tile_backward)(a, mm, D, h, k0, kc, t0, rows, i == first,
+                              groups == 1 && j == 0, P, dS);
+        }
+    }
 }
 
 /* ---- the phases -------------------------------------------------------------- */
@@ -136,6 +155,7 @@ typedef struct FN(backward_phases) {
     size_t C_block, C_blocks;       /* rows of dWq, dWk, dWv per item */
     size_t row_block, row_blocks;   /* rows of dY and dX per item */
     int prepacked;                  /* Wq^T, Wk^T, Wv^T, Wo^T are packed once */
+    size_t groups;                  /* key block groups per head (attn_backward_groups) */
     const real *dY;
 } FN(backward_phases);
 
@@ -173,17 +193,76 @@ static void FN(output_item)(void *context, size_t item, unsigned worker)
                                              a->dheads + r0 * D, D));
 }
 
-/* Item: one (batch, head). */
+/* The arrays of head bh = b*NH + h, its dQ the group's part when there are
+ * several groups. */
+static FN(head_arrays) FN(head_of)(const FN(backward_phases) *f, size_t bh, size_t g)
+{
+    const FN(attn_backward_args) *a = f->a;
+    const size_t T = a->T, hs = a->hs;
+    const size_t head = bh / a->NH * T * f->D + bh % a->NH * hs;
+    FN(head_arrays) h = {
+        .Q = a->Q + head, .K = a->K + head, .V = a->V + head, .dY = f->dY + head,
+        .KT = a->KT != NULL ? a->KT + bh * hs * T : NULL,
+        .VT = a->VT != NULL ? a->VT + bh * hs * T : NULL,
+        .lse = a->lse + bh * T, .rowdot = a->rowdot + bh * T,
+        .dQ = a->dQ + head, .dK = a->dK + head, .dV = a->dV + head, .ldq = f->D};
+    if (f->groups > 1) {
+        h.dQ = a->dQ_parts + (bh * f->groups + g) * T * hs;
+        h.ldq = hs;
+    }
+    return h;
+}
+
+/* Item: one group of key blocks of one (batch, head); item = bh * groups + g. */
 static void FN(head_item)(void *context, size_t item, unsigned worker)
 {
     const FN(backward_phases) *f = context;
-    const FN(attn_backward_args) *a = f->a;
-    const size_t T = a->T, b = item / a->NH, h = item % a->NH;
-    const size_t head = b * T * f->D + h * a->hs;
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
-    FN(head_backward)(a, &mm, f->D, a->P + item * T * T, f->dY + head, a->Q + head, a->K + head,
-                      a->V + head, a->VT != NULL ? a->VT + item * a->hs * T : NULL,
-                      a->dQ + head, a->dK + head, a->dV + head, FN(attn_engine_tile)(f->e, worker));
+    const FN(head_arrays) h = FN(head_of)(f, item / f->groups, item % f->groups);
+    FN(head_group_backward)(f->a, &mm, f->D, &h, item % f->groups, f->groups,
+                            FN(attn_engine_tile)(f->e, worker));
+}
+
+/* Item: rowdot_t = <dY_t, Y_t> over every query of one (batch, head), in
+ * double. */
+static void FN(rowdot_item)(void *context, size_t item, unsigned worker)
+{
+    const FN(backward_phases) *f = context;
+    const FN(attn_backward_args) *a = f->a;
+    const size_t T = a->T, hs = a->hs;
+    const size_t head = item / a->NH * T * f->D + item % a->NH * hs;
+    const uint64_t start = attn_profile_begin(attn_profile_row(f->e->profile, worker));
+    for (size_t t = 0; t < T; t++) {
+        const real *dy = f->dY + head + t * f->D, *y = a->heads + head + t * f->D;
+        double dot = 0.0;
+        for (size_t c = 0; c < hs; c++)
+            dot += (double)dy[c] * (double)y[c];
+        a->rowdot[item * T + t] = (real)dot;
+    }
+    attn_profile_end(attn_profile_row(f->e->profile, worker), ATTN_PHASE_BACKWARD_SOFTMAX, start,
+                     0.0);
+}
+
+/* Item: dQ of one query block of one (batch, head), the sum of its groups'
+ * parts in group order; item = bh * query_blocks + block. */
+static void FN(dq_sum_item)(void *context, size_t item, unsigned worker)
+{
+    const FN(backward_phases) *f = context;
+    const FN(attn_backward_args) *a = f->a;
+    const size_t T = a->T, hs = a->hs;
+    const size_t blocks = (T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK;
+    const size_t bh = item / blocks, t0 = item % blocks * ATTN_QUERY_BLOCK;
+    const size_t t1 = MIN(T, t0 + ATTN_QUERY_BLOCK);
+    real *dQ = a->dQ + bh / a->NH * T * f->D + bh % a->NH * hs;
+    const real *parts = a->dQ_parts + bh * f->groups * T * hs;
+    (void)worker;
+    for (size_t t = t0; t < t1; t++)
+        for (size_t c = 0; c < hs; c++) {
+            real sum = parts[t * hs + c];
+            for (size_t g = 1; g < f->groups; g++)
+                sum += parts[(g * T + t) * hs + c];
+            dQ[t * f->D + c] = sum;
+        }
 }
 
 /* Items: the K blocks of Wq^T, Wk^T, Wv^T (for dX) and Wo^T (for dY), packed
@@ -197,44 +276,14 @@ static void FN(pack_item)(void *context, size_t item, unsigned worker)
                   FN(attn_engine_pack_item)(f->e, item, 1, a->C, f->D, W));
 }
 
-/* Items of the split heads: query blocks (phase 1) or key blocks (phase 2)
- * of every (batch, head); item = block * B*NH + head. */
-static void FN(split_head_item)(const FN(backward_phases) *f, size_t item, unsigned worker,
-                                int key_phase)
-{
-    const FN(attn_backward_args) *a = f->a;
-    const size_t T = a->T, heads = a->B * a->NH, bh = item % heads;
-    const size_t blocks = (T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK;
-    const size_t block = item / heads;
-    const size_t head = bh / a->NH * T * f->D + bh % a->NH * a->hs;
-    const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
-    const real *P = a->P + bh * T * T, *VT = a->VT + bh * a->hs * T;
-    real *dS = a->dS + bh * T * T;
-    if (!key_phase) /* the last query blocks, the dearest with a mask, first */
-        FN(query_block_backward)(a, &mm, f->D, (blocks - 1 - block) * ATTN_QUERY_BLOCK, P,
-                                 f->dY + head, a->K + head, VT, a->dQ + head, dS);
-    else /* the first key blocks, seen by the most queries, first */
-        FN(key_block_backward)(a, &mm, f->D, block * ATTN_QUERY_BLOCK, P, f->dY + head,
-                               a->Q + head, dS, a->dK + head, a->dV + head);
-}
-
-/* Item: VT of one (batch, head). */
+/* Item: KT and VT of one (batch, head). */
 static void FN(transpose_item)(void *context, size_t item, unsigned worker)
 {
     const FN(backward_phases) *f = context;
     const FN(attn_backward_args) *a = f->a;
     ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_BACKWARD_TRANSPOSE, 0.0,
+                  FN(attn_transpose_head)(a->T, a->NH, a->hs, a->K, a->KT, item);
                   FN(attn_transpose_head)(a->T, a->NH, a->hs, a->V, a->VT, item));
-}
-
-static void FN(query_block_item)(void *context, size_t item, unsigned worker)
-{
-    FN(split_head_item)(context, item, worker, 0);
-}
-
-static void FN(key_block_item)(void *context, size_t item, unsigned worker)
-{
-    FN(split_head_item)(context, item, worker, 1);
 }
 
 /* Items: rows of dWq, dWk, dWv together (C_blocks: one product sharing
@@ -289,14 +338,13 @@ void FN(attn_backward_run)(const FN(attn_backward_args) *a, const FN(attn_engine
         f.dY = a->dheads;
     }
     const size_t heads = a->B * a->NH;
-    if (!e->blas)
+    const size_t query_blocks = (a->T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK;
+    f.groups = e->blas ? 1 : attn_backward_groups(a->B, a->NH, a->T);
+    if (a->VT != NULL)
         attn_pool_run(e->pool, heads, FN(transpose_item), &f);
-    if (e->blas || heads >= ATTN_HEADS_PER_ITEM_MIN) {
-        attn_pool_run(e->pool, heads, FN(head_item), &f);
-    } else {
-        const size_t items = heads * ((a->T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK);
-        attn_pool_run(e->pool, items, FN(query_block_item), &f);
-        attn_pool_run(e->pool, items, FN(key_block_item), &f);
-    }
+    attn_pool_run(e->pool, heads, FN(rowdot_item), &f);
+    attn_pool_run(e->pool, heads * f.groups, FN(head_item), &f);
+    if (f.groups > 1)
+        attn_pool_run(e->pool, heads * query_blocks, FN(dq_sum_item), &f);
     attn_pool_run(e->pool, f.C_blocks + f.row_blocks, FN(input_item), &f);
 }

@@ -1,7 +1,8 @@
 /*
  * The backward pass over NH heads (templated over `real`, see real.h): the
- * gradients of sum(out * dout) for a forward of forward.c whose Q, K, V,
- * heads and weights P were kept. Arguments are validated by the caller.
+ * gradients of sum(out * dout) for a training forward of forward.c, which
+ * kept Q, K, V, the heads and each row's log-sum-exp. Arguments are
+ * validated by the caller.
  */
 #ifndef ATTN_BACKWARD_H
 #define ATTN_BACKWARD_H
@@ -17,25 +18,26 @@ typedef struct FN(attn_backward_args) {
     real scale;
     int causal;
     attn_softmax_backward_fn softmax_backward;
+    attn_softmax_from_lse_fn softmax_from_lse;
     /* inputs of the forward, passed again */
     const real *X, *Wq, *Wk, *Wv, *Wo; /* Wo NULL: no output projection */
     const real *dout;                  /* (B,T,C) with Wo, else (B,T,NH*hs) */
     /* kept by the forward */
     const real *Q, *K, *V; /* (B,T,NH*hs) */
-    const real *heads;     /* (B,T,NH*hs), read only with Wo */
-    const real *P;         /* (B,NH,T,T) */
+    const real *heads;     /* (B,T,NH*hs): Y */
+    const real *lse;       /* (B,NH,T) */
     /* gradients, overwritten */
     real *dX;                /* (B,T,C) */
     real *dWq, *dWk, *dWv;   /* (C,NH*hs) */
     real *dWo;               /* (NH*hs,C), written only with Wo */
     /* workspace */
     real *dQ, *dK, *dV, *dheads; /* (B,T,NH*hs) */
-    real *dS;                    /* (B,NH,T,T): own threads with few heads only */
-    real *VT;                    /* (B,NH,hs,T) each head's V transposed, own threads only */
+    real *rowdot;                /* (B,NH,T) */
+    real *dQ_parts;              /* (B,NH,groups,T,hs) when attn_backward_groups > 1 */
+    real *KT, *VT;               /* (B,NH,hs,T) each head's K, V transposed, own threads only */
 } FN(attn_backward_args);
 
-/* Worker tiles must hold attn_block_workspace(T) elements (tiling.h): the
- * dS block of one query block. */
+/* Worker tiles must hold attn_backward_workspace() elements (tiling.h). */
 void FN(attn_backward_run)(const FN(attn_backward_args) *args, const FN(attn_engine) *engine);
 
 #endif /* ATTN_BACKWARD_H */

@@ -23,6 +23,10 @@
  *    V_blk; key blocks wholly above the diagonal are skipped. Memory is O(T):
  *    one tile, not the T*T matrix. A query row whose scores reach +inf is
  *    redone on its own (one row of T) by the materialized row kernel.
+ *    A training forward always takes it and keeps each row's log-sum-exp
+ *    lse = max + log(sum) (+inf for such a row, -inf for a row that saw no
+ *    key) with the heads, from which the backward recomputes P; weights
+ *    asked of it are recomputed so too: P = exp(scale Q_blk K^T - lse).
  */
 #include <math.h>
 #include <string.h>
@@ -99,10 +103,11 @@ static void FN(scale_row)(real *y, size_t n, real factor)
 }
 
 /* One query block [t0, t0+rows) of one head, tiled. Q, K, V, Y (T,hs) with
- * ld D; work: attn_tiled_workspace(T) elements. */
+ * ld D; work: attn_tiled_workspace(T) elements; lse: the block's rows of
+ * the head's log-sum-exp, or NULL. */
 static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm, size_t D,
                             size_t t0, size_t rows, const real *Q, FN(head_keys) K,
-                            const real *V, real *Y, real *work)
+                            const real *V, real *Y, real *work, real *lse)
 {
     const size_t hs = a->hs;
     real *tile = work;
@@ -159,8 +164,25 @@ static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *m
         else
             FN(scale_row)(Y_blk + i * D, hs,
                           sum[i] == REAL_C(0.0) ? REAL_C(0.0) : REAL_C(1.0) / sum[i]);
+        if (lse != NULL)
+            lse[i] = max[i] == (real)INFINITY ? (real)INFINITY
+                     : sum[i] == REAL_C(0.0)  ? (real)-INFINITY
+                                              : max[i] + (real)log((double)sum[i]);
     }
     attn_profile_end(mm->profile, ATTN_PHASE_SOFTMAX, start, 0.0);
+}
+
+/* The weights of query block [t0, t0+rows) of one head (P: its rows, ld T)
+ * recomputed from the rows' log-sum-exp: S = Q_blk K^T, P = exp(scale S - lse). */
+static void FN(block_weights_from_lse)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm,
+                                       size_t D, size_t t0, size_t rows, const real *Q,
+                                       FN(head_keys) K, const real *lse, real *P)
+{
+    const size_t T = a->T, keys = a->causal ? t0 + rows : T;
+    FN(scores)(a, mm, D, Q + t0 * D, rows, K, 0, keys, P, T);
+    ATTN_PROFILED(mm->profile, ATTN_PHASE_SOFTMAX, 0.0,
+                  for (size_t i = 0; i < rows; i++) a->softmax_from_lse(
+                      P + i * T, P + i * T, a->causal ? t0 + i + 1 : T, T, a->scale, lse[i]));
 }
 
 /* ---- the phases -------------------------------------------------------------- */
@@ -225,14 +247,20 @@ static void FN(query_block_item)(void *context, size_t item, unsigned worker)
     const FN(head_keys) K = {a->K + head, a->KT != NULL ? a->KT + bh * a->hs * T : NULL};
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
     real *tile = FN(attn_engine_tile)(f->e, worker);
-    if (a->P != NULL) {
+    if (a->lse != NULL) {
+        real *lse = a->lse + bh * T + t0;
+        FN(block_tiled)(a, &mm, D, t0, rows, Q, K, V, f->Y + head, tile, lse);
+        if (a->P != NULL)
+            FN(block_weights_from_lse)(a, &mm, D, t0, rows, Q, K, lse,
+                                       a->P + bh * T * T + t0 * T);
+    } else if (a->P != NULL) {
         FN(block_materialized)(a, &mm, D, t0, rows, Q, K, V, a->P + bh * T * T + t0 * T, T, T,
                                f->Y + head);
     } else if (!a->tiled) {
         const size_t keys = a->causal ? t0 + rows : T;
         FN(block_materialized)(a, &mm, D, t0, rows, Q, K, V, tile, keys, keys, f->Y + head);
     } else {
-        FN(block_tiled)(a, &mm, D, t0, rows, Q, K, V, f->Y + head, tile);
+        FN(block_tiled)(a, &mm, D, t0, rows, Q, K, V, f->Y + head, tile, NULL);
     }
 }
 
@@ -245,7 +273,8 @@ static void FN(transpose_item)(void *context, size_t item, unsigned worker)
                   FN(attn_transpose_head)(a->T, a->NH, a->hs, a->K, a->KT, item));
 }
 
-/* Item: out = Y Wo over one block of rows. */
+/* Item: out = Y Wo over one block of rows (without Wo: out = Y, the heads
+ * a training forward keeps). */
 static void FN(output_item)(void *context, size_t item, unsigned worker)
 {
     const FN(forward_phases) *f = context;
@@ -253,6 +282,10 @@ static void FN(output_item)(void *context, size_t item, unsigned worker)
     const size_t r0 = item * f->row_block;
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
     const size_t rows = MIN(f->row_block, f->rows - r0);
+    if (a->Wo == NULL) {
+        memcpy(a->out + r0 * f->D, f->Y + r0 * f->D, rows * f->D * sizeof(real));
+        return;
+    }
     ATTN_PROFILED(mm.profile, ATTN_PHASE_OUTPUT, attn_product_flops(rows, a->C, f->D),
                   FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, a->C, f->D,
                                              REAL_C(1.0), f->Y + r0 * f->D, f->D, a->Wo, a->C,
@@ -266,7 +299,7 @@ void FN(attn_forward_run)(const FN(attn_forward_args) *a, const FN(attn_engine) 
     f.row_block = FN(attn_engine_row_block)(e, f.rows);
     f.row_blocks = (f.rows + f.row_block - 1) / f.row_block;
     f.query_blocks = (a->T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK;
-    f.Y = a->Wo != NULL ? a->heads : a->out;
+    f.Y = a->Wo != NULL || a->lse != NULL ? a->heads : a->out;
 
     /* Packing the weights once pays when several row blocks use them, in
      * products large enough to be packed at all. */
@@ -279,6 +312,6 @@ void FN(attn_forward_run)(const FN(attn_forward_args) *a, const FN(attn_engine) 
     if (a->KT != NULL)
         attn_pool_run(e->pool, a->B * a->NH, FN(transpose_item), &f);
     attn_pool_run(e->pool, a->B * a->NH * f.query_blocks, FN(query_block_item), &f);
-    if (a->Wo != NULL)
+    if (f.Y != a->out)
         attn_pool_run(e->pool, f.row_blocks, FN(output_item), &f);
 }

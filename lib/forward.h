@@ -19,6 +19,7 @@ typedef struct FN(attn_forward_args) {
     int tiled; /* without P: the tiled path (1) or materialized query blocks (0) */
     attn_softmax_rows_fn softmax_rows;
     attn_softmax_online_fn softmax_online;
+    attn_softmax_from_lse_fn softmax_from_lse;
     const real *X;  /* (B,T,C) */
     const real *Wq; /* (C,NH*hs), head h in columns [h*hs, (h+1)*hs) */
     const real *Wk; /* (C,NH*hs) */
@@ -28,12 +29,16 @@ typedef struct FN(attn_forward_args) {
     real *P;        /* (B,NH,T,T) attention weights, or NULL */
     /* workspace, kept for a backward */
     real *Q, *K, *V; /* (B,T,NH*hs) each */
-    real *heads;     /* (B,T,NH*hs) concatenated heads, used when Wo is set */
+    real *heads;     /* (B,T,NH*hs) concatenated heads, used when Wo is set or lse is */
+    real *lse;       /* (B,NH,T) or NULL: a training forward keeps each row's log-sum-exp
+                      * (tiled path, whatever `tiled` says) and the heads, and
+                      * recomputes P from them when P is wanted */
     real *KT;        /* (B,NH,hs,T) each head's K transposed, or NULL: scores as Q K^T */
 } FN(attn_forward_args);
 
 /* Worker tiles must hold attn_block_workspace(T) elements, or
- * attn_tiled_workspace(T) when args.tiled and args.P is NULL (tiling.h). */
+ * attn_tiled_workspace(T) when args.lse is set, or args.tiled and args.P is
+ * NULL (tiling.h). */
 void FN(attn_forward_run)(const FN(attn_forward_args) *args, const FN(attn_engine) *engine);
 
 #endif /* ATTN_FORWARD_H */

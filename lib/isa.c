@@ -34,6 +34,10 @@
                                             size_t n_total, const float *given_dot);          \
     double attn_softmax_backward_##isa##_f64(const double *P, double *dP, size_t n_valid,    \
                                              size_t n_total, const double *given_dot);        \
+    void attn_softmax_from_lse_##isa##_f32(const float *s, float *p, size_t n_valid,         \
+                                           size_t n_total, float scale, float lse);           \
+    void attn_softmax_from_lse_##isa##_f64(const double *s, double *p, size_t n_valid,       \
+                                           size_t n_total, double scale, double lse);         \
     void attn_gemm_##isa##_f32(int trans_a, int trans_b, size_t M, size_t N, size_t K,        \
                                float alpha, const float *A, size_t lda, const float *B,       \
                                size_t ldb, float beta, float *C, size_t ldc, float *pack);    \
@@ -87,6 +91,7 @@ ATTN_KERNEL_TABLES(attn_softmax_online)
 ATTN_KERNEL_TABLES(attn_exp)
 ATTN_KERNEL_TABLES(attn_softmax_rows)
 ATTN_KERNEL_TABLES(attn_softmax_backward)
+ATTN_KERNEL_TABLES(attn_softmax_from_lse)
 ATTN_KERNEL_TABLES(attn_gemm)
 ATTN_KERNEL_TABLES(attn_gemm_shared_a)
 ATTN_KERNEL_TABLES(attn_gemm_pack_b)

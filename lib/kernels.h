@@ -181,6 +181,22 @@ typedef double (*attn_softmax_backward_f64_fn)(const double *P, double *dP, size
 attn_softmax_backward_f32_fn attn_softmax_backward_kernel_f32(attn_isa isa);
 attn_softmax_backward_f64_fn attn_softmax_backward_kernel_f64(attn_isa isa);
 
+/*
+ * The weights of one row recomputed from its log-sum-exp (the O(T)-memory
+ * backward and a training forward's requested weights):
+ *   p[j] = exp(scale*s[j] - lse) for j < n_valid, p[j] = 0 up to n_total
+ * where lse = log sum_{k<n_valid} exp(scale*s[k]) as the tiled forward left
+ * it; lse = -inf (or n_valid 0: no key seen) gives zeros, lse = +inf (a
+ * score reached +inf) the row kernel's limit (equal shares of the +inf
+ * entries). s == p allowed.
+ */
+typedef void (*attn_softmax_from_lse_f32_fn)(const float *s, float *p, size_t n_valid,
+                                             size_t n_total, float scale, float lse);
+typedef void (*attn_softmax_from_lse_f64_fn)(const double *s, double *p, size_t n_valid,
+                                             size_t n_total, double scale, double lse);
+attn_softmax_from_lse_f32_fn attn_softmax_from_lse_kernel_f32(attn_isa isa);
+attn_softmax_from_lse_f64_fn attn_softmax_from_lse_kernel_f64(attn_isa isa);
+
 /* For sources templated over `real` (see real.h): the kernel types. */
 #ifdef ATTN_REAL_BITS
 #if ATTN_REAL_BITS == 32
@@ -188,6 +204,7 @@ typedef attn_softmax_row_f32_fn attn_softmax_row_fn;
 typedef attn_softmax_online_f32_fn attn_softmax_online_fn;
 typedef attn_softmax_rows_f32_fn attn_softmax_rows_fn;
 typedef attn_softmax_backward_f32_fn attn_softmax_backward_fn;
+typedef attn_softmax_from_lse_f32_fn attn_softmax_from_lse_fn;
 typedef attn_gemm_f32_fn attn_gemm_fn;
 typedef attn_gemm_shared_a_f32_fn attn_gemm_shared_a_fn;
 typedef attn_gemm_pack_b_f32_fn attn_gemm_pack_b_fn;
@@ -197,6 +214,7 @@ typedef attn_softmax_row_f64_fn attn_softmax_row_fn;
 typedef attn_softmax_online_f64_fn attn_softmax_online_fn;
 typedef attn_softmax_rows_f64_fn attn_softmax_rows_fn;
 typedef attn_softmax_backward_f64_fn attn_softmax_backward_fn;
+typedef attn_softmax_from_lse_f64_fn attn_softmax_from_lse_fn;
 typedef attn_gemm_f64_fn attn_gemm_fn;
 typedef attn_gemm_shared_a_f64_fn attn_gemm_shared_a_fn;
 typedef attn_gemm_pack_b_f64_fn attn_gemm_pack_b_fn;

@@ -6,6 +6,7 @@
 #define SOFTMAX_ONLINE_NAME FN(attn_softmax_online_avx2)
 #define EXP_ARRAY_NAME FN(attn_exp_avx2)
 #define SOFTMAX_BACKWARD_NAME FN(attn_softmax_backward_avx2)
+#define SOFTMAX_FROM_LSE_NAME FN(attn_softmax_from_lse_avx2)
 #include "softmax_kernel.inc.c"
 
 #define GEMM_NAME FN(attn_gemm_avx2)

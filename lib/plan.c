@@ -41,15 +41,19 @@ static size_t packed_weight_elements(size_t C, size_t D)
 /* Element counts of every buffer; 0 for absent ones. False on overflow. */
 static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_COUNT])
 {
-    size_t D, rows_by_D, tile, saved;
+    size_t D, rows_by_D, rows_by_heads, parts, tile, weights;
+    const size_t groups = attn_backward_groups(s.B, s.NH, s.T);
+    /* no buffer holds the (B,NH,T,T) weights, but a forward may be asked for them */
     if (!attn_mul(s.NH, s.hs, &D) || !attn_mul3(s.B, s.T, D, &rows_by_D) ||
-        !attn_mul(s.T, s.T, &tile) || !attn_mul3(s.B, s.NH, tile, &saved))
+        !attn_mul3(s.B, s.NH, s.T, &rows_by_heads) || !attn_mul(rows_by_D, groups, &parts) ||
+        !attn_mul(s.T, s.T, &tile) || !attn_mul3(s.B, s.NH, tile, &weights))
         return 0;
     const int inference = (flags & ATTN_INFERENCE) != 0;
     const size_t training = inference ? 0 : 1;
     counts[ATTN_BUF_Q] = counts[ATTN_BUF_K] = counts[ATTN_BUF_V] = rows_by_D;
     counts[ATTN_BUF_HEADS] = rows_by_D;
-    counts[ATTN_BUF_SAVED_P] = saved * training;
+    counts[ATTN_BUF_LSE] = counts[ATTN_BUF_ROWDOT] = rows_by_heads * training;
+    counts[ATTN_BUF_DQ_PARTS] = groups > 1 ? parts * training : 0;
     counts[ATTN_BUF_DQ] = counts[ATTN_BUF_DK] = counts[ATTN_BUF_DV] = rows_by_D * training;
     counts[ATTN_BUF_DHEADS] = rows_by_D * training;
     return 1;
@@ -57,8 +61,9 @@ static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_
 
 /* Elements of one worker's scratch (engine.h): the own kernel's packing for
  * any product of the plan (no dimension exceeds the largest of B*T, C and
- * D), then the tile of one query block: the tiled path's, or a block of
- * scores (materialized inference) or of dS (backward). False on overflow. */
+ * D), then the tile of one query block: the tiled path's (which a training
+ * forward takes too, and which holds the backward's tiles), or a block of
+ * scores (materialized inference). False on overflow. */
 static int worker_elements(attn_shape s, int tiled, size_t *pack, size_t *total)
 {
     size_t rows, D, tile;
@@ -68,6 +73,9 @@ static int worker_elements(attn_shape s, int tiled, size_t *pack, size_t *total)
                    attn_add(tile, ATTN_WORKER_ROUND, &tile);
     if (!ok)
         return 0;
+    _Static_assert((size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS >= 2 * (size_t)ATTN_QUERY_BLOCK *
+                                                                    (ATTN_QUERY_BLOCK + 16),
+                   "the tiled path's tile holds the backward's two tiles");
     size_t largest = rows > s.C ? rows : s.C;
     largest = largest > D ? largest : D;
     /* at most a few hundred thousand: KC (NC + MC + ...), or the direct bound */
@@ -86,15 +94,13 @@ static void *new_scratch(const attn_plan *plan, unsigned threads, size_t *own_el
     const size_t element_size = plan->dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
     const size_t workers = threads > 1 ? threads : 1;
     size_t bytes, own = 0, kt = 0, slots, total;
-    /* B*T*NH*hs and B*NH*T*T are array sizes (create checked them) */
-    const size_t dS = !plan->inference && s.B * s.NH < ATTN_HEADS_PER_ITEM_MIN
-                          ? s.B * s.NH * s.T * s.T
-                          : 0;
     if (threads > 0) {
+        /* B*T*NH*hs is an array size (create checked it) */
         kt = (s.B * s.T * s.NH * s.hs + ATTN_WORKER_ROUND - 1) / ATTN_WORKER_ROUND *
              ATTN_WORKER_ROUND;
-        slots = 4 * packed_weight_elements(s.C, s.NH * s.hs);
-        if (!attn_add(kt, slots, &own) || !attn_add(own, dS, &own) ||
+        const size_t transposes = plan->inference ? kt : 2 * kt;
+        if (!attn_mul(4, packed_weight_elements(s.C, s.NH * s.hs), &slots) ||
+            transposes < kt || !attn_add(transposes, slots, &own) ||
             !attn_add(own, ATTN_WORKER_ROUND - 1, &own)) {
             *status = ATTN_ERR_SIZE_OVERFLOW;
             return NULL;
@@ -151,7 +157,8 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
 
     const attn_shape shape = {B, T, C, NH, hs};
     const int inference = (flags & ATTN_INFERENCE) != 0;
-    const int tiled = inference && takes_tiled_path(T, flags);
+    /* a training forward takes the tiled path and keeps each row's lse */
+    const int tiled = !inference || takes_tiled_path(T, flags);
     const size_t element_size = dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
     size_t counts[ATTN_BUF_COUNT], offsets[ATTN_BUF_COUNT], arena_bytes, rows, D;
     size_t X_bytes, W_bytes, out_bytes, pack_elements, worker_total;
@@ -228,7 +235,7 @@ attn_status attn_plan_set_threads(attn_plan *plan, unsigned setting)
     plan->scratch = scratch;
     plan->own_elements = own_elements;
     plan->kt_elements = kt_elements;
-    plan->ds_offset = kt_elements + 4 * plan->packed_slot_elements;
+    plan->packed_offset = plan->inference ? kt_elements : 2 * kt_elements;
     plan->threads_setting = setting;
     plan->threads = threads;
     plan->shared = shared;

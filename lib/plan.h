@@ -20,7 +20,9 @@ typedef enum attn_buffer {
     ATTN_BUF_K,       /* (B,T,D) */
     ATTN_BUF_V,       /* (B,T,D) */
     ATTN_BUF_HEADS,   /* (B,T,D) concatenated head outputs (before Wo) */
-    ATTN_BUF_SAVED_P, /* (B,NH,T,T) weights kept for the backward */
+    ATTN_BUF_LSE,     /* (B,NH,T) log-sum-exp of each row, kept for the backward */
+    ATTN_BUF_ROWDOT,  /* (B,NH,T) the backward's <dY_t, Y_t> */
+    ATTN_BUF_DQ_PARTS, /* (B,NH,groups,T,hs) dQ of each key block group (tiling.h) */
     ATTN_BUF_DQ,      /* (B,T,D) */
     ATTN_BUF_DK,      /* (B,T,D) */
     ATTN_BUF_DV,      /* (B,T,D) */
@@ -47,16 +49,15 @@ struct attn_plan {
     attn_pool *pool;       /* the plan's own workers when set to n >= 2, else NULL */
     double *profile;       /* ATTN_MAX_THREADS rows of profile.h, or NULL: not profiling */
     /* One allocation, replaced by attn_plan_set_threads: with threads >= 1
-     * first the own threads' buffers, KT (B,NH,hs,T: K or V of each head
-     * transposed), 4 slots of packed weights (Wq, Wk, Wv, Wo or their
-     * transposes) of packed_slot_elements each and, for a training plan of
-     * fewer than ATTN_HEADS_PER_ITEM_MIN heads, dS (B,NH,T,T); then the
-     * scratch of max(threads, 1) workers, worker_elements each. In elements
-     * of dtype. */
+     * first the own threads' buffers, KT (B,NH,hs,T: K of each head
+     * transposed), for a training plan VT (V of each head transposed, the
+     * same size), then 4 slots of packed weights (Wq, Wk, Wv, Wo or their
+     * transposes) of packed_slot_elements each; then the scratch of
+     * max(threads, 1) workers, worker_elements each. In elements of dtype. */
     void *scratch;
-    size_t own_elements;    /* KT and the packed weights; 0 while threads == 0 */
-    size_t kt_elements;     /* ... of which KT, rounded up */
-    size_t ds_offset;       /* ... and dS from here, when it has one */
+    size_t own_elements;    /* KT, VT and the packed weights; 0 while threads == 0 */
+    size_t kt_elements;     /* ... of which KT, rounded up (and VT as many) */
+    size_t packed_offset;   /* ... and the packed weights from here */
     size_t worker_elements; /* pack_elements, then the tile */
     size_t pack_elements;
     size_t packed_slot_elements;

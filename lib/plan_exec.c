@@ -3,7 +3,6 @@
  * engines of forward.c and backward.c on the plan's own buffers, threads and
  * scratch; nothing is allocated here.
  */
-#include <string.h>
 
 #include <attn/attn.h>
 
@@ -22,11 +21,15 @@
 
 #define PLAN_BUFFER(plan, name) ((real *)attn_plan_buffer((plan), ATTN_BUF_##name))
 
-/* The own threads' buffers (plan.h): KT, then the packed weights; NULL on
- * BLAS threads. */
+/* The own threads' buffers (plan.h): KT, VT (training plans), then the
+ * packed weights; NULL on BLAS threads. */
 static real *FN(plan_kt)(const attn_plan *plan)
 {
     return plan->threads > 0 ? (real *)plan->scratch : NULL;
+}
+static real *FN(plan_vt)(const attn_plan *plan)
+{
+    return plan->threads > 0 && !plan->inference ? FN(plan_kt)(plan) + plan->kt_elements : NULL;
 }
 
 /* The plan's threads and products (engine.h) for one call: on the shared
@@ -41,7 +44,7 @@ static FN(attn_engine) FN(plan_engine)(const attn_plan *plan)
         .own = FN(attn_gemm_kernel)(plan->isa),
         .own_shared_a = FN(attn_gemm_shared_a_kernel)(plan->isa),
         .own_pack_b = FN(attn_gemm_pack_b_kernel)(plan->isa),
-        .packed = kt != NULL ? kt + plan->kt_elements : NULL,
+        .packed = kt != NULL ? kt + plan->packed_offset : NULL,
         .packed_elements = plan->packed_slot_elements,
         .own_lower = FN(attn_gemm_lower_kernel)(plan->isa),
         .profile = plan->profile,
@@ -73,7 +76,6 @@ attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, con
         return status;
 
     const attn_shape s = plan->shape;
-    real *saved_P = PLAN_BUFFER(plan, SAVED_P);
     const FN(attn_forward_args) args = {
         .B = s.B, .T = s.T, .C = s.C, .NH = s.NH, .hs = s.hs,
         .scale = attn_real_scale(plan->scale),
@@ -81,18 +83,17 @@ attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, con
         .tiled = plan->tiled,
         .softmax_rows = FN(attn_softmax_rows_kernel)(plan->isa),
         .softmax_online = FN(attn_softmax_online_kernel)(plan->isa),
+        .softmax_from_lse = FN(attn_softmax_from_lse_kernel)(plan->isa),
         .X = X, .Wq = Wq, .Wk = Wk, .Wv = Wv, .Wo = Wo,
         .out = out,
-        .P = saved_P != NULL ? saved_P : weights,
+        .P = weights,
         .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
         .heads = PLAN_BUFFER(plan, HEADS),
+        .lse = PLAN_BUFFER(plan, LSE),
         .KT = FN(plan_kt)(plan)};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_forward_run)(&args, &engine);
     FN(plan_engine_done)(plan, &engine);
-
-    if (saved_P != NULL && weights != NULL)
-        memcpy(weights, saved_P, s.B * s.NH * s.T * s.T * sizeof(real));
     if (!plan->inference) {
         plan->has_forward = 1;
         plan->forward_had_Wo = Wo != NULL;
@@ -125,14 +126,16 @@ attn_status FN(attn_backward)(attn_plan *plan, const real *X, const real *Wq, co
         .scale = attn_real_scale(plan->scale),
         .causal = plan->causal,
         .softmax_backward = FN(attn_softmax_backward_kernel)(plan->isa),
+        .softmax_from_lse = FN(attn_softmax_from_lse_kernel)(plan->isa),
         .X = X, .Wq = Wq, .Wk = Wk, .Wv = Wv, .Wo = Wo, .dout = dout,
         .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
-        .heads = PLAN_BUFFER(plan, HEADS), .P = PLAN_BUFFER(plan, SAVED_P),
+        .heads = PLAN_BUFFER(plan, HEADS), .lse = PLAN_BUFFER(plan, LSE),
+        .KT = FN(plan_kt)(plan),
         .dX = dX, .dWq = dWq, .dWk = dWk, .dWv = dWv, .dWo = dWo,
         .dQ = PLAN_BUFFER(plan, DQ), .dK = PLAN_BUFFER(plan, DK), .dV = PLAN_BUFFER(plan, DV),
         .dheads = PLAN_BUFFER(plan, DHEADS),
-        .dS = FN(plan_kt)(plan) != NULL ? FN(plan_kt)(plan) + plan->ds_offset : NULL,
-        .VT = FN(plan_kt)(plan)};
+        .rowdot = PLAN_BUFFER(plan, ROWDOT), .dQ_parts = PLAN_BUFFER(plan, DQ_PARTS),
+        .VT = FN(plan_vt)(plan)};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_backward_run)(&args, &engine);
     FN(plan_engine_done)(plan, &engine);

@@ -31,6 +31,7 @@ const char *attn_phase_name(attn_phase phase)
         [ATTN_PHASE_BACKWARD_SCORES] = "backward_scores",
         [ATTN_PHASE_BACKWARD_PROJECTIONS] = "backward_projections",
         [ATTN_PHASE_BACKWARD_INPUT] = "backward_input",
+        [ATTN_PHASE_BACKWARD_RECOMPUTE] = "backward_recompute",
     };
     return (unsigned)phase < ATTN_PHASE_COUNT ? names[phase] : "unknown";
 }

@@ -6,6 +6,8 @@
  *   SOFTMAX_ROWS_NAME    the block-of-rows kernel's, e.g. attn_softmax_rows_avx2_f32
  *   SOFTMAX_ONLINE_NAME  the online block kernel's, e.g. attn_softmax_online_avx2_f32
  *   SOFTMAX_BACKWARD_NAME  the softmax backward row's, e.g. attn_softmax_backward_avx2_f32
+ *   SOFTMAX_FROM_LSE_NAME  the weights recomputed from a row's log-sum-exp, e.g.
+ *                        attn_softmax_from_lse_avx2_f32
  *   EXP_ARRAY_NAME       the array exp's symbol,  e.g. attn_exp_avx2_f32
  * All follow the contracts in kernels.h.
  *
@@ -316,6 +318,19 @@ real SOFTMAX_ONLINE_NAME(const real *s, real *p, size_t n_valid, size_t n_total,
     *running_sum = *running_sum * alpha + block_sum;
     *running_max = new_max;
     return alpha;
+}
+
+void SOFTMAX_FROM_LSE_NAME(const real *s, real *p, size_t n_valid, size_t n_total, real scale,
+                           real lse);
+void SOFTMAX_FROM_LSE_NAME(const real *s, real *p, size_t n_valid, size_t n_total, real scale,
+                           real lse)
+{
+    if (n_valid == 0 || lse == (real)-INFINITY) /* no key seen: weights 0 */
+        zero_tail(p, 0, n_total);
+    else if (lse == (real)INFINITY) /* the row reached +inf: its limit */
+        softmax_row_with_infinity(s, p, n_valid, n_total, scale);
+    else
+        (void)exp_shifted_row(s, p, n_valid, n_total, scale, lse);
 }
 
 real SOFTMAX_BACKWARD_NAME(const real *P, real *dP, size_t n_valid, size_t n_total,

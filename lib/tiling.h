@@ -21,10 +21,29 @@ _Static_assert(ATTN_TILE_KEYS % ATTN_QUERY_BLOCK == 0,
                "a causal query block's diagonal must lie in one key block");
 
 /* On a plan's own threads the backward takes one (batch, head) per work
- * item from this many heads on; below, the blocks of each head (one product
- * more per head, but every thread busy even with one head). A shape's
- * choice, never the thread count's. */
+ * item from this many heads on; below, a few groups of key blocks of each
+ * head, ATTN_BACKWARD_ITEMS items in all (each group with a dQ part of its
+ * own, summed at the end), so that every thread is busy even with one head.
+ * A shape's choice, never the thread count's. */
 #define ATTN_HEADS_PER_ITEM_MIN 4
+#define ATTN_BACKWARD_ITEMS 8
+
+/* Groups of key blocks per (batch, head) in the backward on own threads. */
+static inline size_t attn_backward_groups(size_t B, size_t NH, size_t T)
+{
+    const size_t heads = B * NH, key_blocks = (T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK;
+    if (heads >= ATTN_HEADS_PER_ITEM_MIN)
+        return 1;
+    const size_t groups = (ATTN_BACKWARD_ITEMS + heads - 1) / heads;
+    return groups < key_blocks ? groups : key_blocks;
+}
+
+/* Elements of a backward worker's tiles: P and dS, ATTN_QUERY_BLOCK rows of
+ * ATTN_QUERY_BLOCK + 16 (backward.c's TILE_LD) each. */
+static inline size_t attn_backward_workspace(void)
+{
+    return 2 * (size_t)ATTN_QUERY_BLOCK * (ATTN_QUERY_BLOCK + 16);
+}
 
 /* The most rows of X per work item of the projections (Q, K and V of them
  * together) on a plan's own threads: the own kernel's MC, one packed block

@@ -224,14 +224,19 @@ ATTN_API attn_status attn_mha_backward_f64(size_t B, size_t T, size_t C, size_t 
  * BLAS threads, or on threads of its own: see attn_plan_set_threads.
  *
  * Memory: 4*B*T*D elements (Q, K, V, heads); without ATTN_INFERENCE also
- * B*NH*T*T (the weights the backward needs) and 4*B*T*D gradient buffers.
+ * 2*B*NH*T (each row's log-sum-exp and the backward's row sums), 4*B*T*D
+ * gradient buffers and, training fewer than 4 (batch, head) pairs, up to
+ * 8*T*hs partial query gradients: O(T), never T*T. A training forward
+ * takes the tiled path and keeps the log-sum-exp of every row, from which
+ * the backward recomputes the weights block by block (FlashAttention-2).
  * Each thread that runs the plan has a scratch of its own: at most about
  * 150k elements for attn's matrix-product kernel, plus 128*T elements (a
- * block of 128 queries' scores), or 128*512 + 3*128 + T on the tiled path.
+ * block of 128 queries' scores), or 128*512 + 3*128 + T on the tiled path
+ * (and in training).
  * On attn's own engine (by default where it is the engine picked, or after
  * attn_plan_set_threads(plan, n >= 1)) a plan also holds B*T*D
- * elements (K or V transposed), about 4*C*(D+32) (the weights packed for
- * the kernel) and, training fewer than 4 (batch, head) pairs, B*NH*T*T (dS).
+ * elements (K transposed; twice that in training, for V transposed too)
+ * and about 4*C*(D+64) (the weights packed for the kernel).
  */
 typedef struct attn_plan attn_plan;
 
@@ -241,7 +246,8 @@ typedef enum attn_dtype { ATTN_F32 = 1, ATTN_F64 = 2 } attn_dtype;
 #define ATTN_INFERENCE (1u << 1) /* forward keeps nothing for a backward */
 
 /* The path of an ATTN_INFERENCE forward called without weights (other
- * forwards always write the T*T weights). By default the plan chooses from T:
+ * forwards write the T*T weights; a training forward recomputes them from
+ * the tiled path's log-sum-exp). By default the plan chooses from T:
  * a materialized (T,T) score matrix below ATTN_TILED_MIN_T positions, the
  * tiled path (online softmax over key blocks, O(T) memory) from there on.
  * These flags force one path; both at once is ATTN_ERR_BAD_FLAGS, and
@@ -319,10 +325,11 @@ typedef enum attn_phase {
     ATTN_PHASE_BACKWARD_TRANSPOSE, /* V^T of each head (own threads) */
     ATTN_PHASE_BACKWARD_VALUES,   /* dV = P^T dY */
     ATTN_PHASE_BACKWARD_WEIGHTS,  /* dP = dY V^T */
-    ATTN_PHASE_BACKWARD_SOFTMAX,  /* dS = P o (dP - rowsum(dP o P)) */
+    ATTN_PHASE_BACKWARD_SOFTMAX,  /* dS = P o (dP - rowsum(dP o P)), and the row sums */
     ATTN_PHASE_BACKWARD_SCORES,   /* dQ = scale dS K, dK = scale dS^T Q */
     ATTN_PHASE_BACKWARD_PROJECTIONS, /* dWq, dWk, dWv = X^T dQ, X^T dK, X^T dV */
     ATTN_PHASE_BACKWARD_INPUT,    /* dX = dQ Wq^T + dK Wk^T + dV Wv^T */
+    ATTN_PHASE_BACKWARD_RECOMPUTE, /* P = exp(scale Q K^T - lse) again, block by block */
     ATTN_PHASE_COUNT
 } attn_phase;
 
