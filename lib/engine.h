@@ -104,16 +104,19 @@ static inline void FN(attn_transpose_head)(size_t T, size_t NH, size_t hs, const
 }
 
 /* Rows per item when a phase splits `rows` rows of a matrix: all of them on
- * BLAS threads; on own threads a quarter (so that two threads share even a
- * hundred rows) in multiples of 16, at least 16 and at most ATTN_ROW_BLOCK.
- * A function of the shape alone: the results never depend on the thread
- * count. */
+ * BLAS threads; on own threads as many items of at most ATTN_ROW_BLOCK rows
+ * as needed, rounded up to a multiple of 8 items (so that 2, 4 or 8 threads
+ * get equal shares: 1024 rows are 8 items of 128, not 7 of 144 and one of
+ * 16), of equal multiples of 16 rows. A function of the shape alone: the
+ * results never depend on the thread count. */
 static inline size_t FN(attn_engine_row_block)(const FN(attn_engine) *e, size_t rows)
 {
     if (e->blas)
         return rows;
-    const size_t quarter = (rows / 4 + 15) / 16 * 16;
-    return quarter < 16 ? 16 : quarter > ATTN_ROW_BLOCK ? ATTN_ROW_BLOCK : quarter;
+    size_t items = (rows + ATTN_ROW_BLOCK - 1) / ATTN_ROW_BLOCK;
+    items = (items + 7) / 8 * 8;
+    const size_t block = ((rows + items - 1) / items + 15) / 16 * 16;
+    return block < 16 ? 16 : block;
 }
 
 #endif /* ATTN_ENGINE_H */

@@ -101,6 +101,11 @@ static inline vec v_mul(vec a, vec b) { return ATTN_V(_mm256_mul)(a, b); }
 static inline vec v_fmadd(vec a, vec b, vec c) { return ATTN_V(_mm256_fmadd)(a, b, c); }
 static inline vec v_min(vec a, vec b) { return ATTN_V(_mm256_min)(a, b); }
 static inline vec v_max(vec a, vec b) { return ATTN_V(_mm256_max)(a, b); }
+/* Lanes of v where x < t (ordered: a NaN x keeps its lane) set to 0. */
+static inline vec v_zero_below(vec v, vec x, vec t)
+{
+    return ATTN_V(_mm256_and)(ATTN_V(_mm256_cmp)(x, t, _CMP_NLT_UQ), v);
+}
 static inline vec v_round(vec a)
 {
     return ATTN_V(_mm256_round)(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);

@@ -37,6 +37,15 @@ static inline vec v_mul(vec a, vec b) { return ATTN_V(_mm512_mul)(a, b); }
 static inline vec v_fmadd(vec a, vec b, vec c) { return ATTN_V(_mm512_fmadd)(a, b, c); }
 static inline vec v_min(vec a, vec b) { return ATTN_V(_mm512_min)(a, b); }
 static inline vec v_max(vec a, vec b) { return ATTN_V(_mm512_max)(a, b); }
+/* Lanes of v where x < t (ordered: a NaN x keeps its lane) set to 0. */
+static inline vec v_zero_below(vec v, vec x, vec t)
+{
+#if ATTN_REAL_BITS == 32
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, t, _CMP_NLT_UQ), v);
+#else
+    return _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(x, t, _CMP_NLT_UQ), v);
+#endif
+}
 static inline vec v_round(vec a)
 {
     return ATTN_V(_mm512_roundscale)(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);

@@ -22,6 +22,8 @@ static inline vec v_mul(vec a, vec b) { return a * b; }
 static inline vec v_fmadd(vec a, vec b, vec c) { return a * b + c; }
 static inline vec v_min(vec a, vec b) { return a < b ? a : b; }
 static inline vec v_max(vec a, vec b) { return a > b ? a : b; }
+/* v, or 0 where x < t (a NaN x keeps v). */
+static inline vec v_zero_below(vec v, vec x, vec t) { return x < t ? REAL_C(0.0) : v; }
 static inline real v_hmax(vec v) { return v; }
 static inline real v_hsum(vec v) { return v; }
 
