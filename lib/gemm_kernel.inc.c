@@ -253,14 +253,40 @@ static inline size_t packed_width(size_t N)
     return (N + NR - 1) / NR * NR;
 }
 
+/* Rows [i0, i0+mc) of op(A) = A^T over the K block [k0, k0+kc), packed as
+ * MR-row micro-panels: panel ir at apack + ir*kc, element (r, k) at
+ * [k*MR + r] (rows past mc not written: the micro-kernel never reads them).
+ * Each k is a run of consecutive elements of one row of A. */
+static void pack_a_transposed(const real *A, size_t lda, size_t k0, size_t kc, size_t i0,
+                              size_t mc, real *apack)
+{
+    for (size_t ir = 0; ir < mc; ir += MR) {
+        const size_t rows = mc - ir < MR ? mc - ir : MR;
+        const real *src = A + k0 * lda + i0 + ir;
+        real *dst = apack + ir * kc;
+        for (size_t k = 0; k < kc; k++, src += lda, dst += MR) {
+            size_t c = 0;
+            for (; c + VLEN <= rows; c += VLEN)
+                v_store(dst + c, v_load(src + c));
+            if (c < rows)
+                v_store_part(dst + c, v_load_part(src + c, rows - c, REAL_C(0.0)), rows - c);
+        }
+    }
+}
+
 /* C_m = alpha op(A) op(B_m) + beta C_m for m < count, op(A) shared. Loops:
  * pc (K), m, jc (N: pack op(B_m) once, unless `prepacked` holds it whole:
- * see PACK_B_NAME), ic (M), jr, ir. */
+ * see PACK_B_NAME), ic (M: op(A) = A^T packed when op(B) has more than one
+ * panel to share it: read in place, its rows lie lda apart, and with lda a
+ * multiple of 256 bytes (C = 768, T = 1024) they fill a few cache sets of
+ * L1 and are read from L2 for every panel), jr, ir. */
 static void gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha,
                         const real *A, size_t lda, size_t count, const real *const *B,
                         size_t ldb, const real *const *prepacked, real beta, real *const *C,
                         size_t ldc, real *pack)
 {
+    const int pack_a = trans_a && N > NR;
+    real *apack = pack + attn_gemm_pack_b_elements(N, K);
     for (size_t k0 = 0; k0 < K; k0 += ATTN_GEMM_KC) {
         const size_t kc = K - k0 < ATTN_GEMM_KC ? K - k0 : ATTN_GEMM_KC;
         const int add = k0 > 0 || beta != REAL_C(0.0);
@@ -274,16 +300,22 @@ static void gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, 
                     pack_b(B[m], ldb, trans_b, k0, kc, j0, nc, pack);
                 for (size_t i0 = 0; i0 < M; i0 += ATTN_GEMM_MC) {
                     const size_t mc = M - i0 < ATTN_GEMM_MC ? M - i0 : ATTN_GEMM_MC;
+                    if (pack_a)
+                        pack_a_transposed(A, lda, k0, kc, i0, mc, apack);
                     for (size_t jr = 0; jr < nc; jr += NR) {
                         const real *b = panels + jr * kc;
                         const size_t cols = nc - jr < NR ? nc - jr : NR;
                         for (size_t ir = 0; ir < mc; ir += MR) {
                             const size_t rows = mc - ir < MR ? mc - ir : MR;
                             const size_t i = i0 + ir;
-                            micro_kernel_in_place(
-                                kc, trans_a ? A + k0 * lda + i : A + i * lda + k0,
-                                trans_a ? 1 : lda, trans_a ? lda : 1, b, alpha, add,
-                                C[m] + i * ldc + j0 + jr, ldc, rows, cols);
+                            if (pack_a)
+                                micro_kernel_in_place(kc, apack + ir * kc, 1, MR, b, alpha, add,
+                                                      C[m] + i * ldc + j0 + jr, ldc, rows, cols);
+                            else
+                                micro_kernel_in_place(
+                                    kc, trans_a ? A + k0 * lda + i : A + i * lda + k0,
+                                    trans_a ? 1 : lda, trans_a ? lda : 1, b, alpha, add,
+                                    C[m] + i * ldc + j0 + jr, ldc, rows, cols);
                         }
                     }
                 }

@@ -150,18 +150,25 @@ static inline size_t attn_gemm_packed_b_elements(size_t K, size_t N)
 {
     return K * (N + ATTN_GEMM_NR_MAX);
 }
+/* ... and of a packed op(A) = A^T block (after the op(B) block): up to MC
+ * rows rounded up to whole micro-panels. */
+static inline size_t attn_gemm_pack_a_elements(size_t M, size_t K)
+{
+    return (attn_gemm_min(M, ATTN_GEMM_MC) + ATTN_GEMM_MR_MAX) * attn_gemm_min(K, ATTN_GEMM_KC);
+}
 static inline size_t attn_gemm_pack_elements(size_t M, size_t N, size_t K)
 {
     if (attn_gemm_is_direct(M, N, K))
         return K * N;
-    return attn_gemm_pack_b_elements(N, K);
+    return attn_gemm_pack_b_elements(N, K) + attn_gemm_pack_a_elements(M, K);
 }
 /* Scratch enough for every product with N and K at most these, whatever M
  * (both terms grow with each dimension; a direct product's K*N is at most
  * its M*N*K). */
 static inline size_t attn_gemm_pack_bound(size_t N, size_t K)
 {
-    const size_t packed = attn_gemm_pack_b_elements(N, K);
+    const size_t packed =
+        attn_gemm_pack_b_elements(N, K) + attn_gemm_pack_a_elements(ATTN_GEMM_MC, K);
     const size_t direct = attn_gemm_min(attn_gemm_min(K, ATTN_GEMM_DIRECT_MAX_MNK) *
                                             attn_gemm_min(N, ATTN_GEMM_DIRECT_MAX_MNK),
                                         ATTN_GEMM_DIRECT_MAX_MNK);
