@@ -193,6 +193,10 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     created->causal = (flags & ATTN_CAUSAL) != 0;
     created->inference = inference;
     created->isa = attn_isa_active();
+    /* the forward's products: Q, K, V, then scores and P V of every head */
+    const double Td = (double)T, heads_flops = 4.0 * (double)B * (double)NH * Td * Td * (double)hs;
+    created->alone = 6.0 * (double)rows * (double)C * (double)D + heads_flops <
+                     ATTN_PARALLEL_MIN_FLOPS;
     created->arena = arena;
     for (int b = 0; b < ATTN_BUF_COUNT; b++)
         created->offset[b] = offsets[b];

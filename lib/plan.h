@@ -47,6 +47,7 @@ struct attn_plan {
                             * most n threads (the shared pool's with ATTN_THREADS_AUTO) */
     int shared;            /* the own engine on the process's shared pool */
     attn_pool *pool;       /* the plan's own workers when set to n >= 2, else NULL */
+    int alone;             /* calls too small to share: on the calling thread only */
     double *profile;       /* ATTN_MAX_THREADS rows of profile.h, or NULL: not profiling */
     /* One allocation, replaced by attn_plan_set_threads: with threads >= 1
      * first the own threads' buffers, KT (B,NH,hs,T: K of each head

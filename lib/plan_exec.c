@@ -39,7 +39,9 @@ static FN(attn_engine) FN(plan_engine)(const attn_plan *plan)
 {
     real *kt = FN(plan_kt)(plan);
     const FN(attn_engine) engine = {
-        .pool = plan->shared && plan->threads > 1 ? attn_shared_pool_acquire() : plan->pool,
+        .pool = plan->alone                          ? NULL
+                : plan->shared && plan->threads > 1 ? attn_shared_pool_acquire()
+                                                    : plan->pool,
         .blas = plan->threads == 0,
         .own = FN(attn_gemm_kernel)(plan->isa),
         .own_shared_a = FN(attn_gemm_shared_a_kernel)(plan->isa),
@@ -56,7 +58,7 @@ static FN(attn_engine) FN(plan_engine)(const attn_plan *plan)
 
 static void FN(plan_engine_done)(const attn_plan *plan, const FN(attn_engine) *engine)
 {
-    if (plan->shared)
+    if (plan->shared && !plan->alone)
         attn_shared_pool_release(engine->pool);
 }
 

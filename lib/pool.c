@@ -1,15 +1,21 @@
 /*
  * The plan's thread pool (pool.h). One phase at a time: the caller publishes
- * the task under the lock and bumps `generation`; every thread, the caller
- * included, claims items from the atomic counter `next`; each worker then
- * counts itself into `finished`, and the caller returns once all have, so no
- * worker touches a phase's context after attn_pool_run returns.
+ * the task and the phase word (generation and item count) under the lock,
+ * wakes the workers, and claims items itself like any worker; an item is
+ * claimed from the counter `next`, tagged with the generation in its upper
+ * half, so that a worker that comes late (still asleep while the phase ran)
+ * finds another generation there and runs nothing of a phase that is not
+ * its own. The caller returns once `done` counts every item: it never waits
+ * for a worker to wake up (through the kernel that can take a millisecond on
+ * a VM whose other CPU sleeps), only for items that are running, and no
+ * worker touches a phase's context after its last item is counted.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
 #include "pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -57,52 +63,73 @@ struct attn_pool {
                             * sets up a heap arena of its own) */
     pthread_mutex_t lock;
     pthread_cond_t wake; /* a new phase, or stop */
-    pthread_cond_t done; /* every worker has finished the phase */
     attn_pool_task task;
     void *context;
-    size_t items;
-    atomic_size_t next;
-    atomic_uint generation;
-    atomic_uint finished;
+    atomic_uint_least64_t phase; /* generation << 32 | items of the current phase */
+    atomic_uint_least64_t next;  /* generation << 32 | the next item to claim */
+    atomic_size_t done;          /* items of the current phase finished */
     atomic_int stop;
 };
 
-static void claim_items(attn_pool *pool, unsigned worker)
+#define PHASE_GENERATION(word) ((uint32_t)((word) >> 32))
+#define PHASE_COUNT(word) ((uint32_t)(word))
+
+/* Runs the items of the phase `phase` (a phase word) that the counter still
+ * hands out for it; stops at the first item of another generation or past
+ * the count. */
+static void claim_items(attn_pool *pool, uint64_t phase, unsigned worker)
 {
-    for (size_t item; (item = atomic_fetch_add(&pool->next, 1)) < pool->items;)
-        pool->task(pool->context, item, worker);
+    uint64_t ticket = atomic_load_explicit(&pool->next, memory_order_acquire);
+    for (;;) {
+        /* a compare-exchange, not an add: a late worker must not use up a
+         * ticket of the next phase, which would then never run */
+        if (PHASE_GENERATION(ticket) != PHASE_GENERATION(phase) ||
+            PHASE_COUNT(ticket) >= PHASE_COUNT(phase))
+            return;
+        if (!atomic_compare_exchange_weak_explicit(&pool->next, &ticket, ticket + 1,
+                                                   memory_order_acq_rel, memory_order_acquire))
+            continue; /* ticket now holds the counter's value */
+        pool->task(pool->context, PHASE_COUNT(ticket), worker);
+        atomic_fetch_add_explicit(&pool->done, 1, memory_order_release);
+        ticket = atomic_load_explicit(&pool->next, memory_order_acquire);
+    }
 }
 
 typedef struct phase_watch {
     attn_pool *pool;
-    unsigned seen;
+    uint32_t seen;
 } phase_watch;
 
 static int phase_changed(const void *context)
 {
     const phase_watch *w = context;
-    return atomic_load_explicit(&w->pool->generation, memory_order_acquire) != w->seen ||
+    return PHASE_GENERATION(atomic_load_explicit(&w->pool->phase, memory_order_acquire)) !=
+               w->seen ||
            atomic_load(&w->pool->stop);
 }
 
-static int all_finished(const void *context)
+typedef struct items_watch {
+    attn_pool *pool;
+    size_t items;
+} items_watch;
+
+static int all_done(const void *context)
 {
-    const attn_pool *pool = context;
-    return atomic_load_explicit(&pool->finished, memory_order_acquire) == pool->threads - 1;
+    const items_watch *w = context;
+    return atomic_load_explicit(&w->pool->done, memory_order_acquire) == w->items;
 }
 
-/* Waits for a generation other than `seen` (or stop); returns it. */
-static unsigned wait_for_phase(attn_pool *pool, unsigned seen)
+/* Waits for a generation other than `seen` (or stop); returns the phase word. */
+static uint64_t wait_for_phase(attn_pool *pool, uint32_t seen)
 {
     const phase_watch watch = {pool, seen};
-    if (spin_until(phase_changed, &watch))
-        return atomic_load_explicit(&pool->generation, memory_order_acquire);
-    pthread_mutex_lock(&pool->lock);
-    unsigned now;
-    while ((now = atomic_load(&pool->generation)) == seen && !atomic_load(&pool->stop))
-        pthread_cond_wait(&pool->wake, &pool->lock);
-    pthread_mutex_unlock(&pool->lock);
-    return now;
+    if (!spin_until(phase_changed, &watch)) {
+        pthread_mutex_lock(&pool->lock);
+        while (PHASE_GENERATION(atomic_load(&pool->phase)) == seen && !atomic_load(&pool->stop))
+            pthread_cond_wait(&pool->wake, &pool->lock);
+        pthread_mutex_unlock(&pool->lock);
+    }
+    return atomic_load_explicit(&pool->phase, memory_order_acquire);
 }
 
 static void *worker_main(void *argument)
@@ -110,16 +137,13 @@ static void *worker_main(void *argument)
     const worker_start *start = argument;
     attn_pool *pool = start->pool;
     const unsigned index = start->index;
-    unsigned seen = 0;
+    uint32_t seen = 0;
     for (;;) {
-        seen = wait_for_phase(pool, seen);
+        const uint64_t phase = wait_for_phase(pool, seen);
         if (atomic_load(&pool->stop))
             return NULL;
-        claim_items(pool, index);
-        pthread_mutex_lock(&pool->lock);
-        if (atomic_fetch_add(&pool->finished, 1) + 1 == pool->threads - 1)
-            pthread_cond_signal(&pool->done);
-        pthread_mutex_unlock(&pool->lock);
+        seen = PHASE_GENERATION(phase);
+        claim_items(pool, phase, index);
     }
 }
 
@@ -135,7 +159,6 @@ static void stop_workers(attn_pool *pool, unsigned started)
 
 static void free_pool(attn_pool *pool)
 {
-    pthread_cond_destroy(&pool->done);
     pthread_cond_destroy(&pool->wake);
     pthread_mutex_destroy(&pool->lock);
     free(pool->starts);
@@ -159,7 +182,6 @@ attn_status attn_pool_create(attn_pool **out, unsigned threads)
     }
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->wake, NULL);
-    pthread_cond_init(&pool->done, NULL);
     for (unsigned w = 0; w + 1 < threads; w++) {
         pool->starts[w] = (worker_start){pool, w + 1};
         if (pthread_create(&pool->workers[w], NULL, worker_main, &pool->starts[w]) == 0)
@@ -182,28 +204,26 @@ void attn_pool_destroy(attn_pool *pool)
 
 void attn_pool_run(attn_pool *pool, size_t items, attn_pool_task task, void *context)
 {
-    if (pool == NULL || pool->threads == 1 || items <= 1) {
+    if (pool == NULL || pool->threads == 1 || items <= 1 || items > UINT32_MAX) {
         for (size_t item = 0; item < items; item++)
             task(context, item, 0);
         return;
     }
     pthread_mutex_lock(&pool->lock);
+    const uint32_t generation = PHASE_GENERATION(atomic_load(&pool->phase)) + 1;
+    const uint64_t phase = (uint64_t)generation << 32 | (uint64_t)items;
     pool->task = task;
     pool->context = context;
-    pool->items = items;
-    atomic_store(&pool->next, 0);
-    atomic_store(&pool->finished, 0);
-    atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
+    atomic_store(&pool->done, 0);
+    atomic_store_explicit(&pool->next, (uint64_t)generation << 32, memory_order_release);
+    atomic_store_explicit(&pool->phase, phase, memory_order_release);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
 
-    claim_items(pool, 0);
+    claim_items(pool, phase, 0);
 
-    const unsigned workers = pool->threads - 1;
-    if (spin_until(all_finished, pool))
-        return;
-    pthread_mutex_lock(&pool->lock);
-    while (atomic_load(&pool->finished) != workers)
-        pthread_cond_wait(&pool->done, &pool->lock);
-    pthread_mutex_unlock(&pool->lock);
+    /* the items still running are on workers that are awake: wait by polling */
+    const items_watch watch = {pool, items};
+    while (!spin_until(all_done, &watch))
+        sched_yield();
 }
