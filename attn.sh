@@ -8,6 +8,11 @@
 #                               sweep when no ARGS are given)
 #   ./attn.sh asan              deps + configure, build and test `debug-asan`
 #                               (AddressSanitizer + UndefinedBehaviorSanitizer)
+#   ./attn.sh peers [--upgrade] optional: PyTorch 2.x, NumPy 2 and threadpoolctl
+#                               from PyPI in the venv .venv-peers, which
+#                               attn-bench's peers use by default (torch's wheel
+#                               brings CUDA libraries: about 5 GB, a few minutes);
+#                               prints what it has; --upgrade: newest versions
 #
 # Builds go to build/<preset>/ (CMakePresets.json). Builds and tests run on
 # every core unless CMAKE_BUILD_PARALLEL_LEVEL / CTEST_PARALLEL_LEVEL say
@@ -148,6 +153,54 @@ cmd_asan() {
   ctest --preset debug-asan
 }
 
+# The venv of attn-bench's python peers (bench/peers/): attn-bench tries
+# <source dir>/.venv-peers/bin/python first for them (--python,
+# --torch-python). PyPI's torch 2.x is the reference PyTorch peer
+# (Debian's python3-torch is 1.13, without scaled_dot_product_attention).
+readonly PEERS_VENV="$PWD/.venv-peers"
+readonly PEERS_PACKAGES=(torch 'numpy>=2' threadpoolctl)
+
+# Whether the venv's python has torch >= 2, numpy >= 2 and threadpoolctl.
+peers_installed() {
+  "$PEERS_VENV/bin/python" - <<'PY' >/dev/null 2>&1
+import threadpoolctl, numpy, torch
+assert int(torch.__version__.split(".")[0]) >= 2 and int(numpy.__version__.split(".")[0]) >= 2
+PY
+}
+
+cmd_peers() {
+  local upgrade=()
+  case "${1:-}" in
+    "") ;;
+    --upgrade) upgrade=(--upgrade) ;;
+    *) die "peers: unknown argument '$1' (the one option is --upgrade)" ;;
+  esac
+  command -v python3 >/dev/null 2>&1 || die "python3 not found on PATH"
+  if [[ ! -x "$PEERS_VENV/bin/python" ]]; then
+    say "creating the venv $PEERS_VENV ($(python3 --version 2>&1))"
+    python3 -m venv "$PEERS_VENV" </dev/null \
+      || die "python3 -m venv failed (Debian: sudo apt-get install python3-venv)"
+  fi
+  if ((${#upgrade[@]} > 0)) || ! peers_installed; then
+    say "installing ${PEERS_PACKAGES[*]} from PyPI into $PEERS_VENV" \
+      "(torch's wheel brings its CUDA libraries: about 5 GB, a few minutes)"
+    "$PEERS_VENV/bin/python" -m pip install --disable-pip-version-check --no-input \
+      --progress-bar off "${upgrade[@]}" "${PEERS_PACKAGES[@]}" </dev/null \
+      || die "pip install ${PEERS_PACKAGES[*]} failed"
+    peers_installed || die "$PEERS_VENV/bin/python still lacks torch >= 2, numpy >= 2 or threadpoolctl"
+  fi
+  # What the peers will report (their info, blas and impl lines).
+  local peer
+  say "peers venv: $PEERS_VENV ($("$PEERS_VENV/bin/python" --version 2>&1)," \
+    "threadpoolctl $("$PEERS_VENV/bin/python" -c 'import threadpoolctl; print(threadpoolctl.__version__)'))"
+  for peer in torch numpy; do
+    say "$peer peer:"
+    "$PEERS_VENV/bin/python" "bench/peers/${peer}_peer.py" --describe --threads 1 </dev/null \
+      | sed 's/^/  /' || die "bench/peers/${peer}_peer.py --describe failed"
+  done
+  say "attn-bench runs its numpy, numpy32 and torch peers with $PEERS_VENV/bin/python by default"
+}
+
 main() {
   local cmd="${1:-}"
   (($# > 0)) && shift
@@ -157,6 +210,7 @@ main() {
     test) cmd_test ;;
     bench) cmd_bench "$@" ;;
     asan) cmd_asan ;;
+    peers) cmd_peers "$@" ;;
     -h | --help | help) usage ;;
     "") usage >&2; exit 2 ;;
     *) printf 'attn.sh: unknown command: %s\n\n' "$cmd" >&2; usage >&2; exit 2 ;;

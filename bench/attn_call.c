@@ -27,10 +27,32 @@ attn_status bench_attn_call_prepare(bench_attn_call *call, const bench_config *c
     attn_status status =
         attn_plan_create(&call->plan, s->dtype == BENCH_F32 ? ATTN_F32 : ATTN_F64, s->B, s->T,
                          s->C, s->NH, s->hs, 0.0, plan_flags(config));
-    if (status == ATTN_OK)
+    if (status == ATTN_OK && config->engine != BENCH_ENGINE_AUTO) /* auto: the default */
         status = attn_plan_set_threads(
             call->plan, config->engine == BENCH_ENGINE_OWN ? (unsigned)s->threads : 0u);
     return status;
+}
+
+unsigned bench_attn_auto_threads(void)
+{
+    static int known;
+    static unsigned threads;
+    if (!known) {
+        attn_plan *plan = NULL;
+        known = attn_plan_create(&plan, ATTN_F32, 1, 1, 1, 1, 1, 0.0, ATTN_INFERENCE) ==
+                    ATTN_OK &&
+                attn_plan_get_threads(plan, &threads) == ATTN_OK;
+        attn_plan_destroy(plan);
+    }
+    return threads;
+}
+
+unsigned bench_attn_call_engine_threads(const bench_attn_call *call)
+{
+    unsigned threads = 0;
+    if (!call->plan || attn_plan_get_threads(call->plan, &threads) != ATTN_OK)
+        return bench_attn_auto_threads(); /* a one-shot runs at the default */
+    return threads;
 }
 
 attn_status bench_attn_call_run(const bench_attn_call *call)

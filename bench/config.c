@@ -5,7 +5,7 @@
 const char *const bench_op_names[BENCH_OP_COUNT] = {"forward", "backward"};
 const char *const bench_api_names[BENCH_API_COUNT] = {"plan", "oneshot"};
 const char *const bench_path_names[BENCH_PATH_COUNT] = {"auto", "materialized", "tiled"};
-const char *const bench_engine_names[BENCH_ENGINE_COUNT] = {"blas", "own"};
+const char *const bench_engine_names[BENCH_ENGINE_COUNT] = {"auto", "blas", "own"};
 
 size_t bench_shape_heads_width(const bench_shape *shape)
 {

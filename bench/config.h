@@ -39,10 +39,11 @@ typedef enum bench_path {
 #define BENCH_PATH_COUNT 3
 
 typedef enum bench_engine {
-    BENCH_ENGINE_BLAS = 0, /* plans on BLAS threads (attn's default) */
-    BENCH_ENGINE_OWN = 1   /* attn_plan_set_threads(plan, threads): the plan's own threads */
+    BENCH_ENGINE_AUTO = 0, /* the plan's default (ATTN_THREADS_AUTO): no set_threads call */
+    BENCH_ENGINE_BLAS = 1, /* attn_plan_set_threads(plan, 0): BLAS threads */
+    BENCH_ENGINE_OWN = 2   /* attn_plan_set_threads(plan, threads): the plan's own threads */
 } bench_engine;
-#define BENCH_ENGINE_COUNT 2
+#define BENCH_ENGINE_COUNT 3
 
 typedef struct bench_shape {
     bench_dtype dtype;
@@ -57,7 +58,7 @@ typedef struct bench_config {
     bench_shape shape;
     bench_api api;
     bench_path path;
-    bench_engine engine; /* plans only: one-shots always run on BLAS threads */
+    bench_engine engine; /* plans only: one-shots always run as auto (their default) */
     int heads_from_count; /* heads came from --NH (hs = C/NH): one-shots are attn_mha_* */
     int with_weights;     /* the forward also writes the (B,NH,T,T) weights */
 } bench_config;

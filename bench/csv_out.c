@@ -12,7 +12,7 @@ static const char *const csv_columns[][2] = {
     {"causal", "0 or 1"},
     {"api", "plan or oneshot"},
     {"path", "auto, materialized or tiled: the path asked for (--path)"},
-    {"engine", "blas or own: the plan's threads (--engine)"},
+    {"engine", "auto, blas or own: the plan's threads (--engine)"},
     {"threads", "BLAS threads of attn and of the peers"},
     {"B", "batch size"},
     {"T", "sequence length"},
@@ -22,6 +22,7 @@ static const char *const csv_columns[][2] = {
     {"wo", "1 with an output projection Wo"},
     {"weights", "1 when the forward also wrote the weights"},
     {"ran_path", "materialized or tiled: the path attn took"},
+    {"engine_threads", "the engine attn ran on: 0 BLAS threads, n own threads"},
     {"flops", "FLOP count of one call (see FLOP COUNTS)"},
     {"status", "timed, check_failed, call_failed or setup_failed"},
     {"check", "passed, failed or skipped"},
@@ -43,7 +44,9 @@ static const char *const peer_columns[][2] = {
     {"gflops", "flops / its median / 1e9"},
     {"ceiling_fraction", "its gflops / ceiling_gflops"},
     {"speedup", "peer median / attn median: above 1 means attn is faster"},
-    {"out_dtype", "the element type of its output (NumPy 2 computes f32 in double)"},
+    {"out_dtype", "the element type of its output: float64 on an f32 row is\n"
+                  "the lesson's / np.sqrt(hs), which NumPy >= 2 promotes\n"
+                  "(numpy); numpy32 keeps float32"},
     {"note", "why it has no numbers, when known"},
 };
 
@@ -76,15 +79,64 @@ void bench_csv_print_columns(FILE *out)
 {
     for (size_t i = 0; i < CSV_COLUMN_COUNT; ++i)
         fprintf(out, "  %-22s %s\n", csv_columns[i][0], csv_columns[i][1]);
-    fprintf(out, "  then, for each PEER of naive, numpy, torch:\n");
+    fprintf(out, "  then, for each PEER of");
+    for (size_t p = 0; p < BENCH_PEER_KINDS; ++p)
+        fprintf(out, "%s %s", p ? "," : "", bench_peer_kind_names[p]);
+    fputs(":\n", out);
     for (size_t i = 0; i < PEER_COLUMN_COUNT; ++i) {
         char name[64];
         snprintf(name, sizeof name, strcmp(peer_columns[i][0], "speedup") == 0
                                         ? "speedup_vs_PEER"
                                         : "PEER_%s",
                  peer_columns[i][0]);
-        fprintf(out, "  %-22s %s\n", name, peer_columns[i][1]);
+        fprintf(out, "  %-22s ", name);
+        for (const char *line = peer_columns[i][1]; line;) { /* continuation lines aligned */
+            const char *newline = strchr(line, '\n');
+            fprintf(out, "%.*s\n", newline ? (int)(newline - line) : (int)strlen(line), line);
+            line = newline ? newline + 1 : NULL;
+            if (line)
+                fprintf(out, "  %-22s ", "");
+        }
     }
+}
+
+/* Whether the name (length bytes) is one of the fields. */
+static int has_field(char *const *fields, size_t count, const char *name, size_t length)
+{
+    for (size_t i = 0; i < count; ++i)
+        if (strlen(fields[i]) == length && strncmp(fields[i], name, length) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether name is one of this attn-bench's columns. */
+static int is_column(const char *name)
+{
+    for (const char *column = bench_csv_header(); *column;) {
+        const size_t length = strcspn(column, ",");
+        if (strlen(name) == length && strncmp(column, name, length) == 0)
+            return 1;
+        column += length + (column[length] == ',');
+    }
+    return 0;
+}
+
+void bench_csv_compare_header(char *const *fields, size_t count, bench_csv_header_diff *diff)
+{
+    memset(diff, 0, sizeof *diff);
+    size_t position = 0, in_place = 0;
+    for (const char *name = bench_csv_header(); *name; ++position) {
+        const size_t length = strcspn(name, ",");
+        in_place += position < count && strlen(fields[position]) == length &&
+                    strncmp(fields[position], name, length) == 0;
+        if (!has_field(fields, count, name, length) && diff->missing++ == 0)
+            snprintf(diff->first_missing, sizeof diff->first_missing, "%.*s", (int)length, name);
+        name += length + (name[length] == ',');
+    }
+    diff->same = in_place == position && position == count;
+    for (size_t i = 0; i < count; ++i)
+        if (!is_column(fields[i]) && diff->unknown++ == 0)
+            snprintf(diff->first_unknown, sizeof diff->first_unknown, "%.60s", fields[i]);
 }
 
 void bench_csv_format_key(const bench_config *config, char *key, size_t size)
@@ -106,6 +158,13 @@ FILE *bench_csv_open(const char *path, int append)
         fprintf(csv, "%s\n", bench_csv_header());
     fflush(csv);
     return csv;
+}
+
+int bench_peer_promoted(const bench_point *point, bench_peer_kind peer)
+{
+    const char *out_dtype = point->peers[peer].out_dtype;
+    const char *own = point->config.shape.dtype == BENCH_F32 ? "float32" : "float64";
+    return point->peers[peer].measured && out_dtype[0] && strcmp(out_dtype, own) != 0;
 }
 
 double bench_speedup_vs_peer(const bench_point *point, bench_peer_kind peer)
@@ -148,8 +207,10 @@ int bench_csv_write_row(FILE *csv, const bench_point *p)
     const int timed = p->status == BENCH_POINT_TIMED;
     const int checked = p->check.status != BENCH_CHECK_SKIPPED &&
                         (timed || p->status == BENCH_POINT_CHECK_FAILED);
-    fprintf(csv, "%s,%s,%.0f,%s,%s,", key, bench_config_ran_path(&p->config), p->flops,
-            bench_point_status_names[p->status],
+    fprintf(csv, "%s,%s,", key, bench_config_ran_path(&p->config));
+    if (timed || p->status == BENCH_POINT_CHECK_FAILED)
+        fprintf(csv, "%u", p->engine_threads);
+    fprintf(csv, ",%.0f,%s,%s,", p->flops, bench_point_status_names[p->status],
             timed || checked ? bench_check_status_names[p->check.status] : "");
     if (checked)
         fprintf(csv, "%zu,%.3e,%.0e,", p->check.rows_checked, p->check.error,

@@ -31,6 +31,21 @@ int bench_csv_write_row(FILE *csv, const bench_point *point);
 /* The CSV columns and their meaning, for --help. */
 void bench_csv_print_columns(FILE *out);
 
+/* How a CSV's header row (its fields) compares with bench_csv_header(). */
+typedef struct bench_csv_header_diff {
+    int same;       /* 1: exactly this attn-bench's header, column for column */
+    size_t missing; /* this attn-bench's columns the CSV lacks (an older one's) */
+    size_t unknown; /* the CSV's columns this attn-bench does not write */
+    char first_missing[64], first_unknown[64];
+} bench_csv_header_diff;
+
+void bench_csv_compare_header(char *const *fields, size_t count, bench_csv_header_diff *diff);
+
+/* 1 when the peer's output has another element type than the row's: the
+ * lesson's NumPy code on f32 with NumPy >= 2 returns float64 (its
+ * / np.sqrt(hs) promotes the scores), so its time is not float32's. */
+int bench_peer_promoted(const bench_point *point, bench_peer_kind peer);
+
 /* peer median / attn median, or 0 when either is missing */
 double bench_speedup_vs_peer(const bench_point *point, bench_peer_kind peer);
 

@@ -1,5 +1,11 @@
 #include "flops.h"
 
+const char bench_flops_formula[] =
+    "forward 3*2*B*T*C*D (projections) + 2*2*B*T*T*D (scores, weights x V; causal: half)"
+    " + 2*B*T*D*C with Wo; backward rows count 3 x the forward (the backward's GEMMs are"
+    " twice the forward's); D = NH*hs, a multiply-add counts 2, the softmax is not counted;"
+    " every implementation is credited with the same count";
+
 double bench_forward_flops(const bench_shape *s)
 {
     double rows = (double)s->B * (double)s->T;

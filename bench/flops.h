@@ -29,6 +29,9 @@
 
 #include "config.h"
 
+/* The counts above in one line, for the run's header and the report. */
+extern const char bench_flops_formula[];
+
 /* The forward's count for the shape (its op ignored). */
 double bench_forward_flops(const bench_shape *shape);
 

@@ -2,6 +2,7 @@
 
 #include "csv_out.h"
 #include "options.h"
+#include "phase_profile.h"
 #include "reference.h"
 #include "table.h"
 
@@ -32,8 +33,9 @@ void bench_help_overview(FILE *out)
 static const char run_intro[] =
     "attn-bench run: times attn's attention calls over a sweep of configurations,\n"
     "checks each against a naive reference first, and times peers (a naive C\n"
-    "implementation, the course's NumPy self_attention, PyTorch) on the same\n"
-    "shapes and thread counts in the same run, next to the machine's GEMM ceiling.\n"
+    "implementation, the course's NumPy self_attention as it is and kept in\n"
+    "float32, PyTorch) on the same shapes and thread counts in the same run,\n"
+    "next to the machine's GEMM ceiling.\n"
     "\n"
     "Usage: attn-bench [run] [OPTIONS]\n"
     "\n"
@@ -45,11 +47,14 @@ static const char run_sweep_text[] =
     "ranges: 64,256,1024; 64:1024:x2 (times 2 while <= 1024); 100:400:+100.\n"
     "The other lists are comma-separated names. Every combination is one\n"
     "configuration, nested threads > dtype > op > causal > B > C > heads > wo >\n"
-    "T > api > path (path varies fastest). Left out, with a count in the header:\n"
+    "T > api > path > engine (engine varies fastest). Left out, with a count in\n"
+    "the header:\n"
     "C not a multiple of NH; one-shots that do not exist (a single head's\n"
     "backward or Wo: attn_self_attention is forward-only without Wo; weights\n"
     "with attn_mha_*). --path chooses the path of plan forwards without weights\n"
-    "only; every other configuration runs once, as path auto.\n"
+    "only; every other configuration runs once, as path auto. --engine chooses\n"
+    "the threads of plans only; one-shots run once, as engine auto (they run at\n"
+    "the default, ATTN_THREADS_AUTO).\n"
     "\n"
     "SWEEP FILES (--sweep FILE): one option per line, 'name = value' with the\n"
     "command line's syntax ('T = 64:2048:x2', 'dtype = f32, f64'; flags take\n"
@@ -65,7 +70,9 @@ static const char run_sweep_text[] =
     "weights) must be <= %s (f32) or %s (f64). Backwards with T <=\n"
     "--check-grad-max-T: every gradient against a naive double backward, <= %s\n"
     "(f32) or %s (f64); longer ones are not checked (check = skipped). A\n"
-    "failed check is reported and the configuration is not timed.\n"
+    "failed check is reported and the configuration is not timed.\n";
+
+static const char run_timing_text[] =
     "\n"
     "TIMING. --warmup untimed calls, then timed calls (CLOCK_MONOTONIC, one\n"
     "sample per call) until at least --repeats samples adding up to at least\n"
@@ -83,9 +90,11 @@ static const char run_sweep_text[] =
     "            3 x the forward count (see bench/flops.h for the derivation)\n"
     "\n"
     "CEILING. At the start, at each thread count of the sweep: one square sgemm\n"
-    "(f32) and dgemm (f64) of --ceiling sizes on attn's BLAS, 2*n^3 FLOPs over\n"
-    "the median of 5 calls. Every GFLOP/s is also given as a fraction of the\n"
-    "ceiling of its dtype and thread count.\n"
+    "(f32) and dgemm (f64) of --ceiling sizes on attn's BLAS (OpenBLAS: the\n"
+    "kernels of the core the header names), 2*n^3 FLOPs over the median of 5\n"
+    "calls: what this BLAS reaches, not the CPU's theoretical peak. Every\n"
+    "GFLOP/s is also given as a fraction of the ceiling of its dtype and\n"
+    "thread count.\n"
     "\n"
     "PEERS (--peers), timed on the same shape right after attn, at the same\n"
     "thread count; a peer that cannot run is skipped with a note, never faked:\n"
@@ -93,20 +102,31 @@ static const char run_sweep_text[] =
     "         --naive-max-T; one warmup call, --naive-repeats timed calls\n"
     "  numpy  bench/peers/numpy_peer.py: the lesson's self_attention, unchanged,\n"
     "         per head (then Wo); forward only (the lesson has no backward);\n"
-    "         with NumPy >= 2, f32 scores are promoted to float64 (CSV\n"
-    "         numpy_out_dtype)\n"
+    "         with NumPy >= 2 its / np.sqrt(hs) promotes f32 scores to float64\n"
+    "         (CSV numpy_out_dtype; the table marks those ratios x*)\n"
+    "  numpy32 numpy_peer.py --float32: the same code with sqrt(hs) as a\n"
+    "         float32 scalar, float32 throughout; f32 forwards only\n"
     "  torch  bench/peers/torch_peer.py: torch.nn.functional.\n"
     "         scaled_dot_product_attention on X@Wq, X@Wk, X@Wv (older PyTorch:\n"
-    "         the same composed from matmul and softmax), autograd for backward\n"
+    "         the same composed from matmul and softmax), autograd for backward;\n"
+    "         its header lines give the build (BLAS_INFO, MKL, oneDNN, CPU\n"
+    "         capability, threads)\n"
     "Each python peer is one process per thread count, started with\n"
     "OPENBLAS_NUM_THREADS/OMP_NUM_THREADS/MKL_NUM_THREADS and --threads set.\n"
+    "INTERPRETERS: the first of --python (NumPy peers) or --torch-python that\n"
+    "gets the script ready; both lists begin with the venv that ./attn.sh peers\n"
+    "sets up (PyTorch 2.x and NumPy 2 from PyPI), then python3.\n"
     "PEER SCRIPTS are found next to the executable's installed share/attn, else\n"
     "in the source tree (" ATTN_BENCH_SOURCE_PEER_DIR "),\n"
-    "unless --numpy-script / --torch-script name them.\n"
+    "unless --numpy-script (both NumPy peers) / --torch-script name them.\n"
     "\n"
     "THREADS. attn-bench calls openblas_set_num_threads(N) before each\n"
     "configuration and before the ceiling: it owns its process. The attn\n"
-    "library itself never changes the BLAS thread count.\n"
+    "library itself never changes the BLAS thread count. Engine auto is the\n"
+    "plan's default: attn's own engine on the process's shared threads (one per\n"
+    "CPU it may run on, whatever --threads says) when a SIMD kernel set runs,\n"
+    "else BLAS threads; ATTN_NUM_THREADS overrides it (0: BLAS threads, n: n own\n"
+    "threads). A header line and the CSV's engine_threads say what it was.\n"
     "\n"
     "OUTPUT. Lines starting with # describe the machine (CPU, SIMD kernel, BLAS\n"
     "core and threads, compiler and flags), the ceiling, the sweep, the peers,\n"
@@ -137,7 +157,9 @@ void bench_help_run(FILE *out)
     fprintf(out, run_sweep_text, BENCH_STRINGIFY(BENCH_TOLERANCE_F32),
             BENCH_STRINGIFY(BENCH_TOLERANCE_F64), BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F32),
             BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F64));
+    fputs(run_timing_text, out);
     bench_table_print_columns(out);
+    bench_phase_profile_print_help(out);
     fputs(run_outputs_text, out);
     bench_csv_print_columns(out);
     fputs(run_outro, out);

@@ -6,7 +6,8 @@
 #include "attn_call.h"
 #include "flops.h"
 
-const char *const bench_peer_kind_names[BENCH_PEER_KINDS] = {"naive", "numpy", "torch"};
+const char *const bench_peer_kind_names[BENCH_PEER_KINDS] = {"naive", "numpy", "numpy32",
+                                                               "torch"};
 const char *const bench_point_status_names[4] = {"timed", "check_failed", "call_failed",
                                                  "setup_failed"};
 
@@ -55,6 +56,9 @@ static void check_and_time(bench_attn_call *call, bench_problem *problem,
     int result = bench_time_calls(&o->repeat, run_call, call, &point->attn);
     if (result == 0) {
         point->status = BENCH_POINT_TIMED;
+        if (o->profile) /* a profile that fails stays unmeasured: the timing stands */
+            bench_phase_profile_measure(call, point->attn.repeats, point->config.shape.threads,
+                                        &point->profile);
     } else if (result < 0) {
         point->status = BENCH_POINT_SETUP_FAILED;
         snprintf(error, error_size, "out of memory for the timing samples");
@@ -79,9 +83,11 @@ void bench_measure_point(const bench_config *config, const bench_options *o,
     }
     bench_attn_call call;
     attn_status status = bench_attn_call_prepare(&call, config, problem);
-    if (status != ATTN_OK)
+    if (status != ATTN_OK) {
         call_failed(point, status, "creating the plan", error, error_size);
-    else
+    } else {
+        point->engine_threads = bench_attn_call_engine_threads(&call);
         check_and_time(&call, problem, o, point, error, error_size);
+    }
     bench_attn_call_release(&call);
 }

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "options.h"
 #include "peer.h"
+#include "phase_profile.h"
 #include "problem.h"
 #include "reference.h"
 #include "timing.h"
@@ -30,13 +31,16 @@ typedef struct bench_point {
     attn_status call_status;
     bench_check check;
     bench_timing attn;
+    unsigned engine_threads;     /* the call's engine: 0 = BLAS threads, n = n own threads */
+    bench_phase_profile profile; /* --profile: where the time went (profile.measured) */
     double ceiling_gflops; /* of the dtype and thread count; 0: not measured */
     bench_peer_timing peers[BENCH_PEER_KINDS];
 } bench_point;
 
 /* Creates the problem of the configuration in *problem (the caller destroys
- * it; the peers run on it next), checks attn's output and times attn. Fills
- * point except ceiling_gflops and peers. On a status other than TIMED, error
+ * it; the peers run on it next), checks attn's output and times attn (then,
+ * with --profile, profiles as many calls). Fills point except ceiling_gflops
+ * and peers. On a status other than TIMED, error
  * says what went wrong. */
 void bench_measure_point(const bench_config *config, const bench_options *options,
                          bench_problem *problem, bench_point *point, char *error,

@@ -6,6 +6,10 @@
 #include "cli.h"
 #include "sweep_file.h"
 
+#ifndef ATTN_BENCH_PEERS_PYTHON
+#error "define ATTN_BENCH_PEERS_PYTHON: the python of ./attn.sh peers' venv (.venv-peers)"
+#endif
+
 typedef enum option_id {
     OPTION_T,
     OPTION_C,
@@ -21,6 +25,7 @@ typedef enum option_id {
     OPTION_WO,
     OPTION_THREADS,
     OPTION_WEIGHTS,
+    OPTION_PROFILE,
     OPTION_WARMUP,
     OPTION_REPEATS,
     OPTION_MIN_TIME,
@@ -70,11 +75,14 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
                      "forward path of plan forwards without weights: auto,\n"
                      "materialized (ATTN_MATERIALIZED), tiled (ATTN_TILED);\n"
                      "other configurations have one path and run once, as auto"},
-    [OPTION_ENGINE] = {"engine", "LIST", "blas,own", "blas",
-                       "threads of a plan: blas (its calls are BLAS calls on\n"
-                       "--threads BLAS threads) or own (attn_plan_set_threads:\n"
-                       "--threads threads of the plan's own, no BLAS call);\n"
-                       "one-shots run once, as blas"},
+    [OPTION_ENGINE] = {"engine", "LIST", "auto,blas,own", "auto",
+                       "threads of a plan: auto (the plan's default,\n"
+                       "ATTN_THREADS_AUTO: no attn_plan_set_threads call; CSV\n"
+                       "engine_threads says what it resolved to), blas\n"
+                       "(attn_plan_set_threads 0: BLAS calls on --threads BLAS\n"
+                       "threads) or own (attn_plan_set_threads --threads: the\n"
+                       "plan's own threads, no BLAS call); one-shots run once,\n"
+                       "as auto (they run at the default)"},
     [OPTION_WO] = {"wo", "LIST", "0", NULL, "1 = output projection Wo (D,C) after the heads"},
     [OPTION_THREADS] = {"threads", "LIST", "1", NULL,
                         "BLAS threads: attn-bench calls openblas_set_num_threads\n"
@@ -83,6 +91,10 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
     [OPTION_WEIGHTS] = {"weights", NULL, NULL, NULL,
                         "forwards also write the (B,NH,T,T) weights (default:\n"
                         "weights = NULL); they are then checked too"},
+    [OPTION_PROFILE] = {"profile", NULL, NULL, NULL,
+                        "after timing a plan, profile as many calls again and\n"
+                        "print (and put in the JSON) its time per phase (see\n"
+                        "PROFILE)"},
     [OPTION_WARMUP] = {"warmup", "N", "2", "1", "untimed calls before timing"},
     [OPTION_REPEATS] = {"repeats", "N", "9", "3", "at least N timed calls per point (N >= 1)"},
     [OPTION_MIN_TIME] = {"min-time", "SECONDS", "0.2", "0.002",
@@ -96,18 +108,24 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
                                  "double backward) only up to this T"},
     [OPTION_SEED] = {"seed", "N", "1", NULL, "seed of the inputs"},
     [OPTION_PEERS] = {"peers", "LIST", "all", NULL,
-                      "peers timed on the same shapes: naive, numpy, torch,\n"
+                      "peers timed on the same shapes: naive, numpy (the\n"
+                      "lesson's code), numpy32 (it kept in float32), torch,\n"
                       "all, none"},
     [OPTION_NAIVE_MAX_T] = {"naive-max-T", "N", "256", NULL,
                             "the naive C peer runs only up to this T"},
     [OPTION_NAIVE_REPEATS] = {"naive-repeats", "N", "3", NULL,
                               "timed calls of the naive peer, after one warmup call"},
-    [OPTION_PYTHON] = {"python", "PROGRAM", "python3", NULL, "interpreter of the NumPy peer"},
-    [OPTION_TORCH_PYTHON] = {"torch-python", "LIST", "python3,/usr/bin/python3", NULL,
+    [OPTION_PYTHON] = {"python", "LIST", ATTN_BENCH_PEERS_PYTHON ",python3", NULL,
+                       "interpreters tried for the NumPy peers (numpy, numpy32):\n"
+                       "the first that imports numpy runs them (the first one\n"
+                       "is the venv of ./attn.sh peers)"},
+    [OPTION_TORCH_PYTHON] = {"torch-python", "LIST",
+                             ATTN_BENCH_PEERS_PYTHON ",python3,/usr/bin/python3", NULL,
                              "interpreters tried for the PyTorch peer: the first\n"
-                             "that imports torch runs it"},
+                             "that imports torch runs it (the first one is the\n"
+                             "venv of ./attn.sh peers: PyTorch 2.x from PyPI)"},
     [OPTION_NUMPY_SCRIPT] = {"numpy-script", "PATH", NULL, NULL,
-                             "the NumPy peer script (default: see PEER SCRIPTS)"},
+                             "the NumPy peers' script (default: see PEER SCRIPTS)"},
     [OPTION_TORCH_SCRIPT] = {"torch-script", "PATH", NULL, NULL,
                              "the PyTorch peer script (default: see PEER SCRIPTS)"},
     [OPTION_CEILING] = {"ceiling", "N32,N64", "2048,1536", "128,96",
@@ -153,6 +171,8 @@ const char *bench_peer_name(unsigned peer_bit)
         return "naive";
     case BENCH_PEER_NUMPY:
         return "numpy";
+    case BENCH_PEER_NUMPY32:
+        return "numpy32";
     default:
         return "torch";
     }
@@ -211,7 +231,7 @@ static int resolve_count(parse_state *state, option_id id, size_t minimum, size_
 
 static const char *const binary_names[2] = {"0", "1"};
 static const char *const dtype_names[BENCH_DTYPE_COUNT] = {"f32", "f64"};
-static const char *const peer_names[5] = {"naive", "numpy", "torch", "all", "none"};
+static const char *const peer_names[6] = {"naive", "numpy", "numpy32", "torch", "all", "none"};
 
 static int resolve_axes(parse_state *state, bench_options *o)
 {
@@ -246,12 +266,14 @@ static int resolve_axes(parse_state *state, bench_options *o)
 
 static int resolve_peers(parse_state *state, bench_options *o)
 {
-    int chosen[5];
+    int chosen[6];
     size_t count = 0;
-    if (resolve_choices(state, OPTION_PEERS, peer_names, 5, chosen, &count) != 0)
+    if (resolve_choices(state, OPTION_PEERS, peer_names, 6, chosen, &count) != 0)
         return -1;
-    static const unsigned bits[5] = {BENCH_PEER_NAIVE, BENCH_PEER_NUMPY, BENCH_PEER_TORCH,
-                                     BENCH_PEER_NAIVE | BENCH_PEER_NUMPY | BENCH_PEER_TORCH,
+    static const unsigned bits[6] = {BENCH_PEER_NAIVE, BENCH_PEER_NUMPY, BENCH_PEER_NUMPY32,
+                                     BENCH_PEER_TORCH,
+                                     BENCH_PEER_NAIVE | BENCH_PEER_NUMPY | BENCH_PEER_NUMPY32 |
+                                         BENCH_PEER_TORCH,
                                      0u};
     o->peers = 0;
     for (size_t i = 0; i < count; ++i)
@@ -315,6 +337,7 @@ static int resolve_scalars(parse_state *state, bench_options *o)
     o->progress = (bench_progress_mode)progress;
     o->seed = (uint64_t)seed;
     o->with_weights = state->given[OPTION_WEIGHTS] != NULL;
+    o->profile = state->given[OPTION_PROFILE] != NULL;
     o->resume = state->given[OPTION_RESUME] != NULL;
     o->list = state->given[OPTION_LIST] != NULL;
     o->python = resolved(state, OPTION_PYTHON);

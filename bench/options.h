@@ -17,7 +17,8 @@
 enum {
     BENCH_PEER_NAIVE = 1u << 0,
     BENCH_PEER_NUMPY = 1u << 1,
-    BENCH_PEER_TORCH = 1u << 2
+    BENCH_PEER_TORCH = 1u << 2,
+    BENCH_PEER_NUMPY32 = 1u << 3
 };
 
 typedef struct bench_options {
@@ -38,6 +39,7 @@ typedef struct bench_options {
     int wo[2];
     size_t wo_count;
     int with_weights;
+    int profile; /* --profile: per-phase profile of each plan after its timing */
     bench_repeat_policy repeat;       /* attn, NumPy and PyTorch */
     bench_repeat_policy naive_repeat; /* the naive C peer */
     size_t check_rows;       /* forward check: query rows per checked batch; 0 = all */
@@ -46,7 +48,7 @@ typedef struct bench_options {
     size_t ceiling_n[BENCH_DTYPE_COUNT]; /* GEMM size of the ceiling; 0: none */
     uint64_t seed;
     unsigned peers; /* BENCH_PEER_* bits */
-    const char *python;       /* the NumPy peer's interpreter */
+    const char *python;       /* candidates for the NumPy peers, comma-separated */
     const char *torch_python; /* candidates for the PyTorch peer, comma-separated */
     const char *numpy_script; /* NULL: the default places */
     const char *torch_script;
@@ -78,7 +80,7 @@ void bench_options_free(bench_options *options);
 /* The option list of the run command's --help. */
 void bench_options_print_list(FILE *out);
 
-/* The peers' names for messages: "naive", "numpy", "torch". */
+/* The peers' names for messages: "naive", "numpy", "numpy32", "torch". */
 const char *bench_peer_name(unsigned peer_bit);
 
 #endif /* ATTN_BENCH_OPTIONS_H */

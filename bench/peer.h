@@ -7,15 +7,18 @@
 
 #include "timing.h"
 
-/* The peers, in the order of the table and CSV columns. */
+/* The peers, in the order of the table and CSV columns. numpy is the
+ * lesson's code unchanged (with NumPy >= 2 its f32 runs partly in float64),
+ * numpy32 the same computation kept in float32 (f32 shapes only). */
 typedef enum bench_peer_kind {
     BENCH_PEER_KIND_NAIVE = 0,
     BENCH_PEER_KIND_NUMPY = 1,
-    BENCH_PEER_KIND_TORCH = 2
+    BENCH_PEER_KIND_NUMPY32 = 2,
+    BENCH_PEER_KIND_TORCH = 3
 } bench_peer_kind;
-#define BENCH_PEER_KINDS 3
+#define BENCH_PEER_KINDS 4
 
-/* "naive", "numpy", "torch" */
+/* "naive", "numpy", "numpy32", "torch" */
 extern const char *const bench_peer_kind_names[BENCH_PEER_KINDS];
 
 typedef struct bench_peer_timing {

@@ -70,7 +70,7 @@ static int find_script(bench_peer_process *peer, const bench_peer_process_setup 
 
 /* ---- the command line ------------------------------------------------------- */
 
-/* THREADS=n ... 'PYTHON' 'SCRIPT' --threads n --warmup ... --seed N */
+/* THREADS=n ... 'PYTHON' 'SCRIPT' [OPTIONS] --threads n --warmup ... --seed N */
 static int build_command(const bench_peer_process_setup *setup, const char *python,
                          const char *script, char *command, size_t size)
 {
@@ -89,6 +89,9 @@ static int build_command(const bench_peer_process_setup *setup, const char *pyth
                    bench_append_shell_quoted(command, size, python) == 0 &&
                    bench_append_text(command, size, " ") == 0 &&
                    bench_append_shell_quoted(command, size, script) == 0 &&
+                   (!setup->script_options ||
+                    (bench_append_text(command, size, " ") == 0 &&
+                     bench_append_text(command, size, setup->script_options) == 0)) &&
                    bench_append_text(command, size, arguments) == 0
                ? 0
                : -1;

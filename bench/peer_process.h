@@ -1,7 +1,8 @@
 /*
  * A peer that runs as a python process for a whole thread count of the
- * sweep: bench/peers/numpy_peer.py and bench/peers/torch_peer.py, which
- * share bench/peers/peer_common.py. attn-bench sends it one shape at a time,
+ * sweep: bench/peers/numpy_peer.py (the numpy peer, and with --float32 the
+ * numpy32 peer) and bench/peers/torch_peer.py, which share
+ * bench/peers/peer_common.py. attn-bench sends it one shape at a time,
  * right after timing attn on it, so both are measured side by side (this
  * machine's speed drifts too much to compare numbers taken minutes apart).
  * The line protocol is described in peer_common.py.
@@ -14,6 +15,10 @@
  * --torch-script); then <directory of the executable>/<bindir-to-datadir>/
  * attn/<script> (the installed copy); then the source tree's bench/peers/
  * <script>, whose absolute path is compiled in.
+ *
+ * Interpreters: the first of a comma-separated list that gets the script
+ * ready; attn-bench's defaults (--python, --torch-python) begin with
+ * <source dir>/.venv-peers/bin/python, the venv ./attn.sh peers sets up.
  */
 #ifndef ATTN_BENCH_PEER_PROCESS_H
 #define ATTN_BENCH_PEER_PROCESS_H
@@ -27,8 +32,9 @@
 #include "timing.h"
 
 typedef struct bench_peer_process_setup {
-    const char *name;            /* "numpy" or "torch" */
+    const char *name;            /* "numpy", "numpy32" or "torch" */
     const char *script_name;     /* "numpy_peer.py" */
+    const char *script_options;  /* the script's own options ("--float32"), or NULL */
     const char *script_override; /* NULL: the default places */
     const char *pythons;         /* interpreters to try in order, comma-separated */
     size_t threads;

@@ -56,7 +56,7 @@ static void write_panel(FILE *gp, const bench_plot_panel *panel, size_t p)
         const bench_plot_series *series = &panel->series[s];
         if (!has_points(series))
             continue;
-        const size_t style = series->style > 0 ? (size_t)series->style : s % 8 + 1;
+        const size_t style = series->style > 0 ? (size_t)series->style : s % 9 + 1;
         fprintf(gp, "%s$p%zus%zu using 1:2 with linespoints linestyle %zu dashtype %d title ",
                 drawn ? ", \\\n     " : "", p, s, style, series->dashed ? 2 : 1);
         write_quoted(gp, series->title);
@@ -78,9 +78,10 @@ static void write_script(FILE *gp, const bench_plot_figure *f)
     write_quoted(gp, f->path);
     fprintf(gp, "\nset grid\nset key %s opaque font \",8\" samplen 2\n",
             f->key ? f->key : "top left");
-    static const char *const colors[8] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-                                          "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
-    for (size_t i = 0; i < 8; ++i)
+    static const char *const colors[9] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                          "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
+                                          "#bcbd22"};
+    for (size_t i = 0; i < 9; ++i)
         fprintf(gp, "set linestyle %zu linecolor rgb \"%s\" linewidth 1.5 pointtype %zu "
                     "pointsize 0.7\n",
                 i + 1, colors[i], i % 7 + 1);

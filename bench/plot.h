@@ -14,7 +14,7 @@ typedef struct bench_plot_series {
     double *x, *y; /* count points; NaN y values are left out */
     size_t count;
     int dashed;    /* peers dashed, attn solid */
-    int style;     /* line style 1..8 (colour and point); 0: by position */
+    int style;     /* line style 1..9 (colour and point); 0: by position */
 } bench_plot_series;
 
 typedef struct bench_plot_panel {

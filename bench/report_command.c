@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "files.h"
+#include "flops.h"
 #include "json_read.h"
 #include "report_data.h"
 #include "report_targets.h"
@@ -54,9 +55,13 @@ void bench_report_print_help(FILE *out)
           "               (case, target, measured ratio, baseline, status, how), the\n"
           "               median over the rounds in DIR, as run_targets.sh --check-only\n"
           "               prints it (bench/targets/README.md)\n"
-          "  report.md    machine, ceiling, peers, the plots, and a table of every\n"
-          "               configuration (times, GFLOP/s, % of the ceiling, the peers'\n"
-          "               times and attn's speedup over each), and how to reproduce\n"
+          "  report.md    machine, where the ceiling comes from (OpenBLAS's own\n"
+          "               square sgemm/dgemm, its core, the CPU: not the theoretical\n"
+          "               peak) and the FLOP counts, the ceiling, the peers (versions,\n"
+          "               build and BLAS, what each computes), the plots, and a table\n"
+          "               of every configuration (times, GFLOP/s, % of the ceiling, the\n"
+          "               peers' times and attn's speedup over each; a dagger marks an\n"
+          "               f32 ratio against NumPy's float64 output), and how to reproduce\n"
           "  time.png     median time of one call (ms, log scale) against T\n"
           "  gflops.png   GFLOP/s against T\n"
           "  ceiling.png  fraction of the GEMM ceiling against T\n"
@@ -64,6 +69,8 @@ void bench_report_print_help(FILE *out)
           "threads); in each, a solid line per attn variant (api/path/engine), a dashed\n"
           "line per peer. More than 12 panels continue in time-2.png and so on.\n"
           "Plots need gnuplot (Debian: gnuplot-nox); without it report.md says so.\n"
+          "CSVs of an older attn-bench (some columns missing, e.g. numpy32_*) are\n"
+          "read too; their missing numbers show as '-'.\n"
           "\n"
           "Exit status: 0 written; 1 a CSV could not be read or an output could not\n"
           "be written; 2 bad arguments.\n",
@@ -84,11 +91,33 @@ static void write_table_head(FILE *md, const char *const *columns, const char *a
     fputs("|\n", md);
 }
 
+/* Where the ceiling comes from and what the FLOP counts are: every report
+ * says so in its header. m may be NULL (no run JSON). */
+static void write_provenance(FILE *md, const bench_json *m)
+{
+    const char *config = m ? bench_json_string(m, "blas_config", "?") : "?";
+    if (m)
+        fprintf(md, "- ceiling: %s's own square `cblas_sgemm` / `cblas_dgemm` (core `%s`) on "
+                    "%s, measured at the start of this run at each thread count: what this "
+                    "BLAS reaches on its best-case product, not the CPU's theoretical peak\n",
+                strncmp(config, "OpenBLAS", 8) == 0 ? "OpenBLAS" : "attn's BLAS",
+                bench_json_string(m, "blas_core", "?"), bench_json_string(m, "cpu_model", "?"));
+    else
+        fputs("- ceiling: attn's BLAS's own square `cblas_sgemm` / `cblas_dgemm`, measured at "
+              "the start of the run (its core and CPU are in the run's JSON, not found here); "
+              "not the CPU's theoretical peak\n",
+              md);
+    fprintf(md, "- FLOP counts (GFLOP/s and %% of the ceiling of every implementation): %s\n",
+            bench_flops_formula);
+}
+
 static void write_machine(FILE *md, const bench_json *run)
 {
     const bench_json *m = bench_json_member(run, "machine");
     if (!m) {
         fputs("No run JSON was found, so the machine is not described here.\n\n", md);
+        write_provenance(md, NULL);
+        fputc('\n', md);
         return;
     }
     fprintf(md, "Measured %s on **%s** (%g CPUs online; SIMD: %s) with attn %s, softmax "
@@ -101,6 +130,7 @@ static void write_machine(FILE *md, const bench_json *run)
     fprintf(md, "- attn-bench built with %s, %s, `%s`\n", bench_json_string(m, "compiler", "?"),
             bench_json_string(m, "build_type", "?"), bench_json_string(m, "compile_flags", "?"));
     fprintf(md, "- system: %s\n", bench_json_string(m, "system", "?"));
+    write_provenance(md, m);
     fprintf(md, "- command: `%s`\n", bench_json_string(run, "command", "?"));
     double wall = bench_json_number(run, "wall_seconds", NAN);
     double other = bench_json_number(run, "other_load_cpus", NAN);
@@ -137,16 +167,18 @@ static void write_peers(FILE *md, const bench_json *run)
     const bench_json *peers = bench_json_member(run, "peers");
     if (!peers || peers->kind != BENCH_JSON_ARRAY)
         return;
-    static const char *const columns[] = {"peer", "status", "versions", "computes", "note",
-                                          NULL};
+    static const char *const columns[] = {"peer", "status", "versions", "build and BLAS",
+                                          "computes", "note", NULL};
     fputs("## Peers\n\n", md);
-    write_table_head(md, columns, "lllll");
+    write_table_head(md, columns, "llllll");
     for (size_t i = 0; i < peers->count; ++i) {
         const bench_json *p = &peers->items[i];
         const char *name = bench_json_string(p, "name", "?");
         const int naive = strcmp(name, "naive") == 0;
-        fprintf(md, "| %s | %s | %s | %s | %s |\n", name, bench_json_string(p, "status", "?"),
+        fprintf(md, "| %s | %s | %s | %s | %s | %s |\n", name,
+                bench_json_string(p, "status", "?"),
                 naive ? "this build" : bench_json_string(p, "info", ""),
+                naive ? "no BLAS" : bench_json_string(p, "blas", ""),
                 naive ? "plain C loops in the element type" : bench_json_string(p, "impl", ""),
                 bench_json_string(p, "note", ""));
     }
@@ -164,15 +196,40 @@ static void write_number(FILE *md, double value, const char *format)
     }
 }
 
+/* Whether the row's peer computed in another type than the row's: NumPy's
+ * float64 out of the lesson's code on f32 rows (CSV PEER_out_dtype). */
+static int peer_promoted(const bench_report_row *row, size_t k)
+{
+    char column[64];
+    snprintf(column, sizeof column, "%s_out_dtype", bench_peer_kind_names[k]);
+    const char *out_dtype = bench_report_field(row, column);
+    const char *own = strcmp(bench_report_field(row, "dtype"), "f32") == 0 ? "float32" : "float64";
+    return out_dtype[0] && strcmp(out_dtype, own) != 0;
+}
+
 static void write_results(FILE *md, const bench_report_data *data)
 {
-    static const char *const columns[] = {
-        "dtype",    "op",       "causal",   "api/path/engine", "thr", "B",       "T",
-        "C",        "NH",       "hs",       "wo",       "check",   "attn ms", "GFLOP/s",
-        "% ceiling", "naive ms", "numpy ms", "torch ms", "× naive", "× numpy", "× torch",
-        NULL};
+    enum { FIXED = 15 };
+    static const char *const fixed[FIXED] = {
+        "dtype", "op", "causal", "api/path/engine", "thr", "B", "T", "C", "NH", "hs", "wo",
+        "check", "attn ms", "GFLOP/s", "% ceiling"};
+    const char *columns[FIXED + 2 * BENCH_PEER_KINDS + 1];
+    char peer_titles[2 * BENCH_PEER_KINDS][32];
+    memcpy(columns, fixed, sizeof fixed);
+    for (size_t k = 0; k < BENCH_PEER_KINDS; ++k) {
+        snprintf(peer_titles[k], sizeof peer_titles[k], "%s ms", bench_peer_kind_names[k]);
+        snprintf(peer_titles[BENCH_PEER_KINDS + k], sizeof peer_titles[k], "× %s",
+                 bench_peer_kind_names[k]);
+    }
+    for (size_t i = 0; i < 2 * BENCH_PEER_KINDS; ++i)
+        columns[FIXED + i] = peer_titles[i];
+    columns[FIXED + 2 * BENCH_PEER_KINDS] = NULL;
+    char align[FIXED + 2 * BENCH_PEER_KINDS + 1];
+    snprintf(align, sizeof align, "%s%.*s", "llrlrrrrrrrlrrr", 2 * BENCH_PEER_KINDS,
+             "rrrrrrrrrrrrrrrr");
+    int promoted = 0;
     fputs("## Results\n\n", md);
-    write_table_head(md, columns, "llrlrrrrrrrlrrrrrrrrr");
+    write_table_head(md, columns, align);
     for (size_t r = 0; r < data->count; ++r) {
         const bench_report_row *row = &data->rows[r];
         const char *check = bench_report_field(row, "check_error");
@@ -191,8 +248,11 @@ static void write_results(FILE *md, const bench_report_data *data)
         write_number(md, 100.0 * row->attn[BENCH_METRIC_CEILING_FRACTION], "%.0f%%");
         for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
             write_number(md, row->peer[k][BENCH_METRIC_TIME_MS], "%.4g");
-        for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
-            write_number(md, row->speedup[k], "%.2f×");
+        for (size_t k = 0; k < BENCH_PEER_KINDS; ++k) {
+            const int marked = !isnan(row->speedup[k]) && peer_promoted(row, k);
+            write_number(md, row->speedup[k], marked ? "%.2f× †" : "%.2f×");
+            promoted |= marked;
+        }
         fputc('\n', md);
     }
     fputs("\nattn ms and the peers' ms: median time of one call. × PEER: the peer's time over "
@@ -200,8 +260,15 @@ static void write_results(FILE *md, const bench_report_data *data)
           "of its dtype and thread count. check: the relative error of the reference check "
           "(skipped: a backward longer than --check-grad-max-T). A '-' is a number not "
           "measured (a peer not installed, a naive peer beyond --naive-max-T, the NumPy "
-          "lesson's missing backward).\n\n",
+          "lesson's missing backward, numpy32 on f64: the lesson's code is float64 there "
+          "already).\n\n",
           md);
+    if (promoted)
+        fputs("† The peer's output was float64 on an f32 row: with NumPy >= 2 the lesson's "
+              "`/ np.sqrt(hs)` (a float64 scalar) promotes the float32 scores to float64, so "
+              "the softmax and weights · V ran in double precision. × numpy32 is the same code "
+              "with `sqrt(hs)` as a float32 scalar, float32 throughout: the float32 ratio.\n\n",
+              md);
 }
 
 /* ---- plots ------------------------------------------------------------------------ */

@@ -50,15 +50,24 @@ static void fill_row(bench_report_row *row)
              bench_report_field(row, "path"), engine[0] ? engine : "blas");
 }
 
+/* A run's CSV: this attn-bench's header, or an older attn-bench's, which
+ * lacks some columns (the numpy32 peer's, say: they read as empty) but has
+ * every key column and none this one does not know. */
 static int check_header(const bench_csv_table *table, const char *path, char *error,
                         size_t error_size)
 {
-    char header[2048] = "";
-    for (size_t i = 0; i < table->columns; ++i) {
-        bench_append_text(header, sizeof header, i ? "," : "");
-        bench_append_text(header, sizeof header, table->fields[i]);
+    bench_csv_header_diff diff;
+    bench_csv_compare_header(table->fields, table->columns, &diff);
+    int keys = 1;
+    const char *name = bench_csv_header();
+    for (int c = 0; c < BENCH_CSV_KEY_COLUMNS && keys; ++c) {
+        char column[64];
+        const size_t length = strcspn(name, ",");
+        snprintf(column, sizeof column, "%.*s", (int)length, name);
+        keys = bench_csv_column(table, column) >= 0;
+        name += length + (name[length] == ',');
     }
-    if (strcmp(header, bench_csv_header()) == 0)
+    if (diff.same || (keys && diff.unknown == 0))
         return 0;
     snprintf(error, error_size, "%s is not a CSV of this attn-bench run (its header differs)",
              path);
@@ -110,8 +119,9 @@ void bench_report_data_free(bench_report_data *data)
 /* ---- panels -------------------------------------------------------------------- */
 
 /* Line styles (plot.c's colours): attn's variants take 1, 5, 6, 7, 8 in the
- * order they first appear in the data; the peers keep one each everywhere. */
-static const int peer_styles[BENCH_PEER_KINDS] = {2, 3, 4};
+ * order they first appear in the data; the peers keep one each everywhere
+ * (naive, numpy, numpy32, torch). */
+static const int peer_styles[BENCH_PEER_KINDS] = {2, 3, 9, 4};
 static const int attn_styles[5] = {1, 5, 6, 7, 8};
 
 static int attn_style(const bench_report_data *data, const char *title)

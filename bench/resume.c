@@ -21,6 +21,34 @@ static void join_fields(char *const *fields, size_t count, char *text, size_t si
     }
 }
 
+/* " (NAME)", " (NAME, ...)" or "" for count columns whose first is NAME */
+static const char *example(char *text, size_t size, size_t count, const char *first)
+{
+    text[0] = '\0';
+    if (count)
+        snprintf(text, size, " (%.60s%s)", first, count > 1 ? ", ..." : "");
+    return text;
+}
+
+/* How the header differs, in words. */
+static void describe_difference(const bench_csv_header_diff *diff, char *text, size_t size)
+{
+    char missing[96], unknown[96];
+    example(missing, sizeof missing, diff->missing, diff->first_missing);
+    example(unknown, sizeof unknown, diff->unknown, diff->first_unknown);
+    if (diff->missing && diff->unknown)
+        snprintf(text, size, "it lacks %zu of this attn-bench's columns%s and has %zu it does "
+                 "not write%s", diff->missing, missing, diff->unknown, unknown);
+    else if (diff->missing)
+        snprintf(text, size, "it lacks %zu of this attn-bench's columns%s", diff->missing,
+                 missing);
+    else if (diff->unknown)
+        snprintf(text, size, "it has %zu columns this attn-bench does not write%s",
+                 diff->unknown, unknown);
+    else
+        snprintf(text, size, "its columns are in another order");
+}
+
 static int collect_keys(const bench_csv_table *table, bench_resume *resume)
 {
     resume->keys = calloc(table->rows ? table->rows : 1, sizeof *resume->keys);
@@ -49,12 +77,16 @@ int bench_resume_load(const char *csv_path, bench_resume *resume, char *error,
     if (bench_csv_read(csv_path, &table, error, error_size) != 0)
         return -1;
     resume->file_exists = 1;
-    char header[2048];
-    join_fields(table.fields, table.columns, header, sizeof header);
-    if (strcmp(header, bench_csv_header()) != 0) {
+    bench_csv_header_diff diff;
+    bench_csv_compare_header(table.fields, table.columns, &diff);
+    if (!diff.same) {
+        char detail[320];
+        describe_difference(&diff, detail, sizeof detail);
         snprintf(error, error_size,
-                 "%s was not written by this attn-bench (its header differs): not resuming",
-                 csv_path);
+                 "%s was not written by this attn-bench (its header differs: %s; an older "
+                 "attn-bench's CSV lacks e.g. the numpy32 peer's columns): not resuming; "
+                 "move it away or give another --csv",
+                 csv_path, detail);
         bench_csv_free(&table);
         return -1;
     }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_call.h"
 #include "blas_info.h"
 #include "csv_out.h"
 #include "flops.h"
@@ -25,7 +26,7 @@ enum { EXIT_BENCH_FAILED = 1, EXIT_BAD_ARGUMENTS = 2 };
  * the last shape's numbers (the configurations of one shape share them). */
 typedef struct peer_set {
     const bench_options *options;
-    bench_peer_process processes[BENCH_PEER_KINDS]; /* numpy and torch slots only */
+    bench_peer_process processes[BENCH_PEER_KINDS]; /* the python peers' slots only */
     size_t threads;                                 /* of the running processes; 0: none */
     int have_shape;
     bench_shape shape;
@@ -34,7 +35,7 @@ typedef struct peer_set {
 } peer_set;
 
 static const unsigned peer_bits[BENCH_PEER_KINDS] = {BENCH_PEER_NAIVE, BENCH_PEER_NUMPY,
-                                                     BENCH_PEER_TORCH};
+                                                     BENCH_PEER_NUMPY32, BENCH_PEER_TORCH};
 
 static void summarize_process(bench_peer_summary *summary, const bench_peer_process *process,
                               int started)
@@ -54,6 +55,9 @@ static void announce_process(const bench_peer_process *process, int started)
 {
     if (!started) {
         printf("# %s peer skipped: %s\n", process->name, process->note);
+        if (strcmp(process->name, "torch") == 0)
+            printf("#   (optional: ./attn.sh peers sets up PyTorch 2.x from PyPI where "
+                   "attn-bench looks first)\n");
         return;
     }
     printf("# %s peer: %s; %s (threads %zu)\n", process->name, process->info, process->python,
@@ -79,19 +83,22 @@ static void stop_processes(peer_set *peers)
 /* (Re)starts the python peers for a thread count. */
 static void start_processes(peer_set *peers, size_t threads)
 {
+    /* numpy32 is numpy_peer.py --float32: the lesson's code kept in float32 */
     static const char *const scripts[BENCH_PEER_KINDS] = {NULL, "numpy_peer.py",
-                                                          "torch_peer.py"};
+                                                          "numpy_peer.py", "torch_peer.py"};
     const bench_options *o = peers->options;
     stop_processes(peers);
     peers->threads = threads;
     for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k) {
         if (!(o->peers & peer_bits[k]))
             continue;
+        const int torch = k == BENCH_PEER_KIND_TORCH;
         const bench_peer_process_setup setup = {
             .name = bench_peer_kind_names[k],
             .script_name = scripts[k],
-            .script_override = k == BENCH_PEER_KIND_NUMPY ? o->numpy_script : o->torch_script,
-            .pythons = k == BENCH_PEER_KIND_NUMPY ? o->python : o->torch_python,
+            .script_options = k == BENCH_PEER_KIND_NUMPY32 ? "--float32" : NULL,
+            .script_override = torch ? o->torch_script : o->numpy_script,
+            .pythons = torch ? o->torch_python : o->python,
             .threads = threads,
             .policy = &o->repeat,
             .seed = o->seed,
@@ -153,10 +160,10 @@ static double predicted_cost(const bench_options *o, const bench_config *config,
 static void progress_label(const bench_config *c, char *label, size_t size)
 {
     const bench_shape *s = &c->shape;
-    snprintf(label, size, "%s %s causal=%d %s/%s B=%zu T=%zu C=%zu NH=%zu hs=%zu thr=%zu",
+    snprintf(label, size, "%s %s causal=%d %s/%s/%s B=%zu T=%zu C=%zu NH=%zu hs=%zu thr=%zu",
              bench_dtype_name(s->dtype), bench_op_names[s->op], s->causal,
-             bench_api_names[c->api], bench_path_names[c->path], s->B, s->T, s->C, s->NH, s->hs,
-             s->threads);
+             bench_api_names[c->api], bench_path_names[c->path], bench_engine_names[c->engine],
+             s->B, s->T, s->C, s->NH, s->hs, s->threads);
 }
 
 static void report_failure(const bench_point *p, const char *error)
@@ -169,7 +176,19 @@ static void report_failure(const bench_point *p, const char *error)
 typedef struct sweep_outcome {
     size_t measured, resumed, failures;
     int csv_failed;
+    int promoted; /* a peer computed in float64 on an f32 row (the table's x*) */
 } sweep_outcome;
+
+/* Whether BLAS threads (attn-bench's or a python peer's) may still poll for
+ * work when a configuration on attn's own threads starts: only after
+ * multi-threaded BLAS calls, so only in a sweep with a thread count above 1. */
+static int blas_threads_may_poll(const bench_options *o)
+{
+    for (size_t i = 0; i < o->threads.count; ++i)
+        if (o->threads.values[i] > 1)
+            return 1;
+    return 0;
+}
 
 static void run_one(const bench_config *config, peer_set *peers, FILE *csv,
                     const bench_ceiling *ceiling, bench_progress *progress,
@@ -177,7 +196,9 @@ static void run_one(const bench_config *config, peer_set *peers, FILE *csv,
 {
     const bench_options *o = peers->options;
     bench_blas_set_threads(config->shape.threads);
-    if (config->engine == BENCH_ENGINE_OWN)
+    const int own_threads = config->engine == BENCH_ENGINE_OWN ||
+                            (config->engine == BENCH_ENGINE_AUTO && bench_attn_auto_threads() > 0);
+    if (own_threads && blas_threads_may_poll(o))
         bench_settle_blas_threads();
     bench_point point;
     bench_problem problem;
@@ -190,6 +211,17 @@ static void run_one(const bench_config *config, peer_set *peers, FILE *csv,
 
     bench_progress_hide(progress);
     bench_table_print_row(stdout, &point);
+    for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
+        outcome->promoted |= bench_peer_promoted(&point, (bench_peer_kind)k);
+    if (o->profile && point.status == BENCH_POINT_TIMED) {
+        bench_phase_profile_print(stdout, &point.profile, point.ceiling_gflops);
+        char key[256];
+        bench_csv_format_key(config, key, sizeof key);
+        if (point.profile.measured &&
+            bench_phase_profile_log_add(&peers->record->profiles, key, &point.profile,
+                                        point.ceiling_gflops) != 0)
+            fprintf(stderr, "attn-bench: out of memory: a profile is not in the JSON\n");
+    }
     if (point.status != BENCH_POINT_TIMED) {
         report_failure(&point, error);
         outcome->failures++;
@@ -233,6 +265,20 @@ static void run_sweep(const bench_sweep *sweep, const bench_resume *resume, peer
 
 /* ---- header and footer ----------------------------------------------------------- */
 
+static void print_auto_engine(void)
+{
+    const unsigned threads = bench_attn_auto_threads();
+    const char *forced = getenv("ATTN_NUM_THREADS");
+    printf("# engine auto (plans at their default, ATTN_THREADS_AUTO; every one-shot): ");
+    if (threads)
+        printf("attn's own engine on %u shared thread%s", threads, threads == 1 ? "" : "s");
+    else
+        printf("BLAS threads");
+    if (forced)
+        printf(" (ATTN_NUM_THREADS=%s)", forced);
+    printf("\n");
+}
+
 static void print_settings(const bench_options *o, const bench_sweep *sweep,
                            const bench_resume *resume)
 {
@@ -246,6 +292,8 @@ static void print_settings(const bench_options *o, const bench_sweep *sweep,
     for (size_t i = 0; i < sweep->omitted_reasons; ++i)
         printf("# left out: %zu combinations: %s\n", sweep->omitted[i].count,
                sweep->omitted[i].reason);
+    print_auto_engine();
+    printf("# FLOP counts: %s\n", bench_flops_formula);
     if (o->peers & BENCH_PEER_NAIVE)
         printf("# naive peer: plain C loops in the element type, up to T = %zu, %zu timed "
                "calls after one warmup\n",
@@ -257,10 +305,15 @@ static void print_settings(const bench_options *o, const bench_sweep *sweep,
             printf("# %s peer: not asked for\n", bench_peer_kind_names[k]);
 }
 
-static void print_ceiling(const bench_ceiling *ceiling)
+static void print_ceiling(const bench_ceiling *ceiling, const bench_machine *machine)
 {
     if (ceiling->count == 0)
         printf("# ceiling: not measured (--ceiling 0)\n");
+    else
+        printf("# ceiling: square cblas_sgemm/cblas_dgemm of attn's BLAS (%s core %s) on %s, "
+               "measured now: what this BLAS reaches, not the CPU's theoretical peak\n",
+               strncmp(machine->blas_config, "OpenBLAS", 8) == 0 ? "OpenBLAS" : "not OpenBLAS,",
+               machine->blas_core, machine->cpu_model);
     for (size_t i = 0; i < ceiling->count; ++i) {
         const bench_ceiling_entry *e = &ceiling->entries[i];
         printf("# ceiling: %s n=%zu, %zu thread%s: %.1f GFLOP/s (median of 5; best %.1f)\n",
@@ -272,6 +325,11 @@ static void print_ceiling(const bench_ceiling *ceiling)
 static void print_footer(const bench_options *o, const bench_run_record *record,
                          const sweep_outcome *outcome)
 {
+    if (outcome->promoted)
+        printf("# x*: the peer's output was float64 on an f32 row: with NumPy >= 2 the "
+               "lesson's / np.sqrt(hs) promotes float32 scores to float64, so that NumPy time "
+               "is partly double-precision work; numpy32 (the same code kept in float32) gives "
+               "the float32 ratio\n");
     for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k) {
         const bench_peer_summary *summary = &record->peers[k];
         if (summary->status && strcmp(summary->status, "ran") == 0 && summary->note[0])
@@ -345,7 +403,7 @@ static int run_configured(const bench_options *o, const bench_sweep *sweep)
     if (bench_ceiling_measure(&record.ceiling, o->dtypes, o->dtype_count, o->threads.values,
                               o->threads.count, o->ceiling_n) != 0)
         fprintf(stderr, "attn-bench: out of memory for the ceiling's GEMM\n");
-    print_ceiling(&record.ceiling);
+    print_ceiling(&record.ceiling, &record.machine);
     print_settings(o, sweep, &resume);
     fflush(stdout);
 
@@ -370,6 +428,7 @@ static int run_configured(const bench_options *o, const bench_sweep *sweep)
     record.other_load_cpus = bench_other_load(&start, &end);
     print_footer(o, &record, &outcome);
     int outputs_failed = finish_outputs(o, &record);
+    bench_phase_profile_log_free(&record.profiles);
     bench_resume_free(&resume);
     if (outcome.failures)
         fprintf(stderr, "attn-bench: %zu of %zu configurations failed\n", outcome.failures,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv_out.h"
 #include "csv_read.h"
 #include "text.h"
 
@@ -26,11 +27,11 @@ static void write_settings(FILE *out, const bench_options *o)
             "  \"settings\": {\"seed\": %llu, \"warmup\": %zu, \"repeats\": %zu, "
             "\"min_time_s\": %.6g, \"max_repeats\": %zu, \"naive_repeats\": %zu, "
             "\"naive_max_T\": %zu, \"check_rows\": %zu, \"check_grad_max_T\": %zu, "
-            "\"ceiling_n\": [%zu, %zu], \"quick\": %s},\n",
+            "\"ceiling_n\": [%zu, %zu], \"quick\": %s, \"profile\": %s},\n",
             (unsigned long long)o->seed, r->warmup, r->min_repeats, r->min_time_s,
             r->max_repeats, o->naive_repeat.min_repeats, o->naive_max_T, o->check_rows,
             o->check_grad_max_T, o->ceiling_n[BENCH_F32], o->ceiling_n[BENCH_F64],
-            o->quick ? "true" : "false");
+            o->quick ? "true" : "false", o->profile ? "true" : "false");
 }
 
 static void write_ceiling(FILE *out, const bench_ceiling *c)
@@ -81,7 +82,26 @@ static void write_cell(FILE *out, const char *cell)
         bench_json_write_string(out, cell);
 }
 
-static void write_rows(FILE *out, const bench_csv_table *table)
+/* The profile of row r, when this run profiled it. */
+static void write_profile(FILE *out, const bench_csv_table *table, size_t r,
+                          const bench_phase_profile_log *profiles)
+{
+    if (!profiles->count || table->columns < BENCH_CSV_KEY_COLUMNS)
+        return;
+    char key[256] = "";
+    for (int c = 0; c < BENCH_CSV_KEY_COLUMNS; ++c) {
+        bench_append_text(key, sizeof key, c ? "," : "");
+        bench_append_text(key, sizeof key, bench_csv_cell(table, r, c));
+    }
+    const bench_phase_profile_entry *entry = bench_phase_profile_log_find(profiles, key);
+    if (!entry)
+        return;
+    fputs(", \"profile\": ", out);
+    bench_phase_profile_write_json(out, &entry->profile, entry->ceiling_gflops);
+}
+
+static void write_rows(FILE *out, const bench_csv_table *table,
+                       const bench_phase_profile_log *profiles)
 {
     fputs("  \"columns\": [", out);
     for (size_t c = 0; c < table->columns; ++c) {
@@ -97,6 +117,7 @@ static void write_rows(FILE *out, const bench_csv_table *table)
             fputs(": ", out);
             write_cell(out, bench_csv_cell(table, r, (int)c));
         }
+        write_profile(out, table, r, profiles);
         fputc('}', out);
     }
     fputs(table->rows ? "\n  ]\n" : "]\n", out);
@@ -129,7 +150,7 @@ int bench_run_record_write_json(const char *path, const bench_run_record *record
         fprintf(out, "  \"other_load_cpus\": %.3f,\n", record->other_load_cpus);
     else
         fputs("  \"other_load_cpus\": null,\n", out);
-    write_rows(out, &table);
+    write_rows(out, &table, &record->profiles);
     fputs("}\n", out);
     bench_csv_free(&table);
     int failed = ferror(out);

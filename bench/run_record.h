@@ -11,6 +11,9 @@
  *               "measured", "note"}, ...],
  *    "wall_seconds": ..., "other_load_cpus": ...,
  *    "columns": [...], "rows": [{...}, ...]}
+ *
+ * With --profile, a row profiled in this run also has "profile": {...}
+ * (phase_profile.h); the CSV has no such column.
  */
 #ifndef ATTN_BENCH_RUN_RECORD_H
 #define ATTN_BENCH_RUN_RECORD_H
@@ -21,6 +24,7 @@
 #include "machine.h"
 #include "options.h"
 #include "peer.h"
+#include "phase_profile.h"
 
 typedef struct bench_peer_summary {
     const char *name;
@@ -41,6 +45,7 @@ typedef struct bench_run_record {
     bench_peer_summary peers[BENCH_PEER_KINDS];
     double wall_seconds;
     double other_load_cpus; /* < 0: unknown */
+    bench_phase_profile_log profiles; /* --profile: the rows' "profile" objects */
 } bench_run_record;
 
 /* Writes the JSON to path. Returns 0, or -1 with the reason in error. */

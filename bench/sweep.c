@@ -55,8 +55,8 @@ static void add_config(bench_sweep *sweep, const bench_options *o, const bench_s
     }
     if (config.api != BENCH_API_PLAN) {
         if (e > 0)
-            return; /* it ran once already, as blas */
-        config.engine = BENCH_ENGINE_BLAS;
+            return; /* it ran once already, as auto: one-shots run at their default */
+        config.engine = BENCH_ENGINE_AUTO;
     }
     const char *reason = bench_config_invalid_reason(&config);
     if (reason) {

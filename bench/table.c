@@ -11,8 +11,12 @@ static const char *const table_columns[][2] = {
     {"attn_ms", "median time of one call, milliseconds"},
     {"GFLOP/s", "FLOP count / median time"},
     {"ceil%", "GFLOP/s as a percentage of the GEMM ceiling"},
-    {"naive_ms numpy_ms torch_ms", "the peers' median times (\"-\": not measured)"},
-    {"xnaive xnumpy xtorch", "peer time / attn time: above 1 means attn is faster"},
+    {"PEER_ms", "each peer's median time, for PEER = naive, numpy, numpy32,"},
+    {"", "torch (\"-\": not measured)"},
+    {"xPEER", "peer time / attn time: above 1 means attn is faster;"},
+    {"", "x* (numpy on f32 rows): the peer computed in float64,"},
+    {"", "as the lesson's / np.sqrt(hs) promotes f32 scores under"},
+    {"", "NumPy >= 2; numpy32 is the same code kept in float32"},
 };
 
 void bench_table_print_columns(FILE *out)
@@ -23,13 +27,18 @@ void bench_table_print_columns(FILE *out)
 
 void bench_table_print_header(FILE *out)
 {
-    fprintf(out,
-            "%-5s %-8s %1s %-7s %-12s %-4s %3s %3s %5s %5s %3s %4s %2s | %8s %9s %8s %5s | %9s "
-            "%9s %9s | %7s %7s %7s\n",
+    fprintf(out, "%-5s %-8s %1s %-7s %-12s %-4s %3s %3s %5s %5s %3s %4s %2s | %8s %9s %8s %5s |",
             "dtype", "op", "c", "api", "path", "eng", "thr", "B", "T", "C", "NH", "hs", "wo",
-            "check",
-            "attn_ms", "GFLOP/s", "ceil%", "naive_ms", "numpy_ms", "torch_ms", "xnaive",
-            "xnumpy", "xtorch");
+            "check", "attn_ms", "GFLOP/s", "ceil%");
+    for (size_t k = 0; k < BENCH_PEER_KINDS; ++k) {
+        char name[32];
+        snprintf(name, sizeof name, "%s_ms", bench_peer_kind_names[k]);
+        fprintf(out, " %10s", name);
+    }
+    fputs(" |", out);
+    for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
+        fprintf(out, " x%-7s", bench_peer_kind_names[k]);
+    fputc('\n', out);
     fflush(out);
 }
 
@@ -67,17 +76,21 @@ void bench_table_print_row(FILE *out, const bench_point *p)
     fputs(" |", out);
     for (size_t k = 0; k < BENCH_PEER_KINDS; ++k) {
         if (p->peers[k].measured)
-            fprintf(out, " %9.4g", p->peers[k].timing.median_s * 1e3);
+            fprintf(out, " %10.4g", p->peers[k].timing.median_s * 1e3);
         else
-            fprintf(out, " %9s", "-");
+            fprintf(out, " %10s", "-");
     }
     fputs(" |", out);
     for (size_t k = 0; k < BENCH_PEER_KINDS; ++k) {
         double speedup = bench_speedup_vs_peer(p, (bench_peer_kind)k);
+        /* x*: the peer computed in another type (NumPy's float64); no blank at the end */
+        const char *mark = bench_peer_promoted(p, (bench_peer_kind)k) ? "*"
+                           : k + 1 < BENCH_PEER_KINDS                 ? " "
+                                                                      : "";
         if (speedup > 0.0)
-            fprintf(out, " %6.2fx", speedup);
+            fprintf(out, " %6.2fx%s", speedup, mark);
         else
-            fprintf(out, " %7s", "-");
+            fprintf(out, " %7s%s", "-", mark);
     }
     fputc('\n', out);
     fflush(out);

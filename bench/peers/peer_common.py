@@ -17,6 +17,8 @@ Output, one line each, space separated:
   unsupported SHAPE REASON                 this peer does not compute that shape
   error SHAPE MESSAGE                      that shape failed, others go on
   unavailable REASON                       the peer cannot run: nothing else follows
+With --describe the peer prints its info, blas and impl lines and exits
+(./attn.sh peers shows them so).
 
 Inputs per shape (D = NH*HS): X ~ N(0, 1), Wq, Wk, Wv ~ N(0, 1)/sqrt(C),
 Wo ~ N(0, 1)/sqrt(D), dout ~ N(0, 1), from
@@ -54,7 +56,8 @@ def use_thread_count_from_argv():
                 os.environ[name] = sys.argv[i + 1]
 
 
-def parse_arguments(description):
+def parse_arguments(description, add_arguments=None):
+    """attn-bench's arguments; add_arguments(parser) adds a peer's own."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--warmup", type=int, default=2)
@@ -62,6 +65,10 @@ def parse_arguments(description):
     parser.add_argument("--min-time", type=float, default=0.2)
     parser.add_argument("--max-repeats", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--describe", action="store_true",
+                        help="print the info, blas and impl lines, then exit")
+    if add_arguments:
+        add_arguments(parser)
     parser.add_argument("shapes", nargs="*",
                         help="DTYPE:OP:CAUSAL:B:T:C:NH:HS:WO (default: stdin)")
     return parser.parse_args()
@@ -130,9 +137,12 @@ def one_line(text):
 
 def serve(header_lines, measure, args):
     """Prints the header lines and 'ready', then answers every shape:
-    measure(shape) returns (median, min, repeats, out_dtype_name)."""
+    measure(shape) returns (median, min, repeats, out_dtype_name). With
+    --describe, only the header lines."""
     for line in header_lines:
         print(line, flush=True)
+    if args.describe:
+        return
     print("ready", flush=True)
     for fields in shapes_from(args.shapes):
         text = " ".join(fields)

@@ -15,6 +15,11 @@ The computation, in torch ops on CPU tensors of the shape's dtype:
   out = Y (B, T, D) @ Wo, or Y
 OP=forward runs under torch.inference_mode(); OP=backward times the forward
 and torch.autograd.grad(out, (X, Wq, Wk, Wv[, Wo]), dout) together.
+
+The 'info' line gives the versions (torch, python, numpy), the 'blas' line
+the build: BLAS_INFO, the MKL and oneDNN (MKL-DNN) versions, the CPU
+capability (the ISA its kernels dispatch to here), the parallel backend and
+the thread count. PyTorch 2.x from PyPI (./attn.sh peers) is the reference.
 """
 import math
 import os
@@ -63,18 +68,38 @@ def attention(X, Wq, Wk, Wv, Wo, NH, causal):
     return Y @ Wo if Wo is not None else Y
 
 
-def blas_description():
-    """PyTorch's BLAS settings and the BLAS library it loaded."""
+def build_description():
+    """PyTorch's CPU build, for the 'blas' line: its BLAS (BLAS_INFO), the MKL
+    and oneDNN (MKL-DNN) it was built with, the CPU capability its kernels
+    dispatch to on this machine, its parallel backend, and any BLAS library
+    it loaded as a shared library (NumPy's own left out)."""
     config = torch.__config__.show()
-    kept = re.findall(r"(BLAS_INFO=\w+|CPU capability usage: \w+)", config)
+
+    def found(pattern, text=config):
+        match = re.search(pattern, text)
+        return match.group(1) if match else "none"
+
+    mkl = found(r"Math Kernel Library Version ([\w.]+)")
+    onednn = found(r"MKL-DNN (v[\w.]+)")
+    if mkl != "none" and not torch.backends.mkl.is_available():
+        mkl += " (not available)"
+    if onednn != "none" and not torch.backends.mkldnn.is_available():
+        onednn += " (not available)"
+    blas = found(r"BLAS_INFO=(\w+)")
+    capability = found(r"CPU capability usage: (\w+)")
+    backend = found(r"ATen parallel backend: (\w+)", torch.__config__.parallel_info())
+    parts = [f"BLAS_INFO={blas}", f"MKL {mkl}", f"oneDNN (MKL-DNN) {onednn}",
+             f"CPU capability {capability}", f"parallel backend {backend}"]
     try:
         with open("/proc/self/maps") as maps:
             libraries = sorted({line.split()[-1] for line in maps
-                                if re.search(r"lib(open)?blas|libmkl", line)})
-        kept += libraries
+                                if re.search(r"lib(open)?blas|libmkl", line)
+                                and "numpy" not in line and "scipy_openblas" not in line})
+        if libraries:
+            parts.append("loaded " + " ".join(libraries))
     except OSError:
         pass
-    return " ".join(kept) or "unknown"
+    return "; ".join(parts)
 
 
 def main():
@@ -104,7 +129,7 @@ def main():
             "matmul, masked_fill(-inf), softmax, matmul")
     peer_common.serve([
         f"info torch={torch.__version__} python={sys.version.split()[0]} numpy={np.__version__}",
-        f"blas {blas_description()} threads={torch.get_num_threads()}",
+        f"blas {build_description()}; threads={torch.get_num_threads()}",
         f"impl {impl}",
     ], measure, args)
 

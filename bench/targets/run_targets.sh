@@ -23,8 +23,9 @@ nothing: build first (cmake --preset release && cmake --build --preset release).
                    their own the sweeps of the targets that only noisy runs
                    measured (see --slow)
   --only LIST      run only these (comma-separated: course, head, long-head,
-                   gpt2, paths, small-1, small-2, memory), in every round; the
-                   other results already in DIR are kept and checked with them
+                   gpt2, gpt2-b8, head4096, oneshot, paths, small-1, small-2,
+                   memory), in every round; the other results already in DIR
+                   are kept and checked with them
   --load-max X     before each sweep, wait until other processes keep fewer
                    than X CPUs busy (over 3 s) ... (default 0.05)
   --wait S         ... for at most S seconds (default 300) ...
@@ -58,7 +59,7 @@ wait_max=300
 retries=2
 check_only=0
 dry_run=0
-sweeps="course head long-head gpt2 paths small-1 small-2"
+sweeps="course head long-head gpt2 gpt2-b8 head4096 oneshot paths small-1 small-2"
 memory_args="--T 1024,4096,16384 --dtype f32,f64 --path auto,materialized --threads 2"
 
 while [ $# -gt 0 ]; do
@@ -193,7 +194,7 @@ run_sweep() { # name dir: runs bench/targets/NAME.sweep into DIR/NAME.{csv,json,
     # The probe: the 2-thread sgemm of the ceiling again, right after the run
     # (a run's own ceiling is measured at its start).
     "$bench" --T 8 --C 8 --hs 8 --B 1 --dtype f32 --op forward --causal 0 --api plan \
-      --path auto --threads 2 --peers none --ceiling 2048,64 --warmup 0 --repeats 1 \
+      --path auto --engine auto --threads 2 --peers none --ceiling 2048,64 --warmup 0 --repeats 1 \
       --min-time 0 --csv "$base.probe.tmp" --json "$base.probe.json" --progress none \
       >/dev/null 2>&1 || echo "run_targets.sh: the sgemm probe failed" >&2
     rm -f "$base.probe.tmp"

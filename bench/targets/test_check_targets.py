@@ -7,6 +7,7 @@ Usage: test_check_targets.py [--memory-program PATH] [--work DIR]
 """
 import argparse
 import contextlib
+import csv
 import io
 import json
 import os
@@ -67,7 +68,7 @@ class CannedRun(unittest.TestCase):
     def test_every_target_reported(self):
         self.assertEqual(self.status, 0)  # reporting only
         self.assertEqual(set(self.results), {t[0] for t in check_targets.TARGETS})
-        self.assertEqual(len(self.results), 20)
+        self.assertEqual(len(self.results), 31)
 
     def test_later_csv_wins_and_noisy_run_flagged(self):
         # rerun.csv: NumPy 0.03 ms / attn 0.001 ms, from a run with 0.5 CPUs busy
@@ -118,7 +119,7 @@ class CannedRun(unittest.TestCase):
         lines = self.stdout.splitlines()
         self.assertTrue(any(line.startswith("case ") and "measured" in line and "baseline"
                             in line for line in lines))
-        self.assertIn("# 13 of 20 targets met", self.stdout)
+        self.assertIn("# 13 of 31 targets met", self.stdout)
         self.assertIn("short of target: course_oneshot_vs_numpy", self.stdout)
         self.assertIn("not measured: threads_small2_fwdbwd", self.stdout)
 
@@ -126,7 +127,7 @@ class CannedRun(unittest.TestCase):
         with open(self.markdown_path) as handle:
             text = handle.read()
         table = [line for line in text.splitlines() if line.startswith("|")]
-        self.assertEqual(len(table), 2 + 20)
+        self.assertEqual(len(table), 2 + 31)
         self.assertTrue(table[0].startswith("| case | target | measured | baseline | status"))
         self.assertIn("| 16.3 MiB |", text)
         self.assertIn("| 38.0% |", text)
@@ -153,11 +154,83 @@ class CannedRun(unittest.TestCase):
         with open(path) as handle:
             stored = json.load(handle)
         self.assertEqual(stored["schema"], 1)
-        self.assertEqual(len(stored["ratios"]), 19)  # all but the missing one
+        self.assertEqual(len(stored["ratios"]), 20)  # all but the 11 missing ones
         self.assertAlmostEqual(stored["ratios"]["course_plan_vs_numpy"], 30.0)
         status, out = run(*args, "--baseline", path, "--strict-baseline")
         self.assertEqual(status, 0)
         self.assertNotIn("regressed", out.split("---", 1)[1])
+
+
+class EngineTargets(unittest.TestCase):
+    """engines.csv: fabricated rows of the sweeps that run several engines
+    (gpt2, gpt2-b8, head4096: plans on engines auto, blas and own, one-shots;
+    oneshot: plans and one-shots), PyTorch as the peer, the sgemm ceiling at
+    400 GFLOP/s. Every ratio below is computed by hand from its numbers."""
+
+    @classmethod
+    def setUpClass(cls):
+        path = os.path.join(tempfile.mkdtemp(dir=WORK), "results.json")
+        cls.status, cls.stdout = run(data("engines.csv"), "--baseline", "none",
+                                     "--results-json", path)
+        with open(path) as handle:
+            cls.results = {r["id"]: r for r in json.load(handle)}
+
+    def check(self, target_id, value, meets):
+        result = self.results[target_id]
+        self.assertAlmostEqual(result["measured"], value, places=4, msg=target_id)
+        self.assertEqual(result["meets"], meets, target_id)
+
+    def test_rows_keyed_by_engine(self):
+        # the auto row (20 ms), not the blas (24) or own (19.5) row of the same shape
+        self.check("gpt2_forward_vs_torch", 26.0 / 20.0, True)
+        self.assertIn("(auto = own x2)", self.results["gpt2_forward_vs_torch"]["detail"])
+        self.check("gpt2_fwdbwd_vs_torch", 72.0 / 60.0, False)  # >= 1.25x
+        self.check("backward_gpt2", (60.0 - 20.0) / 20.0, True)
+
+    def test_torch_ratios(self):
+        self.check("gpt2_b8_forward_vs_torch", 65.0 / 50.0, True)
+        self.check("head4096_forward_vs_torch", 39.0 / 30.0, True)
+        self.check("head4096_causal_forward_vs_torch", 28.0 / 16.0, True)
+        self.check("head4096_fwdbwd_vs_torch", min(160.0 / 100.0, 85.0 / 60.0), False)
+
+    def test_ceiling_share(self):
+        self.check("gpt2_forward_ceiling", 0.8053, False)  # 322.1 of 400 GFLOP/s
+
+    def test_auto_vs_best(self):
+        self.check("auto_vs_best_gpt2", max(20.0 / 19.5, 60.0 / 58.0), True)
+        self.check("auto_vs_best_gpt2_b8", 50.0 / 47.0, False)
+        self.check("auto_vs_best_head4096",
+                   max(30.0 / 30.5, 16.0 / 16.0, 100.0 / 98.0, 60.0 / 59.0), True)
+        detail = self.results["auto_vs_best_gpt2"]["detail"]
+        self.assertIn("fwd c=1: auto (own x2) 20 / own 19.5 ms", detail)
+
+    def test_oneshot_vs_plan(self):
+        self.check("oneshot_T256", max(2.1 / 2.0, 6.3 / 6.0), True)
+        self.check("oneshot_T1024", max(21.0 / 20.0, 69.0 / 60.0), False)
+        self.check("oneshot_T4096", max(31.5 / 30.0, 16.8 / 16.0), True)
+
+    def test_summary(self):
+        self.assertEqual(self.status, 0)
+        self.assertIn("short of target: gpt2_fwdbwd_vs_torch, head4096_fwdbwd_vs_torch, "
+                      "gpt2_forward_ceiling, auto_vs_best_gpt2_b8, oneshot_T1024", self.stdout)
+        for target_id in ("gpt2_b8_forward_vs_torch", "auto_vs_best_head4096", "oneshot_T256"):
+            self.assertEqual(self.results[target_id]["sweeps"], ["engines"], target_id)
+
+    def test_csv_without_engine_column(self):
+        # attn-bench CSVs from before --engine ran their plans on BLAS threads:
+        # their rows are engine blas, so no target that asks for auto uses them
+        path = os.path.join(tempfile.mkdtemp(dir=WORK), "old.csv")
+        with open(data("engines.csv"), newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        columns = [c for c in rows[0] if c not in ("engine", "engine_threads")]
+        with open(path, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, columns, extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(r for r in rows if r["engine"] == "auto")
+        self.assertEqual({r["engine"] for r in check_targets.Run(path).rows}, {"blas"})
+        status, out = run(path, "--baseline", "none")
+        self.assertEqual(status, 0)
+        self.assertIn("# 0 of 31 targets met", out)
 
 
 class Rounds(unittest.TestCase):

@@ -1,0 +1,74 @@
+# --engine auto (the plan's default, ATTN_THREADS_AUTO) next to blas and own,
+# the engine_threads column, and --profile's per-phase block and JSON.
+. "$(dirname "$0")/common.sh"
+
+small="--quick --peers none --T 16 --dtype f32 --causal 0"
+
+# The default engine list is auto,blas,own (engine varies fastest); --quick's is auto.
+"$BENCH" --list --T 64 --dtype f32 --op forward --causal 0 --path auto >list.txt \
+  || fail "--list failed"
+[ "$(grep '^f32' list.txt | cut -d, -f6 | tr '\n' ' ')" = "auto blas own " ] \
+  || fail "the default engines are not auto, blas, own: $(cat list.txt)"
+"$BENCH" --quick --list >list.txt || fail "--quick --list failed"
+[ "$(grep '^f' list.txt | cut -d, -f6 | sort -u)" = "auto" ] || fail "--quick's engine is not auto"
+pass "default --engine auto,blas,own; --quick's auto"
+
+# Every engine of a plan, and a one-shot (run once, as auto). engine_threads
+# (column 16): blas 0, own --threads; auto and the one-shot what
+# ATTN_NUM_THREADS forces.
+for forced in 3 0; do
+  ATTN_NUM_THREADS=$forced "$BENCH" $small --op forward --api plan,oneshot --engine auto,blas,own \
+    --csv engines.csv --json none >out.txt 2>err.txt || fail "engines sweep (ATTN_NUM_THREADS=$forced): $(cat err.txt)"
+  got=$(awk -F, 'NR > 1 { printf "%s/%s=%s ", $4, $6, $16 }' engines.csv)
+  want="plan/auto=$forced plan/blas=0 plan/own=1 oneshot/auto=$forced "
+  [ "$got" = "$want" ] || fail "ATTN_NUM_THREADS=$forced: engines '$got', wanted '$want'"
+  grep -q "^# engine auto .*ATTN_NUM_THREADS=$forced" out.txt || fail "no header line for engine auto"
+done
+pass "engine_threads: auto and one-shots follow ATTN_NUM_THREADS (3, 0), blas 0, own --threads"
+
+"$BENCH" $small --engine fast >out.txt 2>err.txt
+[ $? -eq 2 ] && grep -q "'fast' is not a list of auto, blas, own" err.txt \
+  || fail "--engine fast was not refused: $(cat err.txt)"
+"$BENCH" --help >help.txt || fail "--help failed"
+for text in "--profile" "PROFILE (--profile" "auto (the plan's default" "engine_threads"; do
+  grep -qF -- "$text" help.txt || fail "--help lacks '$text'"
+done
+pass "--engine fast refused; --help documents auto, engine_threads and --profile"
+
+# --profile: a block per plan row, none for the one-shot; the CSV is unchanged.
+"$BENCH" $small --op forward,backward --api plan,oneshot --profile --csv profile.csv \
+  --json profile.json >out.txt 2>err.txt || fail "--profile run: $(cat err.txt)"
+[ "$(grep -c '^    profile: attn' out.txt)" -eq 2 ] || fail "not one profile block per plan row"
+[ "$(grep -c '^    profile: none' out.txt)" -eq 1 ] || fail "the one-shot row has no 'none' profile"
+for phase in projections scores softmax weighted_sum backward_values backward_input outside; do
+  grep -Eq "^    $phase +[0-9]" out.txt || fail "no '$phase' line in the profile"
+done
+"$BENCH" $small --op forward --csv plain.csv --json none >/dev/null 2>&1 || fail "plain run failed"
+[ "$(head -n 1 profile.csv)" = "$(head -n 1 plain.csv)" ] || fail "--profile changed the CSV header"
+pass "--profile prints a block per plan row (forward and backward phases), the CSV unchanged"
+
+command -v python3 >/dev/null 2>&1 || { echo "skip: no python3 to parse the JSON"; exit 77; }
+python3 - <<'PY' || fail "--profile's JSON"
+import json
+document = json.load(open("profile.json"))
+assert document["settings"]["profile"] is True
+rows = document["rows"]
+plans = [r for r in rows if r["api"] == "plan"]
+assert len(plans) == 2 and not any("profile" in r for r in rows if r["api"] == "oneshot")
+for r in plans:
+    p = r["profile"]
+    assert p["engine_threads"] == r["engine_threads"] and p["calls"] >= 1, p
+    names = [ph["phase"] for ph in p["phases"]]
+    assert "projections" in names and "softmax" in names, names
+    assert ("backward_input" in names) == (r["op"] == "backward"), names
+    inside = sum(ph["thread_ms"] for ph in p["phases"])
+    assert abs(inside + p["outside_thread_ms"] - max(p["thread_ms"], inside)) < 1e-4 * p["thread_ms"], p
+    assert all(0 <= ph["share"] <= 1.5 for ph in p["phases"]), p
+    for ph in p["phases"]:
+        if ph["gflop"] > 0 and ph["thread_ms"] > 0:
+            assert abs(ph["gflops_per_thread"] - ph["gflop"] / ph["thread_ms"] * 1e3) < 1e-3 * ph["gflops_per_thread"]
+            assert abs(ph["ceiling_share"] - ph["gflops_per_thread"] / p["per_thread_ceiling_gflops"]) < 1e-3
+        else:
+            assert ph["gflops_per_thread"] is None
+PY
+pass "--profile's JSON: a profile per plan row whose phases and 'outside' add up to its thread time"

@@ -1,0 +1,128 @@
+# The python peers without PyTorch: the numpy and numpy32 peers' columns
+# (numpy32 keeps float32, the lesson's code promotes f32 under NumPy >= 2 and
+# the table and the report say so), a stand-in torch script whose info/blas/
+# impl lines must reach the header, the JSON and report.md, the FLOP counts
+# and the ceiling's provenance in the header and the report, and --resume
+# refusing a CSV of an attn-bench without the numpy32 columns.
+PEERS="$(cd "$(dirname "$0")/../peers" && pwd)"
+. "$(dirname "$0")/common.sh"
+
+command -v python3 >/dev/null 2>&1 || { echo "skip: no python3"; exit 77; }
+
+# A stand-in for torch_peer.py that speaks the protocol (peer_common.py):
+# its header lines are what the real one prints about its build.
+cat >fake_torch.py <<'PY'
+import sys
+print("info torch=9.9.9 python=fake numpy=fake", flush=True)
+print("blas BLAS_INFO=mkl; MKL 2099.1; oneDNN (MKL-DNN) v9.9; CPU capability AVX512; parallel backend OpenMP; threads=1", flush=True)
+print("impl torch.nn.functional.scaled_dot_product_attention", flush=True)
+print("ready", flush=True)
+for line in iter(sys.stdin.readline, ""):
+    fields = line.split()
+    out = "float32" if fields[0] == "f32" else "float64"
+    print("result " + " ".join(fields) + f" 1.0e-3 9.0e-4 5 {out}", flush=True)
+PY
+
+"$BENCH" --quick --peers numpy,numpy32,torch --torch-script fake_torch.py --T 16 --causal 0,1 \
+  --csv peers.csv --json peers.json >out.txt 2>err.txt || fail "quick sweep failed: $(cat err.txt)"
+if grep -q '^# numpy peer skipped' out.txt; then
+  echo "skip: no python with numpy for the NumPy peers: $(grep '^# numpy peer skipped' out.txt)"
+  exit 77
+fi
+grep -q '^# numpy32 peer: numpy=' out.txt || fail "no numpy32 peer header line"
+grep -q '^#   computes: .*float32 throughout' out.txt || fail "numpy32 does not say it keeps float32"
+grep -q '^#   BLAS: BLAS_INFO=mkl; MKL 2099.1; oneDNN (MKL-DNN) v9.9; CPU capability AVX512' out.txt \
+  || fail "the torch peer's build line is not in the header"
+grep -q '^# FLOP counts: forward 3\*2\*B\*T\*C\*D' out.txt || fail "no FLOP counts header line"
+grep -q "^# ceiling: square cblas_sgemm/cblas_dgemm of attn's BLAS (.* core .*) on .*not the CPU's theoretical peak" \
+  out.txt || fail "no provenance of the ceiling in the header"
+pass "header lines: numpy32 peer, torch build (BLAS_INFO, MKL, oneDNN, CPU capability), FLOP counts, ceiling provenance"
+
+python3 - <<'PY' || fail "CSV/JSON peer columns"
+import csv, json
+rows = list(csv.DictReader(open("peers.csv")))
+assert len(rows) == 8, len(rows)
+for r in rows:
+    f32_forward = r["dtype"] == "f32" and r["op"] == "forward"
+    assert bool(r["numpy32_median_ms"]) == f32_forward, r
+    assert bool(r["speedup_vs_numpy32"]) == f32_forward, r
+    assert bool(r["numpy_median_ms"]) == (r["op"] == "forward"), r
+    assert r["torch_median_ms"] == "1", r  # the stand-in's 1 ms
+    if f32_forward:
+        assert r["numpy32_out_dtype"] == "float32", r
+        assert r["numpy_out_dtype"] in ("float32", "float64"), r
+    elif r["op"] == "forward":
+        assert r["numpy32_note"].startswith("f64: the lesson's code keeps float64"), r
+d = json.load(open("peers.json"))
+peers = {p["name"]: p for p in d["peers"]}
+assert list(peers) == ["naive", "numpy", "numpy32", "torch"], list(peers)
+assert peers["numpy32"]["status"] == "ran" and "float32 throughout" in peers["numpy32"]["impl"]
+assert peers["torch"]["info"] == "torch=9.9.9 python=fake numpy=fake", peers["torch"]
+assert "MKL 2099.1" in peers["torch"]["blas"] and "oneDNN (MKL-DNN) v9.9" in peers["torch"]["blas"]
+assert peers["naive"]["status"] == "not asked for"
+PY
+pass "numpy32 columns on the f32 forwards only (float32), a note on f64; torch's build in the JSON"
+
+# The lesson's code under NumPy >= 2: f32 rows computed in float64, marked.
+promoted=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
+  $c["dtype"] == "f32" && $c["numpy_out_dtype"] == "float64" { n++ } END { print n + 0 }' peers.csv)
+if [ "$promoted" -gt 0 ]; then
+  [ "$(grep -c '^f32   forward .*x\*' out.txt)" -eq "$promoted" ] || fail "the table does not mark every promoted ratio x*"
+  grep -q '^# x\*: .*promotes float32 scores to float64' out.txt || fail "no footnote for x*"
+  pass "NumPy >= 2: the $promoted promoted f32 ratios are marked x*, with a footnote"
+else
+  pass "NumPy < 2: the lesson's code stays float32, nothing to mark"
+fi
+
+"$BENCH" report --csv peers.csv --out rep >rep.txt 2>&1 || fail "report: $(cat rep.txt)"
+grep -q '^- ceiling: .*`cblas_sgemm` / `cblas_dgemm` (core `.*`) on .*not the CPU.s theoretical peak' rep/report.md \
+  || fail "report.md does not say where the ceiling comes from"
+grep -q '^- FLOP counts .*forward 3\*2\*B\*T\*C\*D' rep/report.md || fail "report.md has no FLOP counts"
+grep -q '| × numpy32 |' rep/report.md || fail "report.md has no numpy32 column"
+grep -q '| torch | ran | torch=9.9.9 python=fake numpy=fake | BLAS_INFO=mkl; MKL 2099.1;' rep/report.md \
+  || fail "report.md's peers table lacks torch's build"
+if [ "$promoted" -gt 0 ]; then
+  [ "$(grep -c '× †' rep/report.md)" -eq "$promoted" ] || fail "report.md does not mark every promoted ratio"
+  grep -q '^† .*promotes the float32 scores to float64' rep/report.md || fail "report.md has no † footnote"
+fi
+pass "report.md: ceiling provenance, FLOP counts, numpy32 column, torch's build, promoted ratios marked"
+
+"$BENCH" --quick --peers numpy32 --T 16 --dtype f32 --op forward --json none --csv only.csv \
+  >only.txt 2>&1 || fail "--peers numpy32 alone: $(cat only.txt)"
+if ! grep -q '^# numpy peer: not asked for' only.txt || ! grep -q '^# numpy32 peer: numpy=' only.txt; then
+  fail "--peers numpy32 did not run numpy32 alone"
+fi
+pass "--peers numpy32 runs it without the numpy peer"
+
+# A CSV of an attn-bench before numpy32 (its columns removed): resume refuses
+# it and says why; report still reads it.
+python3 - <<'PY' || fail "cannot write the old CSV"
+import csv
+rows = list(csv.reader(open("peers.csv")))
+keep = [i for i, name in enumerate(rows[0]) if "numpy32" not in name]
+csv.writer(open("old.csv", "w", newline=""), lineterminator="\n").writerows(
+    [[row[i] for i in keep] for row in rows])
+PY
+cp old.csv old-kept.csv
+expect_status 1 "old.csv was not written by this attn-bench .*lacks 8 of this attn-bench's columns \(numpy32_repeats, \.\.\.\)" \
+  --quick --peers none --csv old.csv --resume
+cmp -s old.csv old-kept.csv || fail "--resume changed the refused CSV"
+"$BENCH" report --csv old.csv --out old-rep >/dev/null 2>&1 || fail "report refuses an older run's CSV"
+[ "$(grep -c '^| f[36][24] |' old-rep/report.md)" -eq 8 ] || fail "the older CSV's report lacks rows"
+pass "--resume refuses a CSV without the numpy32 columns and leaves it alone; report reads it"
+
+python=$(python3 -c 'import json; print(json.load(open("peers.json"))["peers"][1]["python"])')
+out=$("$python" "$PEERS/numpy_peer.py" --describe --float32) || fail "numpy_peer.py --describe failed"
+case "$out" in
+  *ready*) fail "--describe went on to serve shapes" ;;
+  *"impl the lesson's self_attention per head with sqrt(hs) as a float32 scalar"*) ;;
+  *) fail "numpy_peer.py --describe --float32: $out" ;;
+esac
+pass "numpy_peer.py --describe prints its header lines and stops"
+
+# --help documents the peers and where their interpreters are looked for.
+expect_status 0 "numpy32 numpy_peer.py --float32" --help
+expect_status 0 "default: /.*/\.venv-peers/bin/python,python3,/usr/bin/python3" --help
+expect_status 0 "\./attn\.sh peers" --help
+expect_status 2 "--peers: 'numpy64' is not a list of naive, numpy, numpy32, torch, all, none" \
+  --peers numpy64
