@@ -5,7 +5,7 @@
  * log-sum-exp block by block, never stored.
  *
  * Shapes: X (B,T,C); D = NH*hs; Q, K, V, Y, dQ, dK, dV, dY (B*T,D) with head h
- * in columns [h*hs, (h+1)*hs) (leading dimension D); lse, rowdot (T) per
+ * in columns [h*hs, (h+1)*hs) (leading dimension D); stats (T,2), rowdot (T) per
  * (b,h); P and dS tiles of at most ATTN_QUERY_BLOCK x ATTN_QUERY_BLOCK.
  *
  * Each step cites the forward formula (forward.c) it differentiates:
@@ -32,11 +32,11 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 /*
- * The heads, from the forward's log-sum-exp (FlashAttention-2's backward):
+ * The heads, from the forward's row statistics (FlashAttention-2's backward):
  * nothing of size T x T is formed. For each key block j (keys [k0, k1)) and
- * each query block i (queries [t0, t1)) that sees it, with lse and rowdot
- * of the block's queries:
- *   S = Q_i K_j^T,  P = exp(scale S - lse)   (forward: P = softmax(scale Q K^T))
+ * each query block i (queries [t0, t1)) that sees it, with the statistics
+ * (max, log_sum) and rowdot of the block's queries:
+ *   S = Q_i K_j^T,  P = exp((scale S - max) - log_sum)   (P = softmax(scale Q K^T))
  *   dV_j += P^T dY_i                         (Y = P V)
  *   dP = dY_i V_j^T
  *   dS = P o (dP - rowdot)                   (rowdot_t = <dY_t, Y_t> = <dP_t, P_t>)
@@ -53,9 +53,9 @@
 #define TILE_LD (ATTN_QUERY_BLOCK + 16) /* not a power of two: no cache-set aliasing */
 
 /* One head's arrays: Q, K, V, dY, dQ, dK, dV (T,hs) with ld D (dQ with ld
- * ldq), KT and VT (hs,T) or NULL, lse and rowdot (T). */
+ * ldq), KT and VT (hs,T) or NULL, stats (T,2) and rowdot (T). */
 typedef struct FN(head_arrays) {
-    const real *Q, *K, *V, *dY, *KT, *VT, *lse, *rowdot;
+    const real *Q, *K, *V, *dY, *KT, *VT, *stats, *rowdot;
     real *dQ, *dK, *dV;
     size_t ldq;
 } FN(head_arrays);
@@ -84,8 +84,9 @@ static void FN(tile_backward)(const FN(attn_backward_args) *a, const FN(attn_mm)
         FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, hs, REAL_C(1.0), h->Q + t0 * D,
                          D, h->K + k0 * D, D, REAL_C(0.0), P, TILE_LD);
     for (size_t r = 0; r < rows; r++)
-        a->softmax_from_lse(P + r * TILE_LD, P + r * TILE_LD, FN(visible_keys)(a, t0 + r, k0, kc),
-                            kc, a->scale, h->lse[t0 + r]);
+        a->softmax_from_lse(P + r * TILE_LD, P + r * TILE_LD,
+                            FN(visible_keys)(a, t0 + r, k0, kc), kc, a->scale,
+                            h->stats[2 * (t0 + r)], h->stats[2 * (t0 + r) + 1]);
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_RECOMPUTE, start, flops);
 
     ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES, flops,
@@ -204,7 +205,7 @@ static FN(head_arrays) FN(head_of)(const FN(backward_phases) *f, size_t bh, size
         .Q = a->Q + head, .K = a->K + head, .V = a->V + head, .dY = f->dY + head,
         .KT = a->KT != NULL ? a->KT + bh * hs * T : NULL,
         .VT = a->VT != NULL ? a->VT + bh * hs * T : NULL,
-        .lse = a->lse + bh * T, .rowdot = a->rowdot + bh * T,
+        .stats = a->stats + 2 * bh * T, .rowdot = a->rowdot + bh * T,
         .dQ = a->dQ + head, .dK = a->dK + head, .dV = a->dV + head, .ldq = f->D};
     if (f->groups > 1) {
         h.dQ = a->dQ_parts + (bh * f->groups + g) * T * hs;

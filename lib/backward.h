@@ -1,7 +1,7 @@
 /*
  * The backward pass over NH heads (templated over `real`, see real.h): the
  * gradients of sum(out * dout) for a training forward of forward.c, which
- * kept Q, K, V, the heads and each row's log-sum-exp. Arguments are
+ * kept Q, K, V, the heads and each row's statistics (max, log of the sum). Arguments are
  * validated by the caller.
  */
 #ifndef ATTN_BACKWARD_H
@@ -25,7 +25,7 @@ typedef struct FN(attn_backward_args) {
     /* kept by the forward */
     const real *Q, *K, *V; /* (B,T,NH*hs) */
     const real *heads;     /* (B,T,NH*hs): Y */
-    const real *lse;       /* (B,NH,T) */
+    const real *stats;     /* (B,NH,T,2): each row's max and log of its sum */
     /* gradients, overwritten */
     real *dX;                /* (B,T,C) */
     real *dWq, *dWk, *dWv;   /* (C,NH*hs) */

@@ -23,10 +23,11 @@
  *    V_blk; key blocks wholly above the diagonal are skipped. Memory is O(T):
  *    one tile, not the T*T matrix. A query row whose scores reach +inf is
  *    redone on its own (one row of T) by the materialized row kernel.
- *    A training forward always takes it and keeps each row's log-sum-exp
- *    lse = max + log(sum) (+inf for such a row, -inf for a row that saw no
- *    key) with the heads, from which the backward recomputes P; weights
- *    asked of it are recomputed so too: P = exp(scale Q_blk K^T - lse).
+ *    A training forward always takes it and keeps each row's statistics,
+ *    its max and the log of its sum (lse = max + log_sum; max = +inf for
+ *    such a row, log_sum = -inf for a row that saw no key), with the heads,
+ *    from which the backward recomputes P; weights asked of it are
+ *    recomputed so too: P = exp((scale Q_blk K^T - max) - log_sum).
  */
 #include <math.h>
 #include <string.h>
@@ -103,11 +104,11 @@ static void FN(scale_row)(real *y, size_t n, real factor)
 }
 
 /* One query block [t0, t0+rows) of one head, tiled. Q, K, V, Y (T,hs) with
- * ld D; work: attn_tiled_workspace(T) elements; lse: the block's rows of
- * the head's log-sum-exp, or NULL. */
+ * ld D; work: attn_tiled_workspace(T) elements; stats: the block's rows of
+ * the head's statistics (max, log_sum) pairs, or NULL. */
 static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm, size_t D,
                             size_t t0, size_t rows, const real *Q, FN(head_keys) K,
-                            const real *V, real *Y, real *work, real *lse)
+                            const real *V, real *Y, real *work, real *stats)
 {
     const size_t hs = a->hs;
     real *tile = work;
@@ -164,25 +165,28 @@ static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *m
         else
             FN(scale_row)(Y_blk + i * D, hs,
                           sum[i] == REAL_C(0.0) ? REAL_C(0.0) : REAL_C(1.0) / sum[i]);
-        if (lse != NULL)
-            lse[i] = max[i] == (real)INFINITY ? (real)INFINITY
-                     : sum[i] == REAL_C(0.0)  ? (real)-INFINITY
-                                              : max[i] + (real)log((double)sum[i]);
+        if (stats != NULL) {
+            stats[2 * i] = max[i];
+            stats[2 * i + 1] =
+                sum[i] == REAL_C(0.0) ? (real)-INFINITY : (real)log((double)sum[i]);
+        }
     }
     attn_profile_end(mm->profile, ATTN_PHASE_SOFTMAX, start, 0.0);
 }
 
 /* The weights of query block [t0, t0+rows) of one head (P: its rows, ld T)
- * recomputed from the rows' log-sum-exp: S = Q_blk K^T, P = exp(scale S - lse). */
+ * recomputed from the rows' statistics: S = Q_blk K^T,
+ * P = exp((scale S - max) - log_sum). */
 static void FN(block_weights_from_lse)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm,
                                        size_t D, size_t t0, size_t rows, const real *Q,
-                                       FN(head_keys) K, const real *lse, real *P)
+                                       FN(head_keys) K, const real *stats, real *P)
 {
     const size_t T = a->T, keys = a->causal ? t0 + rows : T;
     FN(scores)(a, mm, D, Q + t0 * D, rows, K, 0, keys, P, T);
     ATTN_PROFILED(mm->profile, ATTN_PHASE_SOFTMAX, 0.0,
                   for (size_t i = 0; i < rows; i++) a->softmax_from_lse(
-                      P + i * T, P + i * T, a->causal ? t0 + i + 1 : T, T, a->scale, lse[i]));
+                      P + i * T, P + i * T, a->causal ? t0 + i + 1 : T, T, a->scale,
+                      stats[2 * i], stats[2 * i + 1]));
 }
 
 /* ---- the phases -------------------------------------------------------------- */
@@ -247,11 +251,11 @@ static void FN(query_block_item)(void *context, size_t item, unsigned worker)
     const FN(head_keys) K = {a->K + head, a->KT != NULL ? a->KT + bh * a->hs * T : NULL};
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
     real *tile = FN(attn_engine_tile)(f->e, worker);
-    if (a->lse != NULL) {
-        real *lse = a->lse + bh * T + t0;
-        FN(block_tiled)(a, &mm, D, t0, rows, Q, K, V, f->Y + head, tile, lse);
+    if (a->stats != NULL) {
+        real *stats = a->stats + 2 * (bh * T + t0);
+        FN(block_tiled)(a, &mm, D, t0, rows, Q, K, V, f->Y + head, tile, stats);
         if (a->P != NULL)
-            FN(block_weights_from_lse)(a, &mm, D, t0, rows, Q, K, lse,
+            FN(block_weights_from_lse)(a, &mm, D, t0, rows, Q, K, stats,
                                        a->P + bh * T * T + t0 * T);
     } else if (a->P != NULL) {
         FN(block_materialized)(a, &mm, D, t0, rows, Q, K, V, a->P + bh * T * T + t0 * T, T, T,
@@ -299,7 +303,7 @@ void FN(attn_forward_run)(const FN(attn_forward_args) *a, const FN(attn_engine) 
     f.row_block = FN(attn_engine_row_block)(e, f.rows);
     f.row_blocks = (f.rows + f.row_block - 1) / f.row_block;
     f.query_blocks = (a->T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK;
-    f.Y = a->Wo != NULL || a->lse != NULL ? a->heads : a->out;
+    f.Y = a->Wo != NULL || a->stats != NULL ? a->heads : a->out;
 
     /* Packing the weights once pays when several row blocks use them, in
      * products large enough to be packed at all. */

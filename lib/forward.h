@@ -29,15 +29,15 @@ typedef struct FN(attn_forward_args) {
     real *P;        /* (B,NH,T,T) attention weights, or NULL */
     /* workspace, kept for a backward */
     real *Q, *K, *V; /* (B,T,NH*hs) each */
-    real *heads;     /* (B,T,NH*hs) concatenated heads, used when Wo is set or lse is */
-    real *lse;       /* (B,NH,T) or NULL: a training forward keeps each row's log-sum-exp
-                      * (tiled path, whatever `tiled` says) and the heads, and
-                      * recomputes P from them when P is wanted */
+    real *heads;     /* (B,T,NH*hs) concatenated heads, used when Wo or stats is set */
+    real *stats;     /* (B,NH,T,2) or NULL: a training forward keeps each row's max and
+                      * log of its sum (tiled path, whatever `tiled` says) and the
+                      * heads, and recomputes P from them when P is wanted */
     real *KT;        /* (B,NH,hs,T) each head's K transposed, or NULL: scores as Q K^T */
 } FN(attn_forward_args);
 
 /* Worker tiles must hold attn_block_workspace(T) elements, or
- * attn_tiled_workspace(T) when args.lse is set, or args.tiled and args.P is
+ * attn_tiled_workspace(T) when args.stats is set, or args.tiled and args.P is
  * NULL (tiling.h). */
 void FN(attn_forward_run)(const FN(attn_forward_args) *args, const FN(attn_engine) *engine);
 

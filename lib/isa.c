@@ -35,9 +35,11 @@
     double attn_softmax_backward_##isa##_f64(const double *P, double *dP, size_t n_valid,    \
                                              size_t n_total, const double *given_dot);        \
     void attn_softmax_from_lse_##isa##_f32(const float *s, float *p, size_t n_valid,         \
-                                           size_t n_total, float scale, float lse);           \
+                                           size_t n_total, float scale, float max,            \
+                                           float log_sum);                                    \
     void attn_softmax_from_lse_##isa##_f64(const double *s, double *p, size_t n_valid,       \
-                                           size_t n_total, double scale, double lse);         \
+                                           size_t n_total, double scale, double max,          \
+                                           double log_sum);                                   \
     void attn_gemm_##isa##_f32(int trans_a, int trans_b, size_t M, size_t N, size_t K,        \
                                float alpha, const float *A, size_t lda, const float *B,       \
                                size_t ldb, float beta, float *C, size_t ldc, float *pack);    \

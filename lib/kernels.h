@@ -189,18 +189,22 @@ attn_softmax_backward_f32_fn attn_softmax_backward_kernel_f32(attn_isa isa);
 attn_softmax_backward_f64_fn attn_softmax_backward_kernel_f64(attn_isa isa);
 
 /*
- * The weights of one row recomputed from its log-sum-exp (the O(T)-memory
- * backward and a training forward's requested weights):
- *   p[j] = exp(scale*s[j] - lse) for j < n_valid, p[j] = 0 up to n_total
- * where lse = log sum_{k<n_valid} exp(scale*s[k]) as the tiled forward left
- * it; lse = -inf (or n_valid 0: no key seen) gives zeros, lse = +inf (a
- * score reached +inf) the row kernel's limit (equal shares of the +inf
- * entries). s == p allowed.
+ * The weights of one row recomputed from its statistics (the O(T)-memory
+ * backward and a training forward's requested weights): with max and
+ * log_sum as the tiled forward left them,
+ *   p[j] = exp((scale*s[j] - max) - log_sum) for j < n_valid, 0 up to n_total
+ * (the row's log-sum-exp is max + log_sum; kept apart, the subtraction of
+ * max is as exact as in the forward, which one rounded lse would not be
+ * when scores are large); log_sum = -inf (or n_valid 0: no key seen) gives
+ * zeros, max = +inf (a score reached +inf) the row kernel's limit (equal
+ * shares of the +inf entries). s == p allowed.
  */
 typedef void (*attn_softmax_from_lse_f32_fn)(const float *s, float *p, size_t n_valid,
-                                             size_t n_total, float scale, float lse);
+                                             size_t n_total, float scale, float max,
+                                             float log_sum);
 typedef void (*attn_softmax_from_lse_f64_fn)(const double *s, double *p, size_t n_valid,
-                                             size_t n_total, double scale, double lse);
+                                             size_t n_total, double scale, double max,
+                                             double log_sum);
 attn_softmax_from_lse_f32_fn attn_softmax_from_lse_kernel_f32(attn_isa isa);
 attn_softmax_from_lse_f64_fn attn_softmax_from_lse_kernel_f64(attn_isa isa);
 

@@ -41,18 +41,20 @@ static size_t packed_weight_elements(size_t C, size_t D)
 /* Element counts of every buffer; 0 for absent ones. False on overflow. */
 static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_COUNT])
 {
-    size_t D, rows_by_D, rows_by_heads, parts, tile, weights;
+    size_t D, rows_by_D, rows_by_heads, stats, parts, tile, weights;
     const size_t groups = attn_backward_groups(s.B, s.NH, s.T);
     /* no buffer holds the (B,NH,T,T) weights, but a forward may be asked for them */
     if (!attn_mul(s.NH, s.hs, &D) || !attn_mul3(s.B, s.T, D, &rows_by_D) ||
-        !attn_mul3(s.B, s.NH, s.T, &rows_by_heads) || !attn_mul(rows_by_D, groups, &parts) ||
+        !attn_mul3(s.B, s.NH, s.T, &rows_by_heads) || !attn_mul(rows_by_heads, 2, &stats) ||
+        !attn_mul(rows_by_D, groups, &parts) ||
         !attn_mul(s.T, s.T, &tile) || !attn_mul3(s.B, s.NH, tile, &weights))
         return 0;
     const int inference = (flags & ATTN_INFERENCE) != 0;
     const size_t training = inference ? 0 : 1;
     counts[ATTN_BUF_Q] = counts[ATTN_BUF_K] = counts[ATTN_BUF_V] = rows_by_D;
     counts[ATTN_BUF_HEADS] = rows_by_D;
-    counts[ATTN_BUF_LSE] = counts[ATTN_BUF_ROWDOT] = rows_by_heads * training;
+    counts[ATTN_BUF_STATS] = stats * training;
+    counts[ATTN_BUF_ROWDOT] = rows_by_heads * training;
     counts[ATTN_BUF_DQ_PARTS] = groups > 1 ? parts * training : 0;
     counts[ATTN_BUF_DQ] = counts[ATTN_BUF_DK] = counts[ATTN_BUF_DV] = rows_by_D * training;
     counts[ATTN_BUF_DHEADS] = rows_by_D * training;
@@ -157,7 +159,7 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
 
     const attn_shape shape = {B, T, C, NH, hs};
     const int inference = (flags & ATTN_INFERENCE) != 0;
-    /* a training forward takes the tiled path and keeps each row's lse */
+    /* a training forward takes the tiled path and keeps each row's statistics */
     const int tiled = !inference || takes_tiled_path(T, flags);
     const size_t element_size = dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
     size_t counts[ATTN_BUF_COUNT], offsets[ATTN_BUF_COUNT], arena_bytes, rows, D;

@@ -20,7 +20,7 @@ typedef enum attn_buffer {
     ATTN_BUF_K,       /* (B,T,D) */
     ATTN_BUF_V,       /* (B,T,D) */
     ATTN_BUF_HEADS,   /* (B,T,D) concatenated head outputs (before Wo) */
-    ATTN_BUF_LSE,     /* (B,NH,T) log-sum-exp of each row, kept for the backward */
+    ATTN_BUF_STATS,   /* (B,NH,T,2) each row's max and log of its sum, kept for the backward */
     ATTN_BUF_ROWDOT,  /* (B,NH,T) the backward's <dY_t, Y_t> */
     ATTN_BUF_DQ_PARTS, /* (B,NH,groups,T,hs) dQ of each key block group (tiling.h) */
     ATTN_BUF_DQ,      /* (B,T,D) */

@@ -91,7 +91,7 @@ attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, con
         .P = weights,
         .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
         .heads = PLAN_BUFFER(plan, HEADS),
-        .lse = PLAN_BUFFER(plan, LSE),
+        .stats = PLAN_BUFFER(plan, STATS),
         .KT = FN(plan_kt)(plan)};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_forward_run)(&args, &engine);
@@ -131,7 +131,7 @@ attn_status FN(attn_backward)(attn_plan *plan, const real *X, const real *Wq, co
         .softmax_from_lse = FN(attn_softmax_from_lse_kernel)(plan->isa),
         .X = X, .Wq = Wq, .Wk = Wk, .Wv = Wv, .Wo = Wo, .dout = dout,
         .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
-        .heads = PLAN_BUFFER(plan, HEADS), .lse = PLAN_BUFFER(plan, LSE),
+        .heads = PLAN_BUFFER(plan, HEADS), .stats = PLAN_BUFFER(plan, STATS),
         .KT = FN(plan_kt)(plan),
         .dX = dX, .dWq = dWq, .dWk = dWk, .dWv = dWv, .dWo = dWo,
         .dQ = PLAN_BUFFER(plan, DQ), .dK = PLAN_BUFFER(plan, DK), .dV = PLAN_BUFFER(plan, DV),

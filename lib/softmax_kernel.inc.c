@@ -145,35 +145,36 @@ static inline real scaled_max(const real *x, size_t n, real scale)
     return v_hmax(max[0]);
 }
 
-/* y[j] = exp(scale*x[j] - shift) for j < n_valid, 0 up to n_total; returns
- * the sum of the y[j], two vectors of lanes a SUM_CHUNK at a time, merged in
- * double. */
+/* y[j] = exp((scale*x[j] - shift) - shift2) for j < n_valid, 0 up to
+ * n_total; returns the sum of the y[j], two vectors of lanes a SUM_CHUNK at
+ * a time, merged in double. shift2 is 0 (a constant once inlined) but for
+ * weights recomputed from a row's max and log-sum. */
 static inline double exp_shifted_row(const real *x, real *y, size_t n_valid, size_t n_total,
-                                     real scale, real shift)
+                                     real scale, real shift, real shift2)
 {
-    const vec vscale = v_set1(scale), vshift = v_set1(shift);
+    const vec vscale = v_set1(scale), vshift = v_set1(shift), vshift2 = v_set1(shift2);
     double total = 0.0;
     size_t j = 0;
     for (size_t chunk = 0; chunk < n_valid; chunk += SUM_CHUNK) {
         const size_t end = n_valid - chunk < SUM_CHUNK ? n_valid : chunk + SUM_CHUNK;
         vec sum0 = v_set1(REAL_C(0.0)), sum1 = v_set1(REAL_C(0.0));
         for (; j + 2 * VLEN <= end; j += 2 * VLEN) {
-            const vec e0 = v_exp(v_sub(v_mul(v_load(x + j), vscale), vshift));
-            const vec e1 = v_exp(v_sub(v_mul(v_load(x + j + VLEN), vscale), vshift));
+            const vec e0 = v_exp(v_sub(v_sub(v_mul(v_load(x + j), vscale), vshift), vshift2));
+            const vec e1 = v_exp(v_sub(v_sub(v_mul(v_load(x + j + VLEN), vscale), vshift), vshift2));
             sum0 = v_add(sum0, e0);
             sum1 = v_add(sum1, e1);
             v_store(y + j, e0);
             v_store(y + j + VLEN, e1);
         }
         for (; j + VLEN <= end; j += VLEN) {
-            const vec e = v_exp(v_sub(v_mul(v_load(x + j), vscale), vshift));
+            const vec e = v_exp(v_sub(v_sub(v_mul(v_load(x + j), vscale), vshift), vshift2));
             sum0 = v_add(sum0, e);
             v_store(y + j, e);
         }
         if (j < end) {
             const size_t rest = end - j;
-            const vec e = v_exp(
-                v_sub(v_mul(v_load_part(x + j, rest, (real)-INFINITY), vscale), vshift));
+            const vec e = v_exp(v_sub(
+                v_sub(v_mul(v_load_part(x + j, rest, (real)-INFINITY), vscale), vshift), vshift2));
             sum1 = v_add(sum1, e);
             v_store_part(y + j, e, rest);
             j = end;
@@ -246,7 +247,7 @@ void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, re
         softmax_row_with_infinity(x, y, n_valid, n_total, scale);
         return;
     }
-    const double row_sum = exp_shifted_row(x, y, n_valid, n_total, scale, row_max);
+    const double row_sum = exp_shifted_row(x, y, n_valid, n_total, scale, row_max, REAL_C(0.0));
     /* a fully masked row (sum 0) gives zeros */
     scale_row(y, n_valid, row_sum == 0.0 ? REAL_C(0.0) : (real)(1.0 / row_sum));
 }
@@ -320,7 +321,7 @@ real SOFTMAX_ONLINE_NAME(const real *s, real *p, size_t n_valid, size_t n_total,
         *running_max = new_max;
         return REAL_C(-1.0);
     }
-    const real block_sum = (real)exp_shifted_row(s, p, n_valid, n_total, scale, new_max);
+    const real block_sum = (real)exp_shifted_row(s, p, n_valid, n_total, scale, new_max, REAL_C(0.0));
     const real alpha = v_hmax(v_exp(v_set1(old_max - new_max)));
     *running_sum = *running_sum * alpha + block_sum;
     *running_max = new_max;
@@ -328,16 +329,16 @@ real SOFTMAX_ONLINE_NAME(const real *s, real *p, size_t n_valid, size_t n_total,
 }
 
 void SOFTMAX_FROM_LSE_NAME(const real *s, real *p, size_t n_valid, size_t n_total, real scale,
-                           real lse);
+                           real max, real log_sum);
 void SOFTMAX_FROM_LSE_NAME(const real *s, real *p, size_t n_valid, size_t n_total, real scale,
-                           real lse)
+                           real max, real log_sum)
 {
-    if (n_valid == 0 || lse == (real)-INFINITY) /* no key seen: weights 0 */
+    if (n_valid == 0 || log_sum == (real)-INFINITY) /* no key seen: weights 0 */
         zero_tail(p, 0, n_total);
-    else if (lse == (real)INFINITY) /* the row reached +inf: its limit */
+    else if (max == (real)INFINITY) /* the row reached +inf: its limit */
         softmax_row_with_infinity(s, p, n_valid, n_total, scale);
     else
-        (void)exp_shifted_row(s, p, n_valid, n_total, scale, lse);
+        (void)exp_shifted_row(s, p, n_valid, n_total, scale, max, log_sum);
 }
 
 real SOFTMAX_BACKWARD_NAME(const real *P, real *dP, size_t n_valid, size_t n_total,

@@ -28,12 +28,15 @@ _Static_assert(ATTN_TILE_KEYS % ATTN_QUERY_BLOCK == 0,
 #define ATTN_HEADS_PER_ITEM_MIN 4
 #define ATTN_BACKWARD_ITEMS 8
 
-/* Groups of key blocks per (batch, head) in the backward on own threads. */
+/* Groups of key blocks per (batch, head) in the backward on own threads;
+ * any dimensions (a plan's are checked after it is asked). */
 static inline size_t attn_backward_groups(size_t B, size_t NH, size_t T)
 {
-    const size_t heads = B * NH, key_blocks = (T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK;
-    if (heads >= ATTN_HEADS_PER_ITEM_MIN)
+    const size_t key_blocks = T / ATTN_QUERY_BLOCK + (T % ATTN_QUERY_BLOCK != 0);
+    if (B == 0 || NH == 0 || B >= ATTN_HEADS_PER_ITEM_MIN || NH >= ATTN_HEADS_PER_ITEM_MIN ||
+        B * NH >= ATTN_HEADS_PER_ITEM_MIN)
         return 1;
+    const size_t heads = B * NH;
     const size_t groups = (ATTN_BACKWARD_ITEMS + heads - 1) / heads;
     return groups < key_blocks ? groups : key_blocks;
 }

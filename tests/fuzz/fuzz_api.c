@@ -455,31 +455,44 @@ typedef struct shape {
 
 /* attn.h "Memory:" of a plan, each buffer padded to 64 bytes: whether the
  * arena's byte count fits size_t. The arena holds Q, K, V and the heads,
- * and for training the weights, four gradient buffers and rowsum(dP o P);
- * T*T and B*NH*T*T are checked whatever the flags. The per-thread scratch
- * (a block of 128*T scores, or the tiled path's tile) cannot overflow once
- * T*T does not. */
+ * and for training (B,NH,T,2) and (B,NH,T) row statistics, the partial query
+ * gradients of a plan of fewer than 4 heads (B*T*D per key block group:
+ * ceil(8 / (B*NH)) groups, at most one per block of 128 keys) and four
+ * gradient buffers; T*T and B*NH*T*T (the weights a forward may be asked
+ * for) are checked whatever the flags. The per-thread scratch (a block of
+ * 128*T scores, or the tiled path's tile) cannot overflow once T*T does
+ * not. */
 static int arena_fits(shape s, size_t es, unsigned flags)
 {
     int ok = 1;
     PRODUCT(&ok, s.NH, s.hs); /* D */
     const size_t rbd = PRODUCT(&ok, s.B, s.T, s.NH, s.hs);
+    const size_t rows_by_heads = PRODUCT(&ok, s.B, s.NH, s.T);
     PRODUCT(&ok, s.T, s.T);
-    const size_t saved = PRODUCT(&ok, s.B, s.NH, s.T, s.T);
+    PRODUCT(&ok, s.B, s.NH, s.T, s.T);
+    const size_t heads = ok ? s.B * s.NH : 0, key_blocks = s.T / 128 + (s.T % 128 != 0);
+    size_t groups = heads >= 4 ? 1 : (8 + heads - 1) / (heads > 0 ? heads : 1);
+    groups = groups < key_blocks ? groups : key_blocks;
+    const size_t parts = PRODUCT(&ok, rbd, groups);
     if (!ok)
         return 0;
     const int inference = (flags & ATTN_INFERENCE) != 0;
     size_t counts[12] = {rbd, rbd, rbd, rbd, 0};
     int n = 4;
     if (!inference) {
-        counts[n++] = saved;
+        counts[n++] = PRODUCT(&ok, rows_by_heads, 2); /* each row's max and log-sum */
+        counts[n++] = rows_by_heads;
+        counts[n++] = groups > 1 ? parts : 0;
         for (int i = 0; i < 4; i++)
             counts[n++] = rbd;
-        counts[n++] = s.B * s.NH * s.T; /* at most rbd */
+        if (!ok)
+            return 0;
     }
     size_t at = 0;
     for (int i = 0; i < n; i++) {
         size_t bytes, padded;
+        if (counts[i] == 0)
+            continue;
         if (__builtin_mul_overflow(counts[i], es, &bytes) ||
             __builtin_add_overflow(bytes, (size_t)63, &padded) ||
             __builtin_add_overflow(at, padded / 64 * 64, &at))
@@ -1180,7 +1193,7 @@ static int head_small(shape s, const extents *e, size_t es, int training, int wi
                              (with_weights ? (double)e->weights : 0.0)) /
                             (double)es;
     const double work = B * NH * T * T * (hs + 1.0) + B * T * (double)s.C * NH * hs;
-    const double arena = 8.0 * B * T * NH * hs + (training ? 2.0 : 1.0) * B * NH * T * T;
+    const double arena = 8.0 * B * T * NH * hs + (training ? 8.0 * T * hs : 0.0) + B * NH * T * T;
     return elements <= (double)CAP_ELEMENTS && work <= (double)CAP_WORK &&
            arena <= 8.0 * (double)CAP_ELEMENTS;
 }

@@ -95,6 +95,10 @@ seed("softmax_f64_long_strided", head("softmax_rows", True), dim(2), dim(257), [
 # found by libFuzzer: one f64 row of 65536 (three 1s, then 0s), whose reference
 # sum of 65533 equal terms erred by 1e-13 in a plain double loop (raw bytes)
 seed("softmax_f64_65536_equal_terms", [0x00, 0x7D, 0x7D, 0x01, 0x00] + [0xE2] * 8)
+# found by libFuzzer: a training plan's weights, recomputed from one rounded
+# f32 log-sum-exp of large scores, summed to 1 + 6e-3 (raw bytes)
+seed("plan_training_weights_large_scores",
+     [5, 14, 7, 90, 0, 1, 4, 3, 1, 2, 0, 1, 0, 2, 3, 12, 0, 0, 254, 255, 255, 123] + [0] * 18)
 seed("softmax_specials", head("softmax_rows"), dim(4), dim(5), [0x00], NO_NULL,
      each("nan", "1", "2", "3", "-3", "inf", "0", "inf", "-inf", "1", "-inf", "-inf", "-inf",
           "-inf", "-inf", "FLT_MAX", "-FLT_MAX", "FLT_MAX", "1e30", "FLT_TRUE_MIN"))
