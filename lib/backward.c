@@ -171,6 +171,22 @@ static size_t FN(blocks_of)(size_t n, size_t block)
     return (n + block - 1) / block;
 }
 
+/* Rows per item of a weight gradient dW = X^T dQ (M = C or D rows, K = B*T):
+ * all on BLAS threads; on own threads equal blocks of at most
+ * ATTN_WEIGHT_GRADIENT_ROWS, multiples of 16. Each item packs all of its
+ * op(B) (B*T rows), so it pays to give it many rows: 384 rather than 96 took
+ * these products from 137 to 150 GFLOP/s a thread (GPT-2 block, Xeon
+ * Sapphire Rapids), and the rows of dX in the same phase keep the threads
+ * busy. A function of the shape alone. */
+#define ATTN_WEIGHT_GRADIENT_ROWS 384
+static size_t FN(weight_gradient_block)(const FN(attn_engine) *e, size_t rows)
+{
+    if (e->blas)
+        return rows;
+    const size_t items = FN(blocks_of)(rows, ATTN_WEIGHT_GRADIENT_ROWS);
+    return (FN(blocks_of)(rows, items) + 15) / 16 * 16;
+}
+
 /* Items: rows of dWo = Y^T dout (D_blocks), then rows of dY = dout Wo^T. */
 static void FN(output_item)(void *context, size_t item, unsigned worker)
 {
@@ -322,8 +338,8 @@ static void FN(input_item)(void *context, size_t item, unsigned worker)
 void FN(attn_backward_run)(const FN(attn_backward_args) *a, const FN(attn_engine) *e)
 {
     FN(backward_phases) f = {.a = a, .e = e, .D = a->NH * a->hs, .rows = a->B * a->T};
-    f.D_block = FN(attn_engine_row_block)(e, f.D);
-    f.C_block = FN(attn_engine_row_block)(e, a->C);
+    f.D_block = FN(weight_gradient_block)(e, f.D);
+    f.C_block = FN(weight_gradient_block)(e, a->C);
     f.row_block = FN(attn_engine_row_block)(e, f.rows);
     f.D_blocks = FN(blocks_of)(f.D, f.D_block);
     f.C_blocks = FN(blocks_of)(a->C, f.C_block);
