@@ -27,6 +27,13 @@ static real *FN(plan_kt)(const attn_plan *plan)
 {
     return plan->threads > 0 ? (real *)plan->scratch : NULL;
 }
+/* K^T (and V^T) for the engines, or NULL: products read K and V as they
+ * lie. A call too small to share (plan->alone) takes K as it lies: copying
+ * it out first cost 7% of the course shape's forward. */
+static real *FN(plan_transposes)(const attn_plan *plan)
+{
+    return plan->alone ? NULL : FN(plan_kt)(plan);
+}
 static real *FN(plan_vt)(const attn_plan *plan)
 {
     return plan->threads > 0 && !plan->inference ? FN(plan_kt)(plan) + plan->kt_elements : NULL;
@@ -92,7 +99,7 @@ attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, con
         .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
         .heads = PLAN_BUFFER(plan, HEADS),
         .stats = PLAN_BUFFER(plan, STATS),
-        .KT = FN(plan_kt)(plan)};
+        .KT = FN(plan_transposes)(plan)};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_forward_run)(&args, &engine);
     FN(plan_engine_done)(plan, &engine);
@@ -132,12 +139,12 @@ attn_status FN(attn_backward)(attn_plan *plan, const real *X, const real *Wq, co
         .X = X, .Wq = Wq, .Wk = Wk, .Wv = Wv, .Wo = Wo, .dout = dout,
         .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
         .heads = PLAN_BUFFER(plan, HEADS), .stats = PLAN_BUFFER(plan, STATS),
-        .KT = FN(plan_kt)(plan),
+        .KT = FN(plan_transposes)(plan),
         .dX = dX, .dWq = dWq, .dWk = dWk, .dWv = dWv, .dWo = dWo,
         .dQ = PLAN_BUFFER(plan, DQ), .dK = PLAN_BUFFER(plan, DK), .dV = PLAN_BUFFER(plan, DV),
         .dheads = PLAN_BUFFER(plan, DHEADS),
         .rowdot = PLAN_BUFFER(plan, ROWDOT), .dQ_parts = PLAN_BUFFER(plan, DQ_PARTS),
-        .VT = FN(plan_vt)(plan)};
+        .VT = FN(plan_transposes)(plan) != NULL ? FN(plan_vt)(plan) : NULL};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_backward_run)(&args, &engine);
     FN(plan_engine_done)(plan, &engine);
