@@ -119,4 +119,35 @@ static inline size_t FN(attn_engine_row_block)(const FN(attn_engine) *e, size_t 
     return block < 16 ? 16 : block;
 }
 
+/* How a forward phase splits a product of `rows` x `cols` outputs into
+ * items: one on BLAS threads; on own threads row blocks of at most
+ * ATTN_ROW_BLOCK rows (a multiple of 8 of them, as attn_engine_row_block)
+ * and, when there are fewer than 8 row blocks, column blocks too (of whole
+ * multiples of 64 columns, so that they start on a panel of every kernel
+ * set), so that even a short sequence gives every thread work: T = 128,
+ * C = 768 is 6 column blocks of 128, not 8 row blocks of 16 (which ran at
+ * three quarters of a BLAS call's speed). A function of the shape alone. */
+typedef struct attn_split {
+    size_t row_block, row_blocks, col_block, col_blocks;
+} attn_split;
+
+static inline attn_split attn_engine_split(int blas, size_t rows, size_t cols)
+{
+    attn_split s = {rows, 1, cols, 1};
+    if (blas)
+        return s;
+    size_t blocks = (rows + ATTN_ROW_BLOCK - 1) / ATTN_ROW_BLOCK;
+    if (blocks >= 8) {
+        blocks = (blocks + 7) / 8 * 8;
+    } else {
+        const size_t wanted = (8 + blocks - 1) / blocks, widest = (cols + 63) / 64;
+        s.col_blocks = wanted < widest ? wanted : widest;
+        s.col_block = ((cols + s.col_blocks - 1) / s.col_blocks + 63) / 64 * 64;
+        s.col_blocks = (cols + s.col_block - 1) / s.col_block;
+    }
+    s.row_block = ((rows + blocks - 1) / blocks + 15) / 16 * 16;
+    s.row_blocks = (rows + s.row_block - 1) / s.row_block;
+    return s;
+}
+
 #endif /* ATTN_ENGINE_H */

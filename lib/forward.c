@@ -194,7 +194,8 @@ static void FN(block_weights_from_lse)(const FN(attn_forward_args) *a, const FN(
 typedef struct FN(forward_phases) {
     const FN(attn_forward_args) *a;
     const FN(attn_engine) *e;
-    size_t D, rows, row_block, row_blocks, query_blocks;
+    size_t D, rows, query_blocks;
+    attn_split projections, output; /* their items (engine.h) */
     int prepacked; /* the weights are packed once, for every row block */
     real *Y;       /* the heads: ws heads with Wo, else out */
 } FN(forward_phases);
@@ -205,20 +206,24 @@ static const real *FN(packed_weight)(const FN(forward_phases) *f, size_t m)
     return f->prepacked ? FN(attn_engine_packed)(f->e, m) : NULL;
 }
 
-/* Item: Q, K and V over one block of rows, one product sharing X's rows. */
+/* Item: Q, K and V over one block of rows and columns, one product sharing
+ * X's rows. */
 static void FN(projection_item)(void *context, size_t item, unsigned worker)
 {
     const FN(forward_phases) *f = context;
     const FN(attn_forward_args) *a = f->a;
-    const size_t r0 = item * f->row_block, D = f->D;
-    const real *W[3] = {a->Wq, a->Wk, a->Wv};
+    const attn_split *split = &f->projections;
+    const size_t D = f->D, r0 = item / split->col_blocks * split->row_block;
+    const size_t c0 = item % split->col_blocks * split->col_block;
+    const real *W[3] = {a->Wq + c0, a->Wk + c0, a->Wv + c0};
     const real *packed[3] = {FN(packed_weight)(f, 0), FN(packed_weight)(f, 1),
                              FN(packed_weight)(f, 2)};
-    real *dst[3] = {a->Q + r0 * D, a->K + r0 * D, a->V + r0 * D};
+    real *dst[3] = {a->Q + r0 * D + c0, a->K + r0 * D + c0, a->V + r0 * D + c0};
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
-    const size_t rows = MIN(f->row_block, f->rows - r0);
-    ATTN_PROFILED(mm.profile, ATTN_PHASE_PROJECTIONS, 3 * attn_product_flops(rows, D, a->C),
-                  FN(attn_mm_gemm_shared_a)(&mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, D, a->C,
+    const size_t rows = MIN(split->row_block, f->rows - r0);
+    const size_t cols = MIN(split->col_block, D - c0);
+    ATTN_PROFILED(mm.profile, ATTN_PHASE_PROJECTIONS, 3 * attn_product_flops(rows, cols, a->C),
+                  FN(attn_mm_gemm_shared_a)(&mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, cols, a->C,
                                             REAL_C(1.0), a->X + r0 * a->C, a->C, 3, W, D,
                                             packed[0] != NULL ? packed : NULL, REAL_C(0.0), dst,
                                             D));
@@ -277,45 +282,54 @@ static void FN(transpose_item)(void *context, size_t item, unsigned worker)
                   FN(attn_transpose_head)(a->T, a->NH, a->hs, a->K, a->KT, item));
 }
 
-/* Item: out = Y Wo over one block of rows (without Wo: out = Y, the heads
- * a training forward keeps). */
+/* Item: out = Y Wo over one block of rows and columns (without Wo: out =
+ * Y, the heads a training forward keeps, copied by blocks of rows). */
 static void FN(output_item)(void *context, size_t item, unsigned worker)
 {
     const FN(forward_phases) *f = context;
     const FN(attn_forward_args) *a = f->a;
-    const size_t r0 = item * f->row_block;
+    const attn_split *split = &f->output;
+    const size_t r0 = item / split->col_blocks * split->row_block;
+    const size_t c0 = item % split->col_blocks * split->col_block;
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
-    const size_t rows = MIN(f->row_block, f->rows - r0);
+    const size_t rows = MIN(split->row_block, f->rows - r0);
     if (a->Wo == NULL) {
         memcpy(a->out + r0 * f->D, f->Y + r0 * f->D, rows * f->D * sizeof(real));
         return;
     }
-    ATTN_PROFILED(mm.profile, ATTN_PHASE_OUTPUT, attn_product_flops(rows, a->C, f->D),
-                  FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, a->C, f->D,
-                                             REAL_C(1.0), f->Y + r0 * f->D, f->D, a->Wo, a->C,
-                                             FN(packed_weight)(f, 3), REAL_C(0.0),
-                                             a->out + r0 * a->C, a->C));
+    const size_t cols = MIN(split->col_block, a->C - c0);
+    ATTN_PROFILED(mm.profile, ATTN_PHASE_OUTPUT, attn_product_flops(rows, cols, f->D),
+                  FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, cols, f->D,
+                                             REAL_C(1.0), f->Y + r0 * f->D, f->D, a->Wo + c0,
+                                             a->C, FN(packed_weight)(f, 3), REAL_C(0.0),
+                                             a->out + r0 * a->C + c0, a->C));
 }
 
 void FN(attn_forward_run)(const FN(attn_forward_args) *a, const FN(attn_engine) *e)
 {
     FN(forward_phases) f = {.a = a, .e = e, .D = a->NH * a->hs, .rows = a->B * a->T};
-    f.row_block = FN(attn_engine_row_block)(e, f.rows);
-    f.row_blocks = (f.rows + f.row_block - 1) / f.row_block;
+    f.projections = attn_engine_split(e->blas, f.rows, f.D);
+    f.output = attn_engine_split(e->blas, f.rows, a->Wo != NULL ? a->C : f.D);
+    if (a->Wo == NULL) /* the copy of the heads goes by whole rows */
+        f.output.col_blocks = 1;
     f.query_blocks = (a->T + ATTN_QUERY_BLOCK - 1) / ATTN_QUERY_BLOCK;
     f.Y = a->Wo != NULL || a->stats != NULL ? a->heads : a->out;
 
-    /* Packing the weights once pays when several row blocks use them, in
-     * products large enough to be packed at all. */
-    f.prepacked = e->packed != NULL && f.row_blocks > 1 &&
-                  !attn_gemm_is_direct(f.row_block, f.D, a->C);
+    /* Packing the weights once pays when several row blocks use them whole,
+     * in products large enough to be packed at all (a column block of a
+     * prepacked weight would need its K blocks at the whole width's
+     * offsets, which the kernel does not take). */
+    f.prepacked = e->packed != NULL && f.projections.row_blocks > 1 &&
+                  f.projections.col_blocks == 1 && f.output.col_blocks == 1 &&
+                  !attn_gemm_is_direct(f.projections.row_block, f.D, a->C);
     if (f.prepacked)
         attn_pool_run(e->pool, FN(attn_engine_pack_items)(0, a->C, f.D, a->Wo != NULL),
                       FN(pack_item), &f);
-    attn_pool_run(e->pool, f.row_blocks, FN(projection_item), &f);
+    attn_pool_run(e->pool, f.projections.row_blocks * f.projections.col_blocks,
+                  FN(projection_item), &f);
     if (a->KT != NULL)
         attn_pool_run(e->pool, a->B * a->NH, FN(transpose_item), &f);
     attn_pool_run(e->pool, a->B * a->NH * f.query_blocks, FN(query_block_item), &f);
     if (f.Y != a->out)
-        attn_pool_run(e->pool, f.row_blocks, FN(output_item), &f);
+        attn_pool_run(e->pool, f.output.row_blocks * f.output.col_blocks, FN(output_item), &f);
 }
