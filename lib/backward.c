@@ -154,7 +154,7 @@ typedef struct FN(backward_phases) {
     size_t D, rows;
     size_t D_block, D_blocks;       /* rows of dWo per item */
     size_t C_block, C_blocks;       /* rows of dWq, dWk, dWv per item */
-    size_t row_block, row_blocks;   /* rows of dY and dX per item */
+    attn_split dY_split, dX_split;  /* the items of dY and of dX (engine.h) */
     int prepacked;                  /* Wq^T, Wk^T, Wv^T, Wo^T are packed once */
     size_t groups;                  /* key block groups per head (attn_backward_groups) */
     const real *dY;
@@ -187,7 +187,7 @@ static size_t FN(weight_gradient_block)(const FN(attn_engine) *e, size_t rows)
     return (FN(blocks_of)(rows, items) + 15) / 16 * 16;
 }
 
-/* Items: rows of dWo = Y^T dout (D_blocks), then rows of dY = dout Wo^T. */
+/* Items: rows of dWo = Y^T dout (D_blocks), then blocks of dY = dout Wo^T. */
 static void FN(output_item)(void *context, size_t item, unsigned worker)
 {
     const FN(backward_phases) *f = context;
@@ -202,12 +202,16 @@ static void FN(output_item)(void *context, size_t item, unsigned worker)
                                        a->dWo + r0 * C, C));
         return;
     }
-    const size_t r0 = (item - f->D_blocks) * f->row_block, rows = MIN(f->row_block, f->rows - r0);
-    ATTN_PROFILED(mm.profile, ATTN_PHASE_BACKWARD_OUTPUT, attn_product_flops(rows, D, C),
-                  FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_TRANS, rows, D, C,
-                                             REAL_C(1.0), a->dout + r0 * C, C, a->Wo, C,
-                                             FN(packed_weight)(f, 3), REAL_C(0.0),
-                                             a->dheads + r0 * D, D));
+    const attn_split *split = &f->dY_split;
+    const size_t r0 = (item - f->D_blocks) / split->col_blocks * split->row_block;
+    const size_t c0 = (item - f->D_blocks) % split->col_blocks * split->col_block;
+    const size_t rows = MIN(split->row_block, f->rows - r0);
+    const size_t cols = MIN(split->col_block, D - c0);
+    ATTN_PROFILED(mm.profile, ATTN_PHASE_BACKWARD_OUTPUT, attn_product_flops(rows, cols, C),
+                  FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_TRANS, rows, cols, C,
+                                             REAL_C(1.0), a->dout + r0 * C, C, a->Wo + c0 * C,
+                                             C, FN(packed_weight)(f, 3), REAL_C(0.0),
+                                             a->dheads + r0 * D + c0, D));
 }
 
 /* The arrays of head bh = b*NH + h, its dQ the group's part when there are
@@ -304,7 +308,7 @@ static void FN(transpose_item)(void *context, size_t item, unsigned worker)
 }
 
 /* Items: rows of dWq, dWk, dWv together (C_blocks: one product sharing
- * X^T's rows), then rows of dX. */
+ * X^T's rows), then blocks of dX. */
 static void FN(input_item)(void *context, size_t item, unsigned worker)
 {
     const FN(backward_phases) *f = context;
@@ -322,17 +326,21 @@ static void FN(input_item)(void *context, size_t item, unsigned worker)
                                                 REAL_C(0.0), dW, D));
         return;
     }
-    const size_t r0 = (item - f->C_blocks) * f->row_block;
-    const size_t rows = MIN(f->row_block, f->rows - r0);
-    const real *W[3] = {a->Wq, a->Wk, a->Wv};
+    const attn_split *split = &f->dX_split;
+    const size_t r0 = (item - f->C_blocks) / split->col_blocks * split->row_block;
+    const size_t c0 = (item - f->C_blocks) % split->col_blocks * split->col_block;
+    const size_t rows = MIN(split->row_block, f->rows - r0);
+    const size_t cols = MIN(split->col_block, C - c0);
+    const real *W[3] = {a->Wq + c0 * D, a->Wk + c0 * D, a->Wv + c0 * D};
     const uint64_t start = attn_profile_begin(mm.profile);
     for (size_t which = 0; which < 3; which++)
-        FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_TRANS, rows, C, D, REAL_C(1.0),
+        FN(attn_mm_gemm_prepacked)(&mm, ATTN_NO_TRANS, ATTN_TRANS, rows, cols, D, REAL_C(1.0),
                                    dQKV[which] + r0 * D, D, W[which], D,
                                    FN(packed_weight)(f, which),
-                                   which == 0 ? REAL_C(0.0) : REAL_C(1.0), a->dX + r0 * C, C);
+                                   which == 0 ? REAL_C(0.0) : REAL_C(1.0),
+                                   a->dX + r0 * C + c0, C);
     attn_profile_end(mm.profile, ATTN_PHASE_BACKWARD_INPUT, start,
-                     3 * attn_product_flops(rows, C, D));
+                     3 * attn_product_flops(rows, cols, D));
 }
 
 void FN(attn_backward_run)(const FN(attn_backward_args) *a, const FN(attn_engine) *e)
@@ -340,18 +348,21 @@ void FN(attn_backward_run)(const FN(attn_backward_args) *a, const FN(attn_engine
     FN(backward_phases) f = {.a = a, .e = e, .D = a->NH * a->hs, .rows = a->B * a->T};
     f.D_block = FN(weight_gradient_block)(e, f.D);
     f.C_block = FN(weight_gradient_block)(e, a->C);
-    f.row_block = FN(attn_engine_row_block)(e, f.rows);
+    f.dY_split = attn_engine_split(e->blas, f.rows, f.D);
+    f.dX_split = attn_engine_split(e->blas, f.rows, a->C);
     f.D_blocks = FN(blocks_of)(f.D, f.D_block);
     f.C_blocks = FN(blocks_of)(a->C, f.C_block);
-    f.row_blocks = FN(blocks_of)(f.rows, f.row_block);
     f.dY = a->dout;
-    f.prepacked = e->packed != NULL && f.row_blocks > 1 &&
-                  !attn_gemm_is_direct(f.row_block, a->C, f.D);
+    /* as in the forward: whole weights packed once for several row blocks */
+    f.prepacked = e->packed != NULL && f.dX_split.row_blocks > 1 &&
+                  f.dX_split.col_blocks == 1 && f.dY_split.col_blocks == 1 &&
+                  !attn_gemm_is_direct(f.dX_split.row_block, a->C, f.D);
     if (f.prepacked)
         attn_pool_run(e->pool, FN(attn_engine_pack_items)(1, a->C, f.D, a->Wo != NULL),
                       FN(pack_item), &f);
     if (a->Wo != NULL) {
-        attn_pool_run(e->pool, f.D_blocks + f.row_blocks, FN(output_item), &f);
+        attn_pool_run(e->pool, f.D_blocks + f.dY_split.row_blocks * f.dY_split.col_blocks,
+                      FN(output_item), &f);
         f.dY = a->dheads;
     }
     const size_t heads = a->B * a->NH;
@@ -363,5 +374,6 @@ void FN(attn_backward_run)(const FN(attn_backward_args) *a, const FN(attn_engine
     attn_pool_run(e->pool, heads * f.groups, FN(head_item), &f);
     if (f.groups > 1)
         attn_pool_run(e->pool, heads * query_blocks, FN(dq_sum_item), &f);
-    attn_pool_run(e->pool, f.C_blocks + f.row_blocks, FN(input_item), &f);
+    attn_pool_run(e->pool, f.C_blocks + f.dX_split.row_blocks * f.dX_split.col_blocks,
+                  FN(input_item), &f);
 }

@@ -103,26 +103,12 @@ static inline void FN(attn_transpose_head)(size_t T, size_t NH, size_t hs, const
     FN(attn_transpose)(T, hs, src + bh / NH * T * D + bh % NH * hs, D, dst + bh * hs * T, T);
 }
 
-/* Rows per item when a phase splits `rows` rows of a matrix: all of them on
- * BLAS threads; on own threads as many items of at most ATTN_ROW_BLOCK rows
- * as needed, rounded up to a multiple of 8 items (so that 2, 4 or 8 threads
- * get equal shares: 1024 rows are 8 items of 128, not 7 of 144 and one of
- * 16), of equal multiples of 16 rows. A function of the shape alone: the
- * results never depend on the thread count. */
-static inline size_t FN(attn_engine_row_block)(const FN(attn_engine) *e, size_t rows)
-{
-    if (e->blas)
-        return rows;
-    size_t items = (rows + ATTN_ROW_BLOCK - 1) / ATTN_ROW_BLOCK;
-    items = (items + 7) / 8 * 8;
-    const size_t block = ((rows + items - 1) / items + 15) / 16 * 16;
-    return block < 16 ? 16 : block;
-}
-
-/* How a forward phase splits a product of `rows` x `cols` outputs into
- * items: one on BLAS threads; on own threads row blocks of at most
- * ATTN_ROW_BLOCK rows (a multiple of 8 of them, as attn_engine_row_block)
- * and, when there are fewer than 8 row blocks, column blocks too (of whole
+/* How a phase splits a product of `rows` x `cols` outputs into items
+ * (projections, output projection, dY, dX): one on BLAS threads; on own
+ * threads row blocks of at most ATTN_ROW_BLOCK rows, equal multiples of 16,
+ * rounded up to a multiple of 8 blocks (so that 2, 4 or 8 threads get equal
+ * shares: 1024 rows are 8 items of 128, not 7 of 144 and one of 16) and,
+ * when there are fewer than 8 row blocks, column blocks too (of whole
  * multiples of 64 columns, so that they start on a panel of every kernel
  * set), so that even a short sequence gives every thread work: T = 128,
  * C = 768 is 6 column blocks of 128, not 8 row blocks of 16 (which ran at
