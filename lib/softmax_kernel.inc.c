@@ -160,7 +160,8 @@ static inline double exp_shifted_row(const real *x, real *y, size_t n_valid, siz
         vec sum0 = v_set1(REAL_C(0.0)), sum1 = v_set1(REAL_C(0.0));
         for (; j + 2 * VLEN <= end; j += 2 * VLEN) {
             const vec e0 = v_exp(v_sub(v_sub(v_mul(v_load(x + j), vscale), vshift), vshift2));
-            const vec e1 = v_exp(v_sub(v_sub(v_mul(v_load(x + j + VLEN), vscale), vshift), vshift2));
+            const vec e1 =
+                v_exp(v_sub(v_sub(v_mul(v_load(x + j + VLEN), vscale), vshift), vshift2));
             sum0 = v_add(sum0, e0);
             sum1 = v_add(sum1, e1);
             v_store(y + j, e0);
@@ -321,7 +322,8 @@ real SOFTMAX_ONLINE_NAME(const real *s, real *p, size_t n_valid, size_t n_total,
         *running_max = new_max;
         return REAL_C(-1.0);
     }
-    const real block_sum = (real)exp_shifted_row(s, p, n_valid, n_total, scale, new_max, REAL_C(0.0));
+    const real block_sum =
+        (real)exp_shifted_row(s, p, n_valid, n_total, scale, new_max, REAL_C(0.0));
     const real alpha = v_hmax(v_exp(v_set1(old_max - new_max)));
     *running_sum = *running_sum * alpha + block_sum;
     *running_max = new_max;
