@@ -2,7 +2,9 @@
  * The default engine and the process's shared threads (shared_threads.h).
  *
  * Why attn's own engine by default wherever a SIMD kernel set runs: on the
- * CPUs measured (bench/results/<cpu>/engine-choice.md), plans on attn's own
+ * CPUs measured (bench/results/<cpu>/engine-choice.md: an Intel Xeon of the
+ * Sapphire Rapids class, with the AMD and AVX2-only cases emulated; an AMD
+ * EPYC in an earlier session), plans on attn's own
  * threads were faster than the same plans on as many BLAS threads at every
  * shape of the default sweep and the targets, with OpenBLAS on its AVX-512
  * (SkylakeX/Cooperlake) kernels and on its AVX2 (Haswell) ones: the own
