@@ -285,12 +285,15 @@ ATTN_API void attn_plan_destroy(attn_plan *plan);
  *     own kernel. Results are deterministic for a given BLAS thread count.
  *   threads = n >= 1: the plan's own n threads, the caller and n-1 workers
  *     that the plan starts now and keeps until it is destroyed or set again.
- *     The work is split into items (blocks of rows of each projection, one
- *     block of 128 queries of one (batch, head), one (batch, head) in the
- *     backward) and every matrix product is attn's own single-threaded
+ *     The work is split into items (blocks of rows, and for short inputs
+ *     of columns, of each projection; one block of 128 queries of one
+ *     (batch, head); in the backward one group of key blocks of one (batch,
+ *     head)) and every matrix product is attn's own single-threaded
  *     kernel: the BLAS is not called, so BLAS threads never compete with the
  *     plan's. The items do not depend on n, so the results are the same, bit
  *     for bit, for every n (and for ATTN_THREADS_AUTO on own threads).
+ *   On every setting a call of fewer than about 2 million floating-point
+ *   operations runs on its calling thread alone (handing it out costs more).
  * Call it between executions; the state a forward kept for a backward
  * survives it. Errors: NULL_POINTER (plan), BAD_THREADS (threads >
  * ATTN_MAX_THREADS and not ATTN_THREADS_AUTO), SIZE_OVERFLOW, OUT_OF_MEMORY
