@@ -290,7 +290,10 @@ static void gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, 
                         size_t ldb, const real *const *prepacked, real beta, real *const *C,
                         size_t ldc, real *pack)
 {
-    const int pack_a = trans_a && N > NR;
+    /* A^T read in place costs L1 misses when lda is a multiple of 1 KiB (its
+     * rows fill a few cache sets), a copy costs a pass: pack when several
+     * panels share the copy, or when the stride is such */
+    const int pack_a = trans_a && (N > NR || lda * sizeof(real) % 1024 == 0);
     real *apack = pack + attn_gemm_pack_b_elements(N, K);
     for (size_t k0 = 0; k0 < K; k0 += ATTN_GEMM_KC) {
         const size_t kc = K - k0 < ATTN_GEMM_KC ? K - k0 : ATTN_GEMM_KC;
