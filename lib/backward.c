@@ -50,7 +50,7 @@
  * head keeps every thread busy, each adding its dQ into a part of its own
  * that a last phase sums in group order. G depends on the shape alone.
  */
-#define TILE_LD (ATTN_QUERY_BLOCK + 16) /* not a power of two: no cache-set aliasing */
+#define TILE_LD ATTN_BACKWARD_TILE_LD
 
 /* One head's arrays: Q, K, V, dY, dQ, dK, dV (T,hs) with ld D (dQ with ld
  * ldq), KT and VT (hs,T) or NULL, stats (T,2) and rowdot (T). */

@@ -37,7 +37,8 @@ typedef struct FN(attn_backward_args) {
     real *KT, *VT;               /* (B,NH,hs,T) each head's K, V transposed, own threads only */
 } FN(attn_backward_args);
 
-/* Worker tiles must hold attn_backward_workspace() elements (tiling.h). */
+/* Worker tiles must hold attn_tiled_workspace(T) elements (tiling.h): the
+ * backward's two tiles of ATTN_BACKWARD_TILE_LD columns fit in it. */
 void FN(attn_backward_run)(const FN(attn_backward_args) *args, const FN(attn_engine) *engine);
 
 #endif /* ATTN_BACKWARD_H */

@@ -75,9 +75,6 @@ static int worker_elements(attn_shape s, int tiled, size_t *pack, size_t *total)
                    attn_add(tile, ATTN_WORKER_ROUND, &tile);
     if (!ok)
         return 0;
-    _Static_assert((size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS >= 2 * (size_t)ATTN_QUERY_BLOCK *
-                                                                    (ATTN_QUERY_BLOCK + 16),
-                   "the tiled path's tile holds the backward's two tiles");
     size_t largest = rows > s.C ? rows : s.C;
     largest = largest > D ? largest : D;
     /* at most a few hundred thousand: KC (NC + MC + ...), or the direct bound */

@@ -41,12 +41,13 @@ static inline size_t attn_backward_groups(size_t B, size_t NH, size_t T)
     return groups < key_blocks ? groups : key_blocks;
 }
 
-/* Elements of a backward worker's tiles: P and dS, ATTN_QUERY_BLOCK rows of
- * ATTN_QUERY_BLOCK + 16 (backward.c's TILE_LD) each. */
-static inline size_t attn_backward_workspace(void)
-{
-    return 2 * (size_t)ATTN_QUERY_BLOCK * (ATTN_QUERY_BLOCK + 16);
-}
+/* The backward's tiles of P and dS: ATTN_QUERY_BLOCK rows each, this far
+ * apart (not a power of two: no cache-set aliasing of their columns), in
+ * the worker's tile of the tiled path, which holds both. */
+#define ATTN_BACKWARD_TILE_LD (ATTN_QUERY_BLOCK + 16)
+_Static_assert((size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS >=
+                   2 * (size_t)ATTN_QUERY_BLOCK * ATTN_BACKWARD_TILE_LD,
+               "the tiled path's tile holds the backward's two tiles");
 
 /* The most rows of X per work item of the projections (Q, K and V of them
  * together) on a plan's own threads: the own kernel's MC, one packed block
