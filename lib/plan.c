@@ -58,6 +58,7 @@ static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_
     counts[ATTN_BUF_DQ_PARTS] = groups > 1 ? parts * training : 0;
     counts[ATTN_BUF_DQ] = counts[ATTN_BUF_DK] = counts[ATTN_BUF_DV] = rows_by_D * training;
     counts[ATTN_BUF_DHEADS] = rows_by_D * training;
+    counts[ATTN_BUF_PARTIALS] = 0;
     return 1;
 }
 
@@ -93,7 +94,8 @@ static void *new_scratch(const attn_plan *plan, unsigned threads, size_t *own_el
     const size_t element_size = plan->dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
     const size_t workers = threads > 1 ? threads : 1;
     size_t bytes, own = 0, kt = 0, slots, total;
-    if (threads > 0) {
+    /* KT, VT and the packed weights: projected plans on own threads only */
+    if (threads > 0 && plan->kind == ATTN_PLAN_PROJECTED) {
         /* B*T*NH*hs is an array size (create checked it) */
         kt = (s.B * s.T * s.NH * s.hs + ATTN_WORKER_ROUND - 1) / ATTN_WORKER_ROUND *
              ATTN_WORKER_ROUND;
@@ -119,8 +121,8 @@ static void *new_scratch(const attn_plan *plan, unsigned threads, size_t *own_el
 }
 
 /* Byte offsets of the buffers in the arena and its total size. */
-static int layout(const size_t counts[ATTN_BUF_COUNT], size_t element_size,
-                  size_t offsets[ATTN_BUF_COUNT], size_t *total)
+int attn_plan_layout(const size_t counts[ATTN_BUF_COUNT], size_t element_size,
+                     size_t offsets[ATTN_BUF_COUNT], size_t *total)
 {
     size_t at = 0;
     for (int b = 0; b < ATTN_BUF_COUNT; b++) {
@@ -163,7 +165,7 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     size_t X_bytes, W_bytes, out_bytes, pack_elements, worker_total;
     if (!buffer_elements(shape, flags, counts) ||
         !worker_elements(shape, tiled, &pack_elements, &worker_total) ||
-        !layout(counts, element_size, offsets, &arena_bytes) || !attn_mul(B, T, &rows) ||
+        !attn_plan_layout(counts, element_size, offsets, &arena_bytes) || !attn_mul(B, T, &rows) ||
         !attn_mul(NH, hs, &D) || !attn_mul3(rows, C, element_size, &X_bytes) ||
         !attn_mul3(C, D, element_size, &W_bytes) ||
         !attn_mul3(rows, C > D ? C : D, element_size, &out_bytes))

@@ -13,6 +13,7 @@
 
 #include "kernels.h"
 #include "pool.h"
+#include "sdpa_layout.h"
 #include "shape.h"
 
 typedef enum attn_buffer {
@@ -27,12 +28,20 @@ typedef enum attn_buffer {
     ATTN_BUF_DK,      /* (B,T,D) */
     ATTN_BUF_DV,      /* (B,T,D) */
     ATTN_BUF_DHEADS,  /* (B,T,D) gradient of the head outputs */
+    ATTN_BUF_PARTIALS, /* sdpa: (splits,B,NH,Tq,hs_v+2) each key split's rows (sdpa_layout.h) */
     ATTN_BUF_COUNT
 } attn_buffer;
 
+/* A plan of projected heads (attn_plan_create: X and weights in) or of
+ * attention on given Q, K, V (attn_sdpa_plan_create). */
+typedef enum attn_plan_kind { ATTN_PLAN_PROJECTED = 0, ATTN_PLAN_SDPA = 1 } attn_plan_kind;
+
 struct attn_plan {
+    attn_plan_kind kind;
     attn_dtype dtype;
-    attn_shape shape;
+    attn_shape shape;         /* projected plans */
+    attn_sdpa_layout sdpa;    /* sdpa plans: shape and work items */
+    size_t window;            /* sdpa plans: 0 or the sliding window */
     double scale; /* resolved: never <= 0 */
     int causal;
     int inference;
@@ -65,6 +74,11 @@ struct attn_plan {
 };
 
 #define ATTN_ABSENT ((size_t)-1)
+
+/* For sdpa_plan.c: the buffers' byte offsets in an arena of *total bytes,
+ * 64-byte aligned (absent when a count is 0); false on overflow. */
+int attn_plan_layout(const size_t counts[ATTN_BUF_COUNT], size_t element_size,
+                     size_t offsets[ATTN_BUF_COUNT], size_t *total);
 
 /* Base address of a buffer, or NULL when the plan has none. */
 static inline void *attn_plan_buffer(const attn_plan *plan, attn_buffer buffer)

@@ -7,10 +7,11 @@
 #include <attn/attn.h>
 
 #include "backward.h"
+#include "check.h"
 #include "forward.h"
 #include "plan.h"
+#include "plan_engine.h"
 #include "scale.h"
-#include "shared_threads.h"
 #include "validate.h"
 
 #if ATTN_REAL_BITS == 32
@@ -21,12 +22,6 @@
 
 #define PLAN_BUFFER(plan, name) ((real *)attn_plan_buffer((plan), ATTN_BUF_##name))
 
-/* The own threads' buffers (plan.h): KT, VT (training plans), then the
- * packed weights; NULL on BLAS threads. */
-static real *FN(plan_kt)(const attn_plan *plan)
-{
-    return plan->threads > 0 ? (real *)plan->scratch : NULL;
-}
 /* K^T (and V^T) for the engines, or NULL: products read K and V as they
  * lie. A call too small to share (plan->alone) takes K as it lies: copying
  * it out first cost 7% of the course shape's forward. */
@@ -39,41 +34,16 @@ static real *FN(plan_vt)(const attn_plan *plan)
     return plan->threads > 0 && !plan->inference ? FN(plan_kt)(plan) + plan->kt_elements : NULL;
 }
 
-/* The plan's threads and products (engine.h) for one call: on the shared
- * pool, when the plan runs there and it is free (else on the caller alone),
- * which plan_engine_done gives back. */
-static FN(attn_engine) FN(plan_engine)(const attn_plan *plan)
-{
-    real *kt = FN(plan_kt)(plan);
-    const FN(attn_engine) engine = {
-        .pool = plan->alone                          ? NULL
-                : plan->shared && plan->threads > 1 ? attn_shared_pool_acquire()
-                                                    : plan->pool,
-        .blas = plan->threads == 0,
-        .own = FN(attn_gemm_kernel)(plan->isa),
-        .own_shared_a = FN(attn_gemm_shared_a_kernel)(plan->isa),
-        .own_pack_b = FN(attn_gemm_pack_b_kernel)(plan->isa),
-        .packed = kt != NULL ? kt + plan->packed_offset : NULL,
-        .packed_elements = plan->packed_slot_elements,
-        .own_lower = FN(attn_gemm_lower_kernel)(plan->isa),
-        .profile = plan->profile,
-        .scratch = (real *)plan->scratch + plan->own_elements,
-        .worker_elements = plan->worker_elements,
-        .pack_elements = plan->pack_elements};
-    return engine;
-}
-
-static void FN(plan_engine_done)(const attn_plan *plan, const FN(attn_engine) *engine)
-{
-    if (plan->shared && !plan->alone)
-        attn_shared_pool_release(engine->pool);
-}
-
 attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, const real *Wk,
                              const real *Wv, const real *Wo, real *out, real *weights)
 {
     if (plan == NULL)
         return ATTN_ERR_NULL_POINTER;
+    if (plan->kind != ATTN_PLAN_PROJECTED) {
+        const void *required[] = {X, Wq, Wk, Wv, out};
+        return attn_any_null(required, ATTN_COUNT(required)) ? ATTN_ERR_NULL_POINTER
+                                                              : ATTN_ERR_PLAN_KIND;
+    }
     const FN(attn_forward_arrays) arrays = {X, Wq, Wk, Wv, Wo, out, weights};
     attn_status status = FN(attn_validate_presence)(plan->shape, &arrays);
     if (status != ATTN_OK)
@@ -117,6 +87,8 @@ attn_status FN(attn_backward)(attn_plan *plan, const real *X, const real *Wq, co
     const FN(attn_backward_arrays) arrays = {X, Wq, Wk, Wv, Wo, dout, dX, dWq, dWk, dWv, dWo};
     if (plan == NULL || FN(attn_validate_backward_presence)(&arrays) != ATTN_OK)
         return ATTN_ERR_NULL_POINTER;
+    if (plan->kind != ATTN_PLAN_PROJECTED)
+        return ATTN_ERR_PLAN_KIND;
     if (plan->dtype != PLAN_DTYPE)
         return ATTN_ERR_DTYPE_MISMATCH;
     if (plan->inference)

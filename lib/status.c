@@ -23,7 +23,7 @@ const char *attn_status_string(attn_status status)
     case ATTN_ERR_OUT_OF_MEMORY:
         return "a workspace allocation failed";
     case ATTN_ERR_BAD_SHAPE:
-        return "the model width C is not a multiple of the head count NH";
+        return "C is not a multiple of NH, or NH not a multiple of NH_kv";
     case ATTN_ERR_BAD_DTYPE:
         return "the dtype is neither ATTN_F32 nor ATTN_F64";
     case ATTN_ERR_BAD_FLAGS:
@@ -38,6 +38,10 @@ const char *attn_status_string(attn_status status)
         return "backward's Wo presence differs from the forward's";
     case ATTN_ERR_BAD_THREADS:
         return "thread count above ATTN_MAX_THREADS";
+    case ATTN_ERR_PLAN_KIND:
+        return "a projected-plan call on an sdpa plan, or the reverse";
+    case ATTN_ERR_BAD_LENGTH:
+        return "a key length is above Tk";
     }
     return "unknown attn_status";
 }

@@ -50,7 +50,8 @@
  *   ATTN_ERR_ALIASING        an output array overlaps an input array or
  *                            another output array
  *   ATTN_ERR_OUT_OF_MEMORY   a workspace allocation failed
- *   ATTN_ERR_BAD_SHAPE       C is not a multiple of NH (multi-head one-shots)
+ *   ATTN_ERR_BAD_SHAPE       C is not a multiple of NH (multi-head one-shots),
+ *                            or NH not a multiple of NH_kv (sdpa)
  *   ATTN_ERR_BAD_DTYPE       attn_plan_create got a dtype other than
  *                            ATTN_F32 or ATTN_F64
  *   ATTN_ERR_BAD_FLAGS       attn_plan_create got an unknown flag bit or
@@ -62,6 +63,9 @@
  *                            differs from the forward it differentiates
  *   ATTN_ERR_BAD_THREADS     attn_plan_set_threads got more than
  *                            ATTN_MAX_THREADS threads (and not ATTN_THREADS_AUTO)
+ *   ATTN_ERR_PLAN_KIND       a projected-plan call (attn_forward_*,
+ *                            attn_backward_*) on an sdpa plan, or the reverse
+ *   ATTN_ERR_BAD_LENGTH      an sdpa key length above Tk
  */
 #ifndef ATTN_ATTN_H
 #define ATTN_ATTN_H
@@ -111,7 +115,9 @@ typedef enum attn_status {
     ATTN_ERR_INFERENCE_PLAN = 13,
     ATTN_ERR_NO_FORWARD = 14,
     ATTN_ERR_FORWARD_MISMATCH = 15,
-    ATTN_ERR_BAD_THREADS = 16
+    ATTN_ERR_BAD_THREADS = 16,
+    ATTN_ERR_PLAN_KIND = 17,
+    ATTN_ERR_BAD_LENGTH = 18
 } attn_status;
 
 /* A static, human-readable description of `status`; never NULL (an unknown
@@ -308,6 +314,119 @@ ATTN_API attn_status attn_plan_set_threads(attn_plan *plan, unsigned threads);
  * count, the most a call uses). Errors: NULL_POINTER (plan, threads). */
 ATTN_API attn_status attn_plan_get_threads(const attn_plan *plan, unsigned *threads);
 
+/* ---- attention on given Q, K, V (sdpa) --------------------------------------
+ * The attention step alone, as engines and training code call it (PyTorch's
+ * scaled_dot_product_attention): Q, K, V computed by the caller (a fused
+ * QKV projection, rotary embeddings, a KV cache), read in place through
+ * row strides, never copied.
+ *
+ * For sequence b, query head h, query t, with L_b = key_lengths[b] (or Tk)
+ * and g = h / (NH / NH_kv) its key/value head:
+ *   p = L_b - Tq + t                       the query's position (bottom-right
+ *                                          alignment: the last query sits at
+ *                                          the last key, as in a decode step)
+ *   key j is visible when j < L_b, and with ATTN_CAUSAL j <= p, and with
+ *     window > 0 j > p - window
+ *   s_j = scale * <Q[b,t,h], K[b,j,g]> + mask(b,h,t,j)       (visible j)
+ *   out[b,t,h] = sum_j softmax(s)_j V[b,j,g],   lse[b,h,t] = log sum_j exp(s_j)
+ * scale <= 0 means 1/sqrt(hs). A row with no visible key, or whose visible
+ * scores are all -INFINITY, gets out = 0 and lse = -INFINITY, never NaN. A
+ * score of +INFINITY takes the row's weight (shared equally) and its lse is
+ * +INFINITY; NaN anywhere in a row's visible inputs makes the row NaN.
+ * Keys j >= L_b are never read (a KV cache's unfilled slots may hold
+ * anything); keys outside a row's causal range are never multiplied into
+ * its output; keys that only the mask or the window hides may be multiplied
+ * by a weight of 0 (a NaN in such a V reaches the row, as in PyTorch).
+ *
+ * The backward differentiates sum(out * dout) from the forward's out and
+ * lse, recomputing the weights block by block (FlashAttention-2): O(Tq + Tk)
+ * memory, no Tq*Tk buffer. dK and dV are summed over the query heads that
+ * share them; rows of dK, dV for keys j >= L_b are 0; the mask gets no
+ * gradient.
+ */
+typedef struct attn_sdpa_shape {
+    size_t B;     /* sequences */
+    size_t NH;    /* query heads */
+    size_t NH_kv; /* key/value heads, NH % NH_kv == 0: NH_kv = NH (multi-head),
+                   * 1 (multi-query), else grouped */
+    size_t Tq;    /* queries per sequence */
+    size_t Tk;    /* key/value slots per sequence (a KV cache's capacity) */
+    size_t hs;    /* head size of Q and K */
+    size_t hs_v;  /* head size of V and of the output; 0 means hs */
+} attn_sdpa_shape;
+
+/* The arrays of one call. Row strides in elements; 0 means dense. */
+typedef struct attn_sdpa_args_f32 {
+    const float *Q; size_t ldq;   /* (B,Tq,NH,hs): Q[(b*Tq + t)*ldq + h*hs + i]; 0: NH*hs */
+    const float *K; size_t ldk;   /* (B,Tk,NH_kv,hs), ldk = 0 means NH_kv*hs */
+    const float *V; size_t ldv;   /* (B,Tk,NH_kv,hs_v), ldv = 0 means NH_kv*hs_v */
+    const float *mask;            /* additive, or NULL: entry (t,j) of (b,h) at
+                                   * mask[b*mask_sb + h*mask_sh + t*mask_ld + j] */
+    size_t mask_ld, mask_sb, mask_sh; /* a stride of 0 broadcasts; -INFINITY masks */
+    const size_t *key_lengths;    /* (B): keys j >= key_lengths[b] do not exist; NULL: all Tk */
+    float *out; size_t ldo;       /* (B,Tq,NH,hs_v), ldo = 0 means NH*hs_v */
+    float *lse;                   /* (B,NH,Tq): log-sum-exp of each row's scaled, masked
+                                   * scores; or NULL (required by the backward) */
+} attn_sdpa_args_f32;
+
+typedef struct attn_sdpa_args_f64 {
+    const double *Q; size_t ldq;
+    const double *K; size_t ldk;
+    const double *V; size_t ldv;
+    const double *mask;
+    size_t mask_ld, mask_sb, mask_sh;
+    const size_t *key_lengths;
+    double *out; size_t ldo;
+    double *lse;
+} attn_sdpa_args_f64;
+
+/* Creates an sdpa plan in *plan (left untouched on error): flags
+ * ATTN_CAUSAL and ATTN_INFERENCE (no backward; nothing kept for one),
+ * window 0 (none) or the sliding window's length. It holds, besides each
+ * thread's scratch (about 150k elements for the matrix-product kernel and
+ * a tile of 128*512 scores), the backward's row sums (B*NH*Tq) and, for
+ * shapes of fewer than 8 (sequence, key/value head) pairs, partial results
+ * of key blocks merged at the end: up to 8*B*NH*Tq*(hs_v+2) elements in
+ * a forward of few queries (flash-decoding), 8*B*NH*Tq*hs in a backward.
+ * Errors, in order: NULL_POINTER (plan, shape), BAD_DTYPE, BAD_FLAGS,
+ * ZERO_DIMENSION (B, NH, NH_kv, Tq, Tk, hs), BAD_SHAPE (NH % NH_kv),
+ * SIZE_OVERFLOW, BLAS_RANGE, BAD_SCALE, OUT_OF_MEMORY. */
+ATTN_API attn_status attn_sdpa_plan_create(attn_plan **plan, attn_dtype dtype,
+                                           const attn_sdpa_shape *shape, double scale,
+                                           unsigned flags, size_t window);
+
+/* The forward: writes out (and lse when set). Errors, in order:
+ * NULL_POINTER (plan, a, Q, K, V, out), PLAN_KIND, DTYPE_MISMATCH,
+ * BAD_STRIDE (ldq < NH*hs, ldk < NH_kv*hs, ldv < NH_kv*hs_v, ldo < NH*hs_v,
+ * a nonzero mask stride smaller than what it steps over: mask_ld < Tk,
+ * mask_sh < the extent of one head's (Tq,Tk), mask_sb < that of one
+ * sequence's heads), SIZE_OVERFLOW (an array's extent), BAD_LENGTH (a key
+ * length above Tk), ALIASING (out or lse overlapping an input or each
+ * other). */
+ATTN_API attn_status attn_sdpa_forward_f32(attn_plan *plan, const attn_sdpa_args_f32 *a);
+ATTN_API attn_status attn_sdpa_forward_f64(attn_plan *plan, const attn_sdpa_args_f64 *a);
+
+/* The backward: dQ (with ldq), dK (ldk), dV (ldv) overwritten with the
+ * gradients of sum(out * dout) (dout with ldo), from a->out and a->lse of
+ * the forward of the same inputs. Errors: as the forward, NULL_POINTER
+ * also for lse, dout, dQ, dK, dV; then INFERENCE_PLAN; ALIASING for a
+ * gradient overlapping an input (out, lse and dout included) or another
+ * gradient. */
+ATTN_API attn_status attn_sdpa_backward_f32(attn_plan *plan, const attn_sdpa_args_f32 *a,
+                                            const float *dout, float *dQ, float *dK, float *dV);
+ATTN_API attn_status attn_sdpa_backward_f64(attn_plan *plan, const attn_sdpa_args_f64 *a,
+                                            const double *dout, double *dQ, double *dK,
+                                            double *dV);
+
+/* One-shot forward: an ATTN_INFERENCE sdpa plan created, executed and
+ * destroyed (on the shared threads: nothing is started per call). Errors:
+ * those of attn_sdpa_plan_create (NULL_POINTER also for a) and of
+ * attn_sdpa_forward. */
+ATTN_API attn_status attn_sdpa_f32(const attn_sdpa_shape *shape, double scale, unsigned flags,
+                                   size_t window, const attn_sdpa_args_f32 *a);
+ATTN_API attn_status attn_sdpa_f64(const attn_sdpa_shape *shape, double scale, unsigned flags,
+                                   size_t window, const attn_sdpa_args_f64 *a);
+
 /* ---- profiling: where a plan's time goes ---------------------------------
  * While a plan profiles (off by default), each of its forwards and
  * backwards adds to counters per phase the time its threads spent in the
@@ -356,8 +475,8 @@ ATTN_API attn_status attn_plan_profile(const attn_plan *plan, double seconds[ATT
 /* Runs the forward pass of the formula of the multi-head one-shots with the
  * plan's shape, scale and mask. Unless the plan has ATTN_INFERENCE it keeps
  * what attn_backward needs (replacing what an earlier forward kept).
- * Errors, in order: NULL_POINTER (plan, X, Wq, Wk, Wv, out), DTYPE_MISMATCH,
- * ALIASING (out or weights overlapping an input or each other). */
+ * Errors, in order: NULL_POINTER (plan, X, Wq, Wk, Wv, out), PLAN_KIND (an
+ * sdpa plan), DTYPE_MISMATCH, ALIASING (out or weights overlapping an input or each other). */
 ATTN_API attn_status attn_forward_f32(attn_plan *plan, const float *X, const float *Wq,
                                       const float *Wk, const float *Wv, const float *Wo,
                                       float *out, float *weights);
@@ -369,7 +488,7 @@ ATTN_API attn_status attn_forward_f64(attn_plan *plan, const double *X, const do
  * dWq, dWk, dWv (C,D), dWo (D,C), all overwritten. X and the weights must be
  * the arrays that forward used (they are read again, not copied by it).
  * Errors, in order: NULL_POINTER (plan, X, Wq, Wk, Wv, dout, dX, dWq, dWk,
- * dWv, and dWo when Wo is set), DTYPE_MISMATCH, INFERENCE_PLAN, NO_FORWARD,
+ * dWv, and dWo when Wo is set), PLAN_KIND, DTYPE_MISMATCH, INFERENCE_PLAN, NO_FORWARD,
  * FORWARD_MISMATCH (Wo NULL now but not in the forward, or the reverse),
  * ALIASING (a gradient overlapping an input or another gradient). */
 ATTN_API attn_status attn_backward_f32(attn_plan *plan, const float *X, const float *Wq,

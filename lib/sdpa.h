@@ -1,0 +1,98 @@
+/*
+ * The sdpa engines (templated over `real`, see real.h): attention on given
+ * Q, K, V (attn.h, "sdpa"), forward in sdpa_forward.c, backward in
+ * sdpa_backward.c, work items as sdpa_layout.h splits them. Arguments are
+ * validated by the caller (sdpa_exec.c); strides are resolved (never 0
+ * except the mask's broadcast ones).
+ */
+#ifndef ATTN_SDPA_H
+#define ATTN_SDPA_H
+
+#include <math.h>
+#include <stddef.h>
+
+#include "engine.h"
+#include "kernels.h"
+#include "real.h"
+#include "sdpa_layout.h"
+
+typedef struct FN(attn_sdpa_run_args) {
+    attn_sdpa_layout layout;
+    real scale;
+    int causal;
+    size_t window; /* 0: none */
+    attn_softmax_online_fn softmax_online;
+    attn_softmax_row_fn softmax_row;
+    attn_softmax_from_lse_fn softmax_from_lse;
+    attn_softmax_backward_fn softmax_backward;
+    const real *Q, *K, *V; /* (B,Tq,NH,hs) ld ldq; (B,Tk,NH_kv,hs) ldk; (B,Tk,NH_kv,hs_v) ldv */
+    size_t ldq, ldk, ldv;
+    const real *mask;      /* or NULL */
+    size_t mask_ld, mask_sb, mask_sh;
+    const size_t *key_lengths; /* (B) or NULL */
+    real *out;             /* (B,Tq,NH,hs_v) ld ldo: written by the forward, read by the backward */
+    size_t ldo;
+    real *lse;             /* (B,NH,Tq) or NULL (forward) */
+    /* backward */
+    const real *dout;      /* ld ldo */
+    real *dQ, *dK, *dV;    /* ld ldq, ldk, ldv */
+    /* workspace */
+    real *partials;        /* forward: (splits,B,NH,Tq,hs_v+2) when splits > 1 */
+    real *rowdot;          /* backward: (B,NH,Tq) */
+    real *dQ_parts;        /* backward: (B,NH,groups,Tq,hs) when groups > 1 */
+} FN(attn_sdpa_run_args);
+
+/* Worker tiles hold attn_sdpa_tile_elements(layout) elements. */
+void FN(attn_sdpa_forward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e);
+void FN(attn_sdpa_backward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e);
+
+/* ---- what a query sees (shared by both engines) ---------------------------- */
+
+typedef struct attn_key_range {
+    ptrdiff_t lo, hi; /* keys [lo, hi), empty when hi <= lo */
+} attn_key_range;
+
+/* The keys query t of sequence b sees: j < L_b, j <= p with a causal mask,
+ * j > p - window with a window, p = L_b - Tq + t. */
+static inline attn_key_range FN(attn_sdpa_visible)(const FN(attn_sdpa_run_args) *a, size_t b,
+                                                   size_t t)
+{
+    const ptrdiff_t L =
+        (ptrdiff_t)(a->key_lengths != NULL ? a->key_lengths[b] : a->layout.shape.Tk);
+    const ptrdiff_t p = L - (ptrdiff_t)a->layout.shape.Tq + (ptrdiff_t)t;
+    attn_key_range r = {0, L};
+    if (a->causal && p + 1 < r.hi)
+        r.hi = p + 1;
+    if (a->window > 0 && p - (ptrdiff_t)a->window + 1 > r.lo)
+        r.lo = p - (ptrdiff_t)a->window + 1;
+    return r;
+}
+
+/* Mask row (t) of (b, h): entry j at [j], or NULL without a mask. */
+static inline const real *FN(attn_sdpa_mask_row)(const FN(attn_sdpa_run_args) *a, size_t b,
+                                                 size_t h, size_t t)
+{
+    return a->mask != NULL ? a->mask + b * a->mask_sb + h * a->mask_sh + t * a->mask_ld : NULL;
+}
+
+/* Scores s[0, n) of keys [k0, k0+n) for a query that sees keys [lo, hi),
+ * made ready for a softmax kernel called with scale 1: scale*s + mask for
+ * visible keys, -inf for keys below lo (keys from hi on are the kernel's
+ * n_valid cut). Only rows with a mask or a window's lower bound need it. */
+static inline void FN(attn_sdpa_prepare_row)(real *s, size_t n, size_t k0, attn_key_range r,
+                                             real scale, const real *mask_row)
+{
+    const ptrdiff_t start = r.lo - (ptrdiff_t)k0, end = r.hi - (ptrdiff_t)k0;
+    const size_t a = start <= 0 ? 0 : (size_t)start;
+    const size_t e = end <= 0 ? 0 : (size_t)end < n ? (size_t)end : n;
+    for (size_t j = 0; j < a && j < n; j++)
+        s[j] = (real)-INFINITY;
+    if (mask_row != NULL)
+        for (size_t j = a; j < e; j++)
+            s[j] = scale * s[j] + mask_row[k0 + j];
+    else
+        for (size_t j = a; j < e; j++)
+            s[j] *= scale;
+}
+
+#endif /* ATTN_SDPA_H */

@@ -1,0 +1,243 @@
+/*
+ * Backward of attention on given Q, K, V (attn.h, "sdpa"): the gradients of
+ * sum(out o dout) from the forward's out and lse, the weights recomputed
+ * tile by tile (FlashAttention-2), nothing of size Tq x Tk formed.
+ *
+ * Shapes, per sequence b: Q, dQ (Tq, NH*hs) ld ldq; K, dK (Tk, NH_kv*hs) ld
+ * ldk; V, dV (Tk, NH_kv*hs_v) ld ldv; out, dout (Tq, NH*hs_v) ld ldo;
+ * lse, rowdot (NH, Tq). Tiles P, dS of at most ATTN_QUERY_BLOCK x
+ * ATTN_QUERY_BLOCK (ld ATTN_BACKWARD_TILE_LD) in the worker's scratch.
+ *
+ * For each key block j (keys [k0, k0+kc), kc <= ATTN_QUERY_BLOCK) of
+ * key/value head g, each query head h reading g and each query block i
+ * that sees any of its keys (the forward formula each step differentiates
+ * on the right):
+ *   P  = exp(scale Q_i K_j^T + mask - lse)       (P = softmax(s), lse its log-sum)
+ *   dV_j += P^T dout_i                           (out = P V)
+ *   dP = dout_i V_j^T
+ *   dS = P o (dP - rowdot),  rowdot_t = <dout_t, out_t>   (softmax)
+ *   dK_j += scale dS^T Q_i,  dQ_i += scale dS K_j         (s = scale Q K^T)
+ * over each query's visible keys only (P and dS are 0 elsewhere). Phases:
+ * rowdot of every (b, h); the items of sdpa_layout.h (one (b, g) and one
+ * group of its key blocks; dK, dV of those keys zeroed first, dQ of the
+ * group's heads too, or the group's dQ part); the sum of the dQ parts.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sdpa.h"
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define TILE_LD ATTN_BACKWARD_TILE_LD
+
+typedef struct FN(sdpa_backward_phase) {
+    const FN(attn_sdpa_run_args) *a;
+    const FN(attn_engine) *e;
+} FN(sdpa_backward_phase);
+
+/* Where one item's dQ goes: the gradient itself (ld ldq, groups = 1) or the
+ * item's part (B,NH,groups,Tq,hs) (ld hs). */
+typedef struct FN(dq_target) {
+    real *base;
+    size_t ld;
+} FN(dq_target);
+
+static real *FN(dq_rows)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, size_t group,
+                         size_t t, size_t *ld)
+{
+    const attn_sdpa_shape *s = &a->layout.shape;
+    if (a->layout.groups == 1) {
+        *ld = a->ldq;
+        return a->dQ + (b * s->Tq + t) * a->ldq + h * s->hs;
+    }
+    *ld = s->hs;
+    return a->dQ_parts + (((b * s->NH + h) * a->layout.groups + group) * s->Tq + t) * s->hs;
+}
+
+/* Columns [lo, hi) of key block [k0, k0+kc) that query t of sequence b
+ * sees (lo >= hi: none). */
+static void FN(visible_columns)(const FN(attn_sdpa_run_args) *a, size_t b, size_t t, size_t k0,
+                                size_t kc, size_t *lo, size_t *hi)
+{
+    const attn_key_range r = FN(attn_sdpa_visible)(a, b, t);
+    *lo = (size_t)MIN(MAX(r.lo - (ptrdiff_t)k0, 0), (ptrdiff_t)kc);
+    *hi = (size_t)MIN(MAX(r.hi - (ptrdiff_t)k0, 0), (ptrdiff_t)kc);
+}
+
+/* P of query block [t0, t0+rows) of head h against key block [k0, k0+kc),
+ * recomputed from lse; false when no query of the block sees a key of it. */
+static int FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
+                                 size_t b, size_t h, size_t t0, size_t rows, size_t k0, size_t kc,
+                                 real *P)
+{
+    const attn_sdpa_shape *s = &a->layout.shape;
+    const size_t g = h / a->layout.group;
+    size_t lo, hi, seen = 0;
+    for (size_t r = 0; r < rows && !seen; r++) {
+        FN(visible_columns)(a, b, t0 + r, k0, kc, &lo, &hi);
+        seen = hi > lo;
+    }
+    if (!seen)
+        return 0;
+    const uint64_t start = attn_profile_begin(mm->profile);
+    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, s->hs, REAL_C(1.0),
+                     a->Q + (b * s->Tq + t0) * a->ldq + h * s->hs, a->ldq,
+                     a->K + (b * s->Tk + k0) * a->ldk + g * s->hs, a->ldk, REAL_C(0.0), P,
+                     TILE_LD);
+    for (size_t r = 0; r < rows; r++) {
+        const size_t t = t0 + r;
+        real *p = P + r * TILE_LD;
+        const real lse = a->lse[(b * s->NH + h) * s->Tq + t];
+        const real *mask = FN(attn_sdpa_mask_row)(a, b, h, t);
+        FN(visible_columns)(a, b, t, k0, kc, &lo, &hi);
+        /* p = exp((scale s - max) - log_sum) with max 0 and log_sum lse (the
+         * kernel's limit for a row that reached +inf; zeros for -inf) */
+        const real max = lse == (real)INFINITY ? (real)INFINITY : REAL_C(0.0);
+        if (hi <= lo) {
+            memset(p, 0, kc * sizeof(real));
+        } else if (lo == 0 && mask == NULL) {
+            a->softmax_from_lse(p, p, hi, kc, a->scale, max, lse);
+        } else {
+            FN(attn_sdpa_prepare_row)(p, kc, k0, FN(attn_sdpa_visible)(a, b, t), a->scale, mask);
+            a->softmax_from_lse(p, p, hi, kc, REAL_C(1.0), max, lse);
+            memset(p, 0, lo * sizeof(real));
+        }
+    }
+    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_RECOMPUTE, start,
+                     attn_product_flops(rows, kc, s->hs));
+    return 1;
+}
+
+/* The products of key block [k0, k0+kc) of head g with query block
+ * [t0, t0+rows) of head h; dK, dV, dQ accumulated. */
+static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm, size_t b,
+                              size_t h, size_t group, size_t t0, size_t rows, size_t k0,
+                              size_t kc, real *P, real *dS)
+{
+    const attn_sdpa_shape *s = &a->layout.shape;
+    const size_t g = h / a->layout.group, hs = s->hs, hs_v = s->hs_v;
+    if (!FN(recompute_weights)(a, mm, b, h, t0, rows, k0, kc, P))
+        return;
+    const real *dout = a->dout + (b * s->Tq + t0) * a->ldo + h * hs_v;
+    const real *Q = a->Q + (b * s->Tq + t0) * a->ldq + h * hs;
+    const real *K = a->K + (b * s->Tk + k0) * a->ldk + g * hs;
+    const real *V = a->V + (b * s->Tk + k0) * a->ldv + g * hs_v;
+    real *dK = a->dK + (b * s->Tk + k0) * a->ldk + g * hs;
+    real *dV = a->dV + (b * s->Tk + k0) * a->ldv + g * hs_v;
+    size_t ldq;
+    real *dQ = FN(dq_rows)(a, b, h, group, t0, &ldq);
+    ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES, attn_product_flops(kc, hs_v, rows),
+                  FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs_v, rows, REAL_C(1.0), P,
+                                   TILE_LD, dout, a->ldo, REAL_C(1.0), dV, a->ldv));
+    ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_WEIGHTS, attn_product_flops(rows, kc, hs_v),
+                  FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, hs_v, REAL_C(1.0),
+                                   dout, a->ldo, V, a->ldv, REAL_C(0.0), dS, TILE_LD));
+    uint64_t start = attn_profile_begin(mm->profile);
+    for (size_t r = 0; r < rows; r++) {
+        size_t lo, hi;
+        FN(visible_columns)(a, b, t0 + r, k0, kc, &lo, &hi);
+        real *ds = dS + r * TILE_LD;
+        if (hi <= lo) {
+            memset(ds, 0, kc * sizeof(real));
+            continue;
+        }
+        a->softmax_backward(P + r * TILE_LD + lo, ds + lo, hi - lo, kc - lo,
+                            a->rowdot + (b * s->NH + h) * s->Tq + t0 + r);
+        memset(ds, 0, lo * sizeof(real));
+    }
+    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SOFTMAX, start, 0.0);
+    start = attn_profile_begin(mm->profile);
+    FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, rows, a->scale, dS, TILE_LD, Q,
+                     a->ldq, REAL_C(1.0), dK, a->ldk);
+    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, kc, a->scale, dS, TILE_LD, K,
+                     a->ldk, REAL_C(1.0), dQ, ldq);
+    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SCORES, start,
+                     2.0 * attn_product_flops(rows, hs, kc));
+}
+
+static void FN(zero_rows)(real *x, size_t rows, size_t cols, size_t ld)
+{
+    for (size_t r = 0; r < rows; r++)
+        memset(x + r * ld, 0, cols * sizeof(real));
+}
+
+/* Item: key blocks group, group + groups, ... of (b, g) = item / groups. */
+static void FN(backward_item)(void *context, size_t item, unsigned worker)
+{
+    const FN(sdpa_backward_phase) *f = context;
+    const FN(attn_sdpa_run_args) *a = f->a;
+    const attn_sdpa_shape *s = &a->layout.shape;
+    const size_t groups = a->layout.groups, group = item % groups, bg = item / groups;
+    const size_t b = bg / s->NH_kv, g = bg % s->NH_kv, heads = a->layout.group;
+    const size_t L = a->key_lengths != NULL ? a->key_lengths[b] : s->Tk;
+    const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
+    real *P = FN(attn_engine_tile)(f->e, worker), *dS = P + ATTN_QUERY_BLOCK * TILE_LD;
+    const size_t blocks = attn_sdpa_ceil_div(L, ATTN_QUERY_BLOCK);
+    for (size_t h = g * heads; h < (g + 1) * heads; h++) {
+        size_t ld;
+        real *dQ = FN(dq_rows)(a, b, h, group, 0, &ld);
+        FN(zero_rows)(dQ, s->Tq, s->hs, ld);
+    }
+    for (size_t j = group; j < blocks; j += groups) {
+        const size_t k0 = j * ATTN_QUERY_BLOCK, kc = MIN((size_t)ATTN_QUERY_BLOCK, L - k0);
+        FN(zero_rows)(a->dK + (b * s->Tk + k0) * a->ldk + g * s->hs, kc, s->hs, a->ldk);
+        FN(zero_rows)(a->dV + (b * s->Tk + k0) * a->ldv + g * s->hs_v, kc, s->hs_v, a->ldv);
+        for (size_t h = g * heads; h < (g + 1) * heads; h++)
+            for (size_t t0 = 0; t0 < s->Tq; t0 += ATTN_QUERY_BLOCK)
+                FN(tile_backward)(a, &mm, b, h, group, t0, MIN((size_t)ATTN_QUERY_BLOCK, s->Tq - t0),
+                                  k0, kc, P, dS);
+    }
+    if (group == 0) { /* keys that do not exist get no gradient */
+        FN(zero_rows)(a->dK + (b * s->Tk + L) * a->ldk + g * s->hs, s->Tk - L, s->hs, a->ldk);
+        FN(zero_rows)(a->dV + (b * s->Tk + L) * a->ldv + g * s->hs_v, s->Tk - L, s->hs_v,
+                      a->ldv);
+    }
+}
+
+/* Item: rowdot_t = <dout_t, out_t> over every query of one (b, h), in double. */
+static void FN(rowdot_item)(void *context, size_t item, unsigned worker)
+{
+    const FN(sdpa_backward_phase) *f = context;
+    const FN(attn_sdpa_run_args) *a = f->a;
+    const attn_sdpa_shape *s = &a->layout.shape;
+    const size_t b = item / s->NH, h = item % s->NH;
+    (void)worker;
+    for (size_t t = 0; t < s->Tq; t++) {
+        const size_t at = (b * s->Tq + t) * a->ldo + h * s->hs_v;
+        double dot = 0.0;
+        for (size_t c = 0; c < s->hs_v; c++)
+            dot += (double)a->dout[at + c] * (double)a->out[at + c];
+        a->rowdot[item * s->Tq + t] = (real)dot;
+    }
+}
+
+/* Item: dQ of one (b, h), the sum of its groups' parts in group order. */
+static void FN(dq_sum_item)(void *context, size_t item, unsigned worker)
+{
+    const FN(sdpa_backward_phase) *f = context;
+    const FN(attn_sdpa_run_args) *a = f->a;
+    const attn_sdpa_shape *s = &a->layout.shape;
+    const size_t groups = a->layout.groups, b = item / s->NH, h = item % s->NH;
+    const real *parts = a->dQ_parts + item * groups * s->Tq * s->hs;
+    (void)worker;
+    for (size_t t = 0; t < s->Tq; t++) {
+        real *dQ = a->dQ + (b * s->Tq + t) * a->ldq + h * s->hs;
+        for (size_t c = 0; c < s->hs; c++) {
+            real sum = parts[t * s->hs + c];
+            for (size_t gr = 1; gr < groups; gr++)
+                sum += parts[(gr * s->Tq + t) * s->hs + c];
+            dQ[c] = sum;
+        }
+    }
+}
+
+void FN(attn_sdpa_backward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e)
+{
+    const FN(sdpa_backward_phase) f = {a, e};
+    const attn_sdpa_shape *s = &a->layout.shape;
+    attn_pool_run(e->pool, s->B * s->NH, FN(rowdot_item), (void *)&f);
+    attn_pool_run(e->pool, s->B * s->NH_kv * a->layout.groups, FN(backward_item), (void *)&f);
+    if (a->layout.groups > 1)
+        attn_pool_run(e->pool, s->B * s->NH, FN(dq_sum_item), (void *)&f);
+}

@@ -1,0 +1,222 @@
+/*
+ * attn_sdpa_forward_*, attn_sdpa_backward_*, attn_sdpa_*: validation of an
+ * sdpa call in the order attn.h documents, then the engines of
+ * sdpa_forward.c and sdpa_backward.c on the plan's buffers, threads and
+ * scratch (nothing is allocated by a call on a plan).
+ */
+#include <limits.h>
+
+#include <attn/attn.h>
+
+#include "check.h"
+#include "plan.h"
+#include "plan_engine.h"
+#include "scale.h"
+#include "sdpa.h"
+
+#if ATTN_REAL_BITS == 32
+#define PLAN_DTYPE ATTN_F32
+#else
+#define PLAN_DTYPE ATTN_F64
+#endif
+
+typedef FN(attn_sdpa_args) FN(sdpa_args);
+
+/* The call's strides with 0 resolved, and the extents (in elements) of its
+ * arrays. */
+typedef struct sdpa_extents {
+    size_t ldq, ldk, ldv, ldo;
+    size_t Q, K, V, out, mask, lse;
+} sdpa_extents;
+
+/* Elements from the first to past the last of `rows` rows of `width`, ld
+ * apart; false on overflow. */
+static int FN(rows_extent)(size_t rows, size_t ld, size_t width, size_t *extent)
+{
+    size_t span;
+    return attn_mul(rows - 1, ld, &span) && attn_add(span, width, extent);
+}
+
+/* BAD_STRIDE, then SIZE_OVERFLOW, then BLAS_RANGE, for the arrays of `a`. */
+static attn_status FN(check_strides)(const attn_sdpa_layout *l, const FN(sdpa_args) *a,
+                                     sdpa_extents *x)
+{
+    const attn_sdpa_shape s = l->shape; /* the plan's: its products are known to fit */
+    const size_t q_width = s.NH * s.hs, k_width = s.NH_kv * s.hs;
+    const size_t v_width = s.NH_kv * s.hs_v, o_width = s.NH * s.hs_v;
+    x->ldq = a->ldq != 0 ? a->ldq : q_width;
+    x->ldk = a->ldk != 0 ? a->ldk : k_width;
+    x->ldv = a->ldv != 0 ? a->ldv : v_width;
+    x->ldo = a->ldo != 0 ? a->ldo : o_width;
+    if (x->ldq < q_width || x->ldk < k_width || x->ldv < v_width || x->ldo < o_width)
+        return ATTN_ERR_BAD_STRIDE;
+    size_t head = s.Tk, sequence, mask = 0;
+    if (a->mask != NULL) {
+        /* each nonzero stride steps over the whole of what it repeats */
+        if (a->mask_ld != 0 && a->mask_ld < s.Tk)
+            return ATTN_ERR_BAD_STRIDE;
+        if (a->mask_ld != 0 && !FN(rows_extent)(s.Tq, a->mask_ld, s.Tk, &head))
+            return ATTN_ERR_SIZE_OVERFLOW;
+        if (a->mask_sh != 0 && a->mask_sh < head)
+            return ATTN_ERR_BAD_STRIDE;
+        sequence = head;
+        if (a->mask_sh != 0 && !FN(rows_extent)(s.NH, a->mask_sh, head, &sequence))
+            return ATTN_ERR_SIZE_OVERFLOW;
+        if (a->mask_sb != 0 && a->mask_sb < sequence)
+            return ATTN_ERR_BAD_STRIDE;
+        mask = sequence;
+        if (a->mask_sb != 0 && !FN(rows_extent)(s.B, a->mask_sb, sequence, &mask))
+            return ATTN_ERR_SIZE_OVERFLOW;
+    }
+    x->mask = mask;
+    size_t bytes;
+    if (!FN(rows_extent)(s.B * s.Tq, x->ldq, q_width, &x->Q) ||
+        !FN(rows_extent)(s.B * s.Tk, x->ldk, k_width, &x->K) ||
+        !FN(rows_extent)(s.B * s.Tk, x->ldv, v_width, &x->V) ||
+        !FN(rows_extent)(s.B * s.Tq, x->ldo, o_width, &x->out) ||
+        !attn_mul3(s.B, s.NH, s.Tq, &x->lse))
+        return ATTN_ERR_SIZE_OVERFLOW;
+    const size_t extents[] = {x->Q, x->K, x->V, x->out, x->mask};
+    for (size_t i = 0; i < ATTN_COUNT(extents); i++)
+        if (!attn_mul(extents[i], sizeof(real), &bytes))
+            return ATTN_ERR_SIZE_OVERFLOW;
+    const size_t lds[] = {x->ldq, x->ldk, x->ldv, x->ldo};
+    if (!attn_all_at_most(lds, ATTN_COUNT(lds), ATTN_BLAS_INT_MAX))
+        return ATTN_ERR_BLAS_RANGE;
+    return ATTN_OK;
+}
+
+static attn_region FN(region)(const void *p, size_t elements, size_t element_size)
+{
+    const attn_region r = {p, elements * element_size};
+    return r;
+}
+
+/* The checks every call shares, after its NULL pointers: PLAN_KIND,
+ * DTYPE_MISMATCH, strides and extents, BAD_LENGTH. */
+static attn_status FN(check_call)(const attn_plan *plan, const FN(sdpa_args) *a, sdpa_extents *x)
+{
+    if (plan->kind != ATTN_PLAN_SDPA)
+        return ATTN_ERR_PLAN_KIND;
+    if (plan->dtype != PLAN_DTYPE)
+        return ATTN_ERR_DTYPE_MISMATCH;
+    const attn_status status = FN(check_strides)(&plan->sdpa, a, x);
+    if (status != ATTN_OK)
+        return status;
+    for (size_t b = 0; a->key_lengths != NULL && b < plan->sdpa.shape.B; b++)
+        if (a->key_lengths[b] > plan->sdpa.shape.Tk)
+            return ATTN_ERR_BAD_LENGTH;
+    return ATTN_OK;
+}
+
+/* The inputs every call reads. */
+static void FN(input_regions)(const attn_plan *plan, const FN(sdpa_args) *a,
+                              const sdpa_extents *x, attn_region in[5])
+{
+    in[0] = FN(region)(a->Q, x->Q, sizeof(real));
+    in[1] = FN(region)(a->K, x->K, sizeof(real));
+    in[2] = FN(region)(a->V, x->V, sizeof(real));
+    in[3] = FN(region)(a->mask, x->mask, sizeof(real));
+    in[4] = FN(region)(a->key_lengths, a->key_lengths != NULL ? plan->sdpa.shape.B : 0,
+                       sizeof(size_t));
+}
+
+static FN(attn_sdpa_run_args) FN(run_args)(const attn_plan *plan, const FN(sdpa_args) *a,
+                                          const sdpa_extents *x)
+{
+    const FN(attn_sdpa_run_args) r = {
+        .layout = plan->sdpa,
+        .scale = attn_real_scale(plan->scale),
+        .causal = plan->causal,
+        .window = plan->window,
+        .softmax_online = FN(attn_softmax_online_kernel)(plan->isa),
+        .softmax_row = FN(attn_softmax_row_kernel)(plan->isa),
+        .softmax_from_lse = FN(attn_softmax_from_lse_kernel)(plan->isa),
+        .softmax_backward = FN(attn_softmax_backward_kernel)(plan->isa),
+        .Q = a->Q, .K = a->K, .V = a->V,
+        .ldq = x->ldq, .ldk = x->ldk, .ldv = x->ldv,
+        .mask = a->mask, .mask_ld = a->mask_ld, .mask_sb = a->mask_sb, .mask_sh = a->mask_sh,
+        .key_lengths = a->key_lengths,
+        .out = a->out, .ldo = x->ldo,
+        .lse = a->lse,
+        .partials = (real *)attn_plan_buffer(plan, ATTN_BUF_PARTIALS),
+        .rowdot = (real *)attn_plan_buffer(plan, ATTN_BUF_ROWDOT),
+        .dQ_parts = (real *)attn_plan_buffer(plan, ATTN_BUF_DQ_PARTS)};
+    return r;
+}
+
+attn_status FN(attn_sdpa_forward)(attn_plan *plan, const FN(sdpa_args) *a)
+{
+    if (plan == NULL || a == NULL || a->Q == NULL || a->K == NULL || a->V == NULL ||
+        a->out == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    sdpa_extents x;
+    attn_status status = FN(check_call)(plan, a, &x);
+    if (status != ATTN_OK)
+        return status;
+    attn_region in[5];
+    FN(input_regions)(plan, a, &x, in);
+    const attn_region out[] = {FN(region)(a->out, x.out, sizeof(real)),
+                               FN(region)(a->lse, x.lse, sizeof(real))};
+    if (attn_outputs_alias(out, ATTN_COUNT(out), in, 5))
+        return ATTN_ERR_ALIASING;
+
+    const FN(attn_sdpa_run_args) args = FN(run_args)(plan, a, &x);
+    const FN(attn_engine) engine = FN(plan_engine)(plan);
+    FN(attn_sdpa_forward_run)(&args, &engine);
+    FN(plan_engine_done)(plan, &engine);
+    return ATTN_OK;
+}
+
+attn_status FN(attn_sdpa_backward)(attn_plan *plan, const FN(sdpa_args) *a, const real *dout,
+                                   real *dQ, real *dK, real *dV)
+{
+    if (plan == NULL || a == NULL || a->Q == NULL || a->K == NULL || a->V == NULL ||
+        a->out == NULL || a->lse == NULL || dout == NULL || dQ == NULL || dK == NULL ||
+        dV == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    if (plan->kind != ATTN_PLAN_SDPA)
+        return ATTN_ERR_PLAN_KIND;
+    if (plan->dtype != PLAN_DTYPE)
+        return ATTN_ERR_DTYPE_MISMATCH;
+    if (plan->inference)
+        return ATTN_ERR_INFERENCE_PLAN;
+    sdpa_extents x;
+    attn_status status = FN(check_call)(plan, a, &x);
+    if (status != ATTN_OK)
+        return status;
+    attn_region in[8];
+    FN(input_regions)(plan, a, &x, in);
+    in[5] = FN(region)(a->out, x.out, sizeof(real));
+    in[6] = FN(region)(a->lse, x.lse, sizeof(real));
+    in[7] = FN(region)(dout, x.out, sizeof(real));
+    const attn_region grads[] = {FN(region)(dQ, x.Q, sizeof(real)),
+                                 FN(region)(dK, x.K, sizeof(real)),
+                                 FN(region)(dV, x.V, sizeof(real))};
+    if (attn_outputs_alias(grads, ATTN_COUNT(grads), in, ATTN_COUNT(in)))
+        return ATTN_ERR_ALIASING;
+
+    FN(attn_sdpa_run_args) args = FN(run_args)(plan, a, &x);
+    args.dout = dout;
+    args.dQ = dQ;
+    args.dK = dK;
+    args.dV = dV;
+    const FN(attn_engine) engine = FN(plan_engine)(plan);
+    FN(attn_sdpa_backward_run)(&args, &engine);
+    FN(plan_engine_done)(plan, &engine);
+    return ATTN_OK;
+}
+
+attn_status FN(attn_sdpa)(const attn_sdpa_shape *shape, double scale, unsigned flags,
+                          size_t window, const FN(sdpa_args) *a)
+{
+    if (shape == NULL || a == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    attn_plan *plan = NULL;
+    attn_status status = attn_sdpa_plan_create(&plan, PLAN_DTYPE, shape, scale,
+                                               flags | ATTN_INFERENCE, window);
+    if (status == ATTN_OK)
+        status = FN(attn_sdpa_forward)(plan, a);
+    attn_plan_destroy(plan);
+    return status;
+}

@@ -1,0 +1,348 @@
+/*
+ * Forward of attention on given Q, K, V (attn.h, "sdpa"), tiled with the
+ * online softmax (FlashAttention): O(Tq + Tk) memory, lse at no extra cost.
+ *
+ * Shapes, per sequence b (rows addressed through the caller's strides):
+ *   Q (Tq, NH*hs) ld ldq, K (Tk, NH_kv*hs) ld ldk, V (Tk, NH_kv*hs_v) ld ldv,
+ *   out (Tq, NH*hs_v) ld ldo, lse (NH, Tq).
+ * One item (sdpa_layout.h) is one key/value head g of one sequence, a few
+ * of its query heads and a block of queries: rows R = heads x queries.
+ * For its key tiles [k0, k1) of ATTN_TILE_KEYS keys, from the last to the
+ * first (the causal diagonal lies in the last: it comes first and writes Y):
+ *   S (R, kc)   = Q_rows K[k0:k1]^T                   per head, or one product
+ *                                                    for a single query
+ *   P, m, l     = online softmax of scale S + mask over each row's visible keys
+ *   Y (R, hs_v) = alpha Y + P V[k0:k1]
+ * then out = Y / l, lse = m + log l. A causal diagonal is a triangular
+ * product: no query multiplies the value of a key after it. An item split
+ * over its key tiles (few items: a decode step) leaves Y, m, l of each
+ * split, merged by a last phase: m = max m_s, l = sum e^(m_s - m) l_s,
+ * out = sum e^(m_s - m) Y_s / l. A row whose scores reach +inf is redone
+ * alone over its visible keys with the row kernel (its limit: equal shares).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sdpa.h"
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* One item: sequence b, key/value head g, query heads [h0, h0 + heads),
+ * queries [t0, t0 + queries), split `split`; keys [kmin, kmax) seen by any
+ * of its rows. */
+typedef struct FN(sdpa_item) {
+    size_t b, g, h0, heads, t0, queries, rows, split;
+    ptrdiff_t kmin, kmax;
+} FN(sdpa_item);
+
+/* The worker's tile: scores (ATTN_QUERY_BLOCK x ATTN_TILE_KEYS), output rows
+ * (R, hs_v), running max, sum and alpha per row, a row of Tk. */
+typedef struct FN(sdpa_tile) {
+    real *S, *Y, *max, *sum, *alpha, *row;
+} FN(sdpa_tile);
+
+static FN(sdpa_tile) FN(tile_of)(const FN(attn_sdpa_run_args) *a, real *work)
+{
+    FN(sdpa_tile) t;
+    t.S = work;
+    t.Y = t.S + (size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS;
+    t.max = t.Y + (size_t)ATTN_QUERY_BLOCK * a->layout.shape.hs_v;
+    t.sum = t.max + ATTN_QUERY_BLOCK;
+    t.alpha = t.sum + ATTN_QUERY_BLOCK;
+    t.row = t.alpha + ATTN_QUERY_BLOCK;
+    return t;
+}
+
+static FN(sdpa_item) FN(item_of)(const FN(attn_sdpa_run_args) *a, size_t index)
+{
+    const attn_sdpa_layout *l = &a->layout;
+    const attn_sdpa_shape *s = &l->shape;
+    const size_t head_groups = l->group / l->heads, per_block = s->B * s->NH_kv * head_groups;
+    FN(sdpa_item) it;
+    it.split = index % l->splits;
+    index /= l->splits;
+    const size_t bgh = index % per_block;
+    /* the last query blocks first: with a causal mask they cost the most */
+    const size_t block = l->query_blocks - 1 - index / per_block;
+    it.b = bgh / (s->NH_kv * head_groups);
+    it.g = bgh / head_groups % s->NH_kv;
+    it.heads = l->heads;
+    it.h0 = it.g * l->group + bgh % head_groups * l->heads;
+    it.t0 = block * l->queries;
+    it.queries = MIN(l->queries, s->Tq - it.t0);
+    it.rows = it.heads * it.queries;
+    const attn_key_range first = FN(attn_sdpa_visible)(a, it.b, it.t0);
+    const attn_key_range last = FN(attn_sdpa_visible)(a, it.b, it.t0 + it.queries - 1);
+    it.kmin = MAX(first.lo, 0);
+    it.kmax = MAX(last.hi, it.kmin);
+    return it;
+}
+
+/* Row r of an item: its head and query. */
+static size_t FN(row_head)(const FN(sdpa_item) *it, size_t r)
+{
+    return it->h0 + r / it->queries;
+}
+static size_t FN(row_query)(const FN(sdpa_item) *it, size_t r)
+{
+    return it->t0 + r % it->queries;
+}
+
+static const real *FN(q_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, size_t t)
+{
+    return a->Q + (b * a->layout.shape.Tq + t) * a->ldq + h * a->layout.shape.hs;
+}
+static const real *FN(k_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g, size_t j)
+{
+    return a->K + (b * a->layout.shape.Tk + j) * a->ldk + g * a->layout.shape.hs;
+}
+static const real *FN(v_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g, size_t j)
+{
+    return a->V + (b * a->layout.shape.Tk + j) * a->ldv + g * a->layout.shape.hs_v;
+}
+static real *FN(out_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, size_t t)
+{
+    return a->out + (b * a->layout.shape.Tq + t) * a->ldo + h * a->layout.shape.hs_v;
+}
+
+/* S (rows, kc) = Q_rows K[k0, k0+kc)^T: one product when the item has a
+ * single query (its heads' rows lie hs apart), else one per head. */
+static void FN(item_scores)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
+                            const FN(sdpa_item) *it, size_t k0, size_t kc, real *S)
+{
+    const size_t hs = a->layout.shape.hs;
+    const real *K = FN(k_row)(a, it->b, it->g, k0);
+    const uint64_t start = attn_profile_begin(mm->profile);
+    if (it->queries == 1)
+        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, it->heads, kc, hs, REAL_C(1.0),
+                         FN(q_row)(a, it->b, it->h0, it->t0), hs, K, a->ldk, REAL_C(0.0), S, kc);
+    else
+        for (size_t h = 0; h < it->heads; h++)
+            FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, it->queries, kc, hs, REAL_C(1.0),
+                             FN(q_row)(a, it->b, it->h0 + h, it->t0), a->ldq, K, a->ldk,
+                             REAL_C(0.0), S + h * it->queries * kc, kc);
+    attn_profile_end(mm->profile, ATTN_PHASE_SCORES, start,
+                     attn_product_flops(it->rows, kc, hs));
+}
+
+/* The online softmax of every row over key tile [k0, k0+kc); Y rescaled. */
+static void FN(item_softmax)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
+                             const FN(sdpa_item) *it, size_t k0, size_t kc, int first,
+                             const FN(sdpa_tile) *w)
+{
+    const size_t hs_v = a->layout.shape.hs_v;
+    const uint64_t start = attn_profile_begin(mm->profile);
+    for (size_t r = 0; r < it->rows; r++) {
+        const size_t h = FN(row_head)(it, r), t = FN(row_query)(it, r);
+        const attn_key_range range = FN(attn_sdpa_visible)(a, it->b, t);
+        const real *mask = FN(attn_sdpa_mask_row)(a, it->b, h, t);
+        real *s = w->S + r * kc;
+        const ptrdiff_t lo = range.lo - (ptrdiff_t)k0, hi = range.hi - (ptrdiff_t)k0;
+        w->alpha[r] = REAL_C(1.0);
+        if (hi <= 0 || lo >= (ptrdiff_t)kc || hi <= lo) {
+            memset(s, 0, kc * sizeof(real)); /* sees none of these keys */
+            continue;
+        }
+        const size_t n_valid = MIN((size_t)hi, kc);
+        if (lo <= 0 && mask == NULL) {
+            w->alpha[r] = a->softmax_online(s, s, n_valid, kc, a->scale, &w->max[r], &w->sum[r]);
+        } else {
+            FN(attn_sdpa_prepare_row)(s, kc, k0, range, a->scale, mask);
+            w->alpha[r] = a->softmax_online(s, s, n_valid, kc, REAL_C(1.0), &w->max[r],
+                                            &w->sum[r]);
+        }
+        if (!first && w->alpha[r] != REAL_C(1.0)) {
+            const real factor = w->alpha[r] < REAL_C(0.0) ? REAL_C(0.0) : w->alpha[r];
+            for (size_t c = 0; c < hs_v; c++)
+                w->Y[r * hs_v + c] *= factor;
+        }
+    }
+    attn_profile_end(mm->profile, ATTN_PHASE_SOFTMAX, start, 0.0);
+}
+
+/* Y += P V[k0, k0+kc), P in S. With a causal mask and several queries the
+ * item's last tile holds the diagonal: there the keys [d, kmax) (d the first
+ * query's position) are a triangular product per head, and the keys below
+ * d a full one; rows of queries before key 0 (d < 0) see nothing. With a
+ * single query only its visible keys are multiplied. */
+static void FN(item_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
+                            const FN(sdpa_item) *it, size_t k0, size_t kc, int diagonal,
+                            const FN(sdpa_tile) *w)
+{
+    const size_t hs_v = a->layout.shape.hs_v;
+    const uint64_t start = attn_profile_begin(mm->profile);
+    double flops;
+    if (it->queries == 1) {
+        const attn_key_range range = FN(attn_sdpa_visible)(a, it->b, it->t0);
+        const size_t lo = (size_t)MAX(range.lo - (ptrdiff_t)k0, 0);
+        const size_t hi = (size_t)MIN(MAX(range.hi - (ptrdiff_t)k0, 0), (ptrdiff_t)kc);
+        flops = hi > lo ? attn_product_flops(it->rows, hs_v, hi - lo) : 0.0;
+        if (hi > lo)
+            FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, it->rows, hs_v, hi - lo,
+                             REAL_C(1.0), w->S + lo, kc, FN(v_row)(a, it->b, it->g, k0 + lo),
+                             a->ldv, REAL_C(1.0), w->Y, hs_v);
+    } else if (diagonal) {
+        const ptrdiff_t d = FN(attn_sdpa_visible)(a, it->b, it->t0).hi - 1;
+        const size_t skip = d < 0 ? (size_t)-d : 0, n = it->queries - skip;
+        const size_t strip = (size_t)(d + (ptrdiff_t)skip) - k0; /* tile column of key d */
+        flops = 0.0;
+        for (size_t h = 0; h < it->heads && n > 0; h++) {
+            const size_t r0 = h * it->queries + skip;
+            FN(attn_mm_lower)(mm, n, hs_v, w->S + r0 * kc + strip, kc,
+                              FN(v_row)(a, it->b, it->g, k0 + strip), a->ldv, w->Y + r0 * hs_v,
+                              hs_v);
+            if (strip > 0)
+                FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, n, hs_v, strip, REAL_C(1.0),
+                                 w->S + r0 * kc, kc, FN(v_row)(a, it->b, it->g, k0), a->ldv,
+                                 REAL_C(1.0), w->Y + r0 * hs_v, hs_v);
+            flops += attn_product_flops(n, hs_v, strip + (n + 1) / 2);
+        }
+    } else {
+        flops = attn_product_flops(it->rows, hs_v, kc);
+        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, it->rows, hs_v, kc, REAL_C(1.0), w->S,
+                         kc, FN(v_row)(a, it->b, it->g, k0), a->ldv, REAL_C(1.0), w->Y, hs_v);
+    }
+    attn_profile_end(mm->profile, ATTN_PHASE_WEIGHTED_SUM, start, flops);
+}
+
+/* Row (b, h, t) alone over its visible keys, for a row whose scores reach
+ * +inf: the row kernel's limit. row: Tk elements. */
+static void FN(row_alone)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm, size_t b,
+                          size_t h, size_t t, real *row)
+{
+    const attn_sdpa_shape *s = &a->layout.shape;
+    const size_t g = h / a->layout.group;
+    const attn_key_range range = FN(attn_sdpa_visible)(a, b, t);
+    const size_t lo = (size_t)MAX(range.lo, 0), n = (size_t)range.hi - lo;
+    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, 1, n, s->hs, REAL_C(1.0),
+                     FN(q_row)(a, b, h, t), s->hs, FN(k_row)(a, b, g, lo), a->ldk, REAL_C(0.0),
+                     row, n);
+    FN(attn_sdpa_prepare_row)(row, n, lo, range, a->scale, FN(attn_sdpa_mask_row)(a, b, h, t));
+    a->softmax_row(row, row, n, n, REAL_C(1.0));
+    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, 1, s->hs_v, n, REAL_C(1.0), row,
+                     n, FN(v_row)(a, b, g, lo), a->ldv, REAL_C(0.0), FN(out_row)(a, b, h, t),
+                     s->hs_v);
+    if (a->lse != NULL)
+        a->lse[(b * s->NH + h) * s->Tq + t] = (real)INFINITY;
+}
+
+/* out and lse of a row from its max, sum and unnormalized output. */
+static void FN(finish_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, size_t t,
+                           const real *y, real max, real sum)
+{
+    const attn_sdpa_shape *s = &a->layout.shape;
+    real *out = FN(out_row)(a, b, h, t);
+    const real inverse = sum == REAL_C(0.0) ? REAL_C(0.0) : REAL_C(1.0) / sum;
+    for (size_t c = 0; c < s->hs_v; c++)
+        out[c] = y[c] * inverse;
+    if (a->lse != NULL)
+        a->lse[(b * s->NH + h) * s->Tq + t] =
+            sum == REAL_C(0.0) ? (real)-INFINITY : (real)((double)max + log((double)sum));
+}
+
+typedef struct FN(sdpa_forward_phase) {
+    const FN(attn_sdpa_run_args) *a;
+    const FN(attn_engine) *e;
+} FN(sdpa_forward_phase);
+
+/* Partial result of split `split` for row (b, h, t). */
+static real *FN(partial)(const FN(attn_sdpa_run_args) *a, size_t split, size_t b, size_t h,
+                         size_t t)
+{
+    const attn_sdpa_shape *s = &a->layout.shape;
+    return a->partials +
+           (((split * s->B + b) * s->NH + h) * s->Tq + t) * attn_sdpa_partial_elements(&a->layout);
+}
+
+/* Item: one forward item over its split's key tiles. */
+static void FN(forward_item)(void *context, size_t index, unsigned worker)
+{
+    const FN(sdpa_forward_phase) *f = context;
+    const FN(attn_sdpa_run_args) *a = f->a;
+    const size_t hs_v = a->layout.shape.hs_v, splits = a->layout.splits;
+    const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
+    const FN(sdpa_tile) w = FN(tile_of)(a, FN(attn_engine_tile)(f->e, worker));
+    const FN(sdpa_item) it = FN(item_of)(a, index);
+    memset(w.Y, 0, it.rows * hs_v * sizeof(real));
+    for (size_t r = 0; r < it.rows; r++) {
+        w.max[r] = -ATTN_REAL_MAX;
+        w.sum[r] = REAL_C(0.0);
+    }
+    const size_t keys = (size_t)(it.kmax - it.kmin);
+    const size_t tiles = attn_sdpa_ceil_div(keys, ATTN_TILE_KEYS);
+    const size_t m0 = it.split * tiles / splits, m1 = (it.split + 1) * tiles / splits;
+    for (size_t m = m0; m < m1; m++) {
+        const size_t k1 = (size_t)it.kmax - m * ATTN_TILE_KEYS;
+        const size_t k0 = k1 - MIN((size_t)ATTN_TILE_KEYS, k1 - (size_t)it.kmin);
+        FN(item_scores)(a, &mm, &it, k0, k1 - k0, w.S);
+        FN(item_softmax)(a, &mm, &it, k0, k1 - k0, m == m0, &w);
+        FN(item_values)(a, &mm, &it, k0, k1 - k0, a->causal && m == 0, &w);
+    }
+    const uint64_t start = attn_profile_begin(mm.profile);
+    for (size_t r = 0; r < it.rows; r++) {
+        const size_t h = FN(row_head)(&it, r), t = FN(row_query)(&it, r);
+        if (splits > 1) {
+            real *p = FN(partial)(a, it.split, it.b, h, t);
+            memcpy(p, w.Y + r * hs_v, hs_v * sizeof(real));
+            p[hs_v] = w.max[r];
+            p[hs_v + 1] = w.sum[r];
+        } else if (w.max[r] == (real)INFINITY) {
+            FN(row_alone)(a, &mm, it.b, h, t, w.row);
+        } else {
+            FN(finish_row)(a, it.b, h, t, w.Y + r * hs_v, w.max[r], w.sum[r]);
+        }
+    }
+    attn_profile_end(mm.profile, ATTN_PHASE_SOFTMAX, start, 0.0);
+}
+
+/* Item: the splits of the rows of one (b, h) and query block merged. */
+static void FN(merge_item)(void *context, size_t index, unsigned worker)
+{
+    const FN(sdpa_forward_phase) *f = context;
+    const FN(attn_sdpa_run_args) *a = f->a;
+    const attn_sdpa_shape *s = &a->layout.shape;
+    const size_t splits = a->layout.splits, hs_v = s->hs_v;
+    const size_t blocks = attn_sdpa_ceil_div(s->Tq, ATTN_QUERY_BLOCK);
+    const size_t bh = index / blocks, b = bh / s->NH, h = bh % s->NH;
+    const size_t t0 = index % blocks * ATTN_QUERY_BLOCK, t1 = MIN(s->Tq, t0 + ATTN_QUERY_BLOCK);
+    const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
+    const uint64_t start = attn_profile_begin(mm.profile);
+    for (size_t t = t0; t < t1; t++) {
+        real max = -ATTN_REAL_MAX;
+        for (size_t sp = 0; sp < splits; sp++)
+            max = MAX(max, FN(partial)(a, sp, b, h, t)[hs_v]);
+        if (max == (real)INFINITY) {
+            FN(row_alone)(a, &mm, b, h, t, FN(tile_of)(a, FN(attn_engine_tile)(f->e, worker)).row);
+            continue;
+        }
+        double weight[ATTN_SDPA_ITEMS], sum = 0.0;
+        for (size_t sp = 0; sp < splits; sp++) {
+            const real *p = FN(partial)(a, sp, b, h, t);
+            weight[sp] = p[hs_v + 1] == REAL_C(0.0) ? 0.0 : exp((double)p[hs_v] - (double)max);
+            sum += weight[sp] * (double)p[hs_v + 1];
+        }
+        real *out = FN(out_row)(a, b, h, t);
+        for (size_t c = 0; c < hs_v; c++) {
+            double y = 0.0;
+            for (size_t sp = 0; sp < splits; sp++)
+                if (weight[sp] != 0.0)
+                    y += weight[sp] * (double)FN(partial)(a, sp, b, h, t)[c];
+            out[c] = sum == 0.0 ? REAL_C(0.0) : (real)(y / sum);
+        }
+        if (a->lse != NULL)
+            a->lse[bh * s->Tq + t] = sum == 0.0 ? (real)-INFINITY : (real)((double)max + log(sum));
+    }
+    attn_profile_end(mm.profile, ATTN_PHASE_SOFTMAX, start, 0.0);
+}
+
+void FN(attn_sdpa_forward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e)
+{
+    const FN(sdpa_forward_phase) f = {a, e};
+    const attn_sdpa_layout *l = &a->layout;
+    attn_pool_run(e->pool, l->items * l->splits, FN(forward_item), (void *)&f);
+    if (l->splits > 1)
+        attn_pool_run(e->pool,
+                      l->shape.B * l->shape.NH * attn_sdpa_ceil_div(l->shape.Tq, ATTN_QUERY_BLOCK),
+                      FN(merge_item), (void *)&f);
+}

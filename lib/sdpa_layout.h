@@ -1,0 +1,102 @@
+/*
+ * How the sdpa engines (sdpa_forward.c, sdpa_backward.c) split a shape into
+ * work items, and the size of everything they need. Not templated: the plan
+ * (sdpa_plan.c) sizes its buffers from it. A function of the shape alone,
+ * never of the thread count, so results are the same for every count.
+ *
+ * Forward item: one sequence b, one key/value head g, `heads` of the query
+ * heads that read it and a block of `queries` query positions; its rows are
+ * the heads' queries stacked head by head (row r = head r / n of the item,
+ * query r % n), at most ATTN_QUERY_BLOCK of them, so that K and V are read
+ * once for all the heads of a group: a decode step (Tq = 1) of NH = 32,
+ * NH_kv = 8 is 8 items of 4 rows each. When there are fewer than
+ * ATTN_SDPA_ITEMS items, each is split further over its key tiles
+ * (flash-decoding), and the splits' partial results are merged through
+ * their log-sum-exp.
+ *
+ * Backward item: one (b, g) and one group of its key blocks of
+ * ATTN_QUERY_BLOCK keys (j = group, group + groups, ...), against every
+ * query of every head of g: dK and dV of those keys are the item's alone
+ * (summed over the group's heads), dQ the item's when groups = 1, else a
+ * part of its own that a last phase sums.
+ */
+#ifndef ATTN_SDPA_LAYOUT_H
+#define ATTN_SDPA_LAYOUT_H
+
+#include <stddef.h>
+
+#include <attn/attn.h>
+
+#include "tiling.h"
+
+/* Fewer work items than this and the engines split keys too. */
+#define ATTN_SDPA_ITEMS 8
+
+typedef struct attn_sdpa_layout {
+    attn_sdpa_shape shape; /* hs_v resolved */
+    size_t group;          /* NH / NH_kv: query heads per key/value head */
+    size_t heads;          /* query heads per forward item, a divisor of group */
+    size_t queries;        /* query positions per forward item block */
+    size_t query_blocks;   /* ceil(Tq / queries) */
+    size_t items;          /* forward items before the key split */
+    size_t splits;         /* key splits per forward item (1: none) */
+    size_t groups;         /* backward key block groups per (b, g) */
+} attn_sdpa_layout;
+
+static inline size_t attn_sdpa_ceil_div(size_t n, size_t d)
+{
+    return n / d + (n % d != 0);
+}
+
+/* The layout of a valid shape (no zero, NH % NH_kv == 0). */
+static inline attn_sdpa_layout attn_sdpa_layout_of(attn_sdpa_shape s)
+{
+    attn_sdpa_layout l = {.shape = s};
+    if (l.shape.hs_v == 0)
+        l.shape.hs_v = s.hs;
+    l.group = s.NH / s.NH_kv;
+    l.queries = s.Tq < ATTN_QUERY_BLOCK ? s.Tq : ATTN_QUERY_BLOCK;
+    l.heads = 1;
+    for (size_t h = l.group; h >= 1; h--)
+        if (l.group % h == 0 && h * l.queries <= ATTN_QUERY_BLOCK) {
+            l.heads = h;
+            break;
+        }
+    l.query_blocks = attn_sdpa_ceil_div(s.Tq, l.queries);
+    l.items = s.B * s.NH_kv * (l.group / l.heads) * l.query_blocks;
+    const size_t key_tiles = attn_sdpa_ceil_div(s.Tk, ATTN_TILE_KEYS);
+    l.splits = 1;
+    if (l.items < ATTN_SDPA_ITEMS) {
+        l.splits = attn_sdpa_ceil_div(ATTN_SDPA_ITEMS, l.items);
+        if (l.splits > key_tiles)
+            l.splits = key_tiles;
+    }
+    const size_t pairs = s.B * s.NH_kv, key_blocks = attn_sdpa_ceil_div(s.Tk, ATTN_QUERY_BLOCK);
+    l.groups = 1;
+    if (pairs < ATTN_HEADS_PER_ITEM_MIN) {
+        l.groups = attn_sdpa_ceil_div(ATTN_BACKWARD_ITEMS, pairs);
+        if (l.groups > key_blocks)
+            l.groups = key_blocks;
+    }
+    return l;
+}
+
+/* Elements of one forward partial result: the unnormalized output row, its
+ * running max and sum. */
+static inline size_t attn_sdpa_partial_elements(const attn_sdpa_layout *l)
+{
+    return l->shape.hs_v + 2;
+}
+
+/* Elements of a worker's tile: the scores of one item's rows against one key
+ * tile (which also holds the backward's two tiles), the item's output rows,
+ * three statistics per row, and one row of Tk scores (a row recomputed
+ * alone). */
+static inline size_t attn_sdpa_tile_elements(const attn_sdpa_layout *l)
+{
+    return (size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS +
+           (size_t)ATTN_QUERY_BLOCK * l->shape.hs_v + 3 * (size_t)ATTN_QUERY_BLOCK +
+           l->shape.Tk;
+}
+
+#endif /* ATTN_SDPA_LAYOUT_H */
