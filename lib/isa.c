@@ -66,7 +66,16 @@
                                      size_t ldc, float *pack);                                \
     void attn_gemm_lower_##isa##_f64(size_t M, size_t N, const double *A, size_t lda,         \
                                      const double *B, size_t ldb, double beta, double *C,     \
-                                     size_t ldc, double *pack);
+                                     size_t ldc, double *pack);                                \
+    void attn_rows_dot_##isa##_f32(size_t R, size_t n, size_t d, const float *A, size_t lda,   \
+                                   const float *B, size_t ldb, float *S, size_t lds);         \
+    void attn_rows_dot_##isa##_f64(size_t R, size_t n, size_t d, const double *A, size_t lda,  \
+                                   const double *B, size_t ldb, double *S, size_t lds);       \
+    void attn_rows_axpy_##isa##_f32(size_t R, size_t n, size_t m, const float *P, size_t ldp,  \
+                                    const float *B, size_t ldb, float *C, size_t ldc);        \
+    void attn_rows_axpy_##isa##_f64(size_t R, size_t n, size_t m, const double *P,             \
+                                    size_t ldp, const double *B, size_t ldb, double *C,       \
+                                    size_t ldc);
 ATTN_DECLARE_KERNELS(scalar)
 ATTN_DECLARE_KERNELS(avx2)
 ATTN_DECLARE_KERNELS(avx512)
@@ -98,6 +107,8 @@ ATTN_KERNEL_TABLES(attn_gemm)
 ATTN_KERNEL_TABLES(attn_gemm_shared_a)
 ATTN_KERNEL_TABLES(attn_gemm_pack_b)
 ATTN_KERNEL_TABLES(attn_gemm_lower)
+ATTN_KERNEL_TABLES(attn_rows_dot)
+ATTN_KERNEL_TABLES(attn_rows_axpy)
 
 int attn_isa_supported(attn_isa isa)
 {

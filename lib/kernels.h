@@ -208,6 +208,29 @@ typedef void (*attn_softmax_from_lse_f64_fn)(const double *s, double *p, size_t 
 attn_softmax_from_lse_f32_fn attn_softmax_from_lse_kernel_f32(attn_isa isa);
 attn_softmax_from_lse_f64_fn attn_softmax_from_lse_kernel_f64(attn_isa isa);
 
+/*
+ * Products of a few rows against many (rows_kernel.inc.c; the decode step):
+ *   rows_dot   S (R, n) = A (R, d) B^T    (A, B, S row-major, ld lda, ldb, lds)
+ *   rows_axpy  C (R, m) += P (R, n) B     (B (n, m) ld ldb)
+ * R <= ATTN_ROWS_MAX; each row of B is read once for all R rows.
+ */
+#define ATTN_ROWS_MAX 8
+typedef void (*attn_rows_dot_f32_fn)(size_t R, size_t n, size_t d, const float *A, size_t lda,
+                                     const float *B, size_t ldb, float *S, size_t lds);
+typedef void (*attn_rows_dot_f64_fn)(size_t R, size_t n, size_t d, const double *A,
+                                     size_t lda, const double *B, size_t ldb, double *S,
+                                     size_t lds);
+typedef void (*attn_rows_axpy_f32_fn)(size_t R, size_t n, size_t m, const float *P,
+                                      size_t ldp, const float *B, size_t ldb, float *C,
+                                      size_t ldc);
+typedef void (*attn_rows_axpy_f64_fn)(size_t R, size_t n, size_t m, const double *P,
+                                      size_t ldp, const double *B, size_t ldb, double *C,
+                                      size_t ldc);
+attn_rows_dot_f32_fn attn_rows_dot_kernel_f32(attn_isa isa);
+attn_rows_dot_f64_fn attn_rows_dot_kernel_f64(attn_isa isa);
+attn_rows_axpy_f32_fn attn_rows_axpy_kernel_f32(attn_isa isa);
+attn_rows_axpy_f64_fn attn_rows_axpy_kernel_f64(attn_isa isa);
+
 /* For sources templated over `real` (see real.h): the kernel types. */
 #ifdef ATTN_REAL_BITS
 #if ATTN_REAL_BITS == 32
@@ -220,6 +243,8 @@ typedef attn_gemm_f32_fn attn_gemm_fn;
 typedef attn_gemm_shared_a_f32_fn attn_gemm_shared_a_fn;
 typedef attn_gemm_pack_b_f32_fn attn_gemm_pack_b_fn;
 typedef attn_gemm_lower_f32_fn attn_gemm_lower_fn;
+typedef attn_rows_dot_f32_fn attn_rows_dot_fn;
+typedef attn_rows_axpy_f32_fn attn_rows_axpy_fn;
 #else
 typedef attn_softmax_row_f64_fn attn_softmax_row_fn;
 typedef attn_softmax_online_f64_fn attn_softmax_online_fn;
@@ -230,6 +255,8 @@ typedef attn_gemm_f64_fn attn_gemm_fn;
 typedef attn_gemm_shared_a_f64_fn attn_gemm_shared_a_fn;
 typedef attn_gemm_pack_b_f64_fn attn_gemm_pack_b_fn;
 typedef attn_gemm_lower_f64_fn attn_gemm_lower_fn;
+typedef attn_rows_dot_f64_fn attn_rows_dot_fn;
+typedef attn_rows_axpy_f64_fn attn_rows_axpy_fn;
 #endif
 #endif
 

@@ -1,4 +1,4 @@
-/* The kernels of the avx2 vocabulary: softmax, polynomial exp, matrix product. */
+/* The kernels of the avx2 vocabulary: softmax, polynomial exp, matrix product, few-row products. */
 #include "simd/avx2.h"
 
 #define SOFTMAX_ROW_NAME FN(attn_softmax_row_avx2)
@@ -14,3 +14,7 @@
 #define GEMM_LOWER_NAME FN(attn_gemm_lower_avx2)
 #define PACK_B_NAME FN(attn_gemm_pack_b_avx2)
 #include "gemm_kernel.inc.c"
+
+#define ROWS_DOT_NAME FN(attn_rows_dot_avx2)
+#define ROWS_AXPY_NAME FN(attn_rows_axpy_avx2)
+#include "rows_kernel.inc.c"

@@ -1,4 +1,4 @@
-/* The kernels of the avx512 vocabulary: softmax, polynomial exp, matrix product. */
+/* The kernels of the avx512 vocabulary: softmax, polynomial exp, matrix product, few-row products. */
 #include "simd/avx512.h"
 
 #define SOFTMAX_ROW_NAME FN(attn_softmax_row_avx512)
@@ -14,3 +14,7 @@
 #define GEMM_LOWER_NAME FN(attn_gemm_lower_avx512)
 #define PACK_B_NAME FN(attn_gemm_pack_b_avx512)
 #include "gemm_kernel.inc.c"
+
+#define ROWS_DOT_NAME FN(attn_rows_dot_avx512)
+#define ROWS_AXPY_NAME FN(attn_rows_axpy_avx512)
+#include "rows_kernel.inc.c"

@@ -1,4 +1,4 @@
-/* The kernels of the scalar vocabulary: softmax, polynomial exp, matrix product. */
+/* The kernels of the scalar vocabulary: softmax, polynomial exp, matrix product, few-row products. */
 #include "simd/scalar.h"
 
 #define SOFTMAX_ROW_NAME FN(attn_softmax_row_scalar)
@@ -14,3 +14,7 @@
 #define GEMM_LOWER_NAME FN(attn_gemm_lower_scalar)
 #define PACK_B_NAME FN(attn_gemm_pack_b_scalar)
 #include "gemm_kernel.inc.c"
+
+#define ROWS_DOT_NAME FN(attn_rows_dot_scalar)
+#define ROWS_AXPY_NAME FN(attn_rows_axpy_scalar)
+#include "rows_kernel.inc.c"

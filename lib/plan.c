@@ -108,6 +108,20 @@ static void *new_scratch(const attn_plan *plan, unsigned threads, size_t *own_el
         }
         own = own / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND; /* the workers start aligned */
     }
+    /* sdpa plans of many queries on own threads: K^T, and V^T in training */
+    if (threads > 0 && plan->kind == ATTN_PLAN_SDPA && attn_sdpa_transposes(&plan->sdpa)) {
+        const attn_sdpa_shape q = plan->sdpa.shape;
+        size_t vt;
+        if (!attn_mul3(q.B * q.NH_kv, q.hs, q.Tk, &kt) ||
+            !attn_mul3(q.B * q.NH_kv, q.hs_v, q.Tk, &vt) ||
+            !attn_add(kt, ATTN_WORKER_ROUND, &kt) || !attn_add(vt, ATTN_WORKER_ROUND, &vt) ||
+            !attn_add(kt / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND,
+                      plan->inference ? 0 : vt / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND, &own)) {
+            *status = ATTN_ERR_SIZE_OVERFLOW;
+            return NULL;
+        }
+        kt = kt / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND;
+    }
     if (!attn_mul(workers, plan->worker_elements, &total) || !attn_add(total, own, &total) ||
         !attn_mul(total, element_size, &bytes)) {
         *status = ATTN_ERR_SIZE_OVERFLOW;

@@ -25,6 +25,8 @@ typedef struct FN(attn_sdpa_run_args) {
     attn_softmax_row_fn softmax_row;
     attn_softmax_from_lse_fn softmax_from_lse;
     attn_softmax_backward_fn softmax_backward;
+    attn_rows_dot_fn rows_dot;   /* a single query's products: its heads' rows */
+    attn_rows_axpy_fn rows_axpy;
     const real *Q, *K, *V; /* (B,Tq,NH,hs) ld ldq; (B,Tk,NH_kv,hs) ldk; (B,Tk,NH_kv,hs_v) ldv */
     size_t ldq, ldk, ldv;
     const real *mask;      /* or NULL */
@@ -37,6 +39,8 @@ typedef struct FN(attn_sdpa_run_args) {
     const real *dout;      /* ld ldo */
     real *dQ, *dK, *dV;    /* ld ldq, ldk, ldv */
     /* workspace */
+    real *KT, *VT;         /* (B,NH_kv,hs,Tk), (B,NH_kv,hs_v,Tk): K, V of each head
+                            * transposed (attn_sdpa_transposes), or NULL */
     real *partials;        /* forward: (splits,B,NH,Tq,hs_v+2) when splits > 1 */
     real *rowdot;          /* backward: (B,NH,Tq) */
     real *dQ_parts;        /* backward: (B,NH,groups,Tq,hs) when groups > 1 */
@@ -45,6 +49,21 @@ typedef struct FN(attn_sdpa_run_args) {
 /* Worker tiles hold attn_sdpa_tile_elements(layout) elements. */
 void FN(attn_sdpa_forward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e);
 void FN(attn_sdpa_backward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e);
+
+/* Item: K (with `values`, V too) of (b, g) = item transposed into KT (VT),
+ * the keys below L_b only. */
+static inline void FN(attn_sdpa_transpose_item)(const FN(attn_sdpa_run_args) *a, size_t item,
+                                                int values)
+{
+    const attn_sdpa_shape *s = &a->layout.shape;
+    const size_t b = item / s->NH_kv, g = item % s->NH_kv;
+    const size_t L = a->key_lengths != NULL ? a->key_lengths[b] : s->Tk;
+    FN(attn_transpose)(L, s->hs, a->K + b * s->Tk * a->ldk + g * s->hs, a->ldk,
+                       a->KT + item * s->hs * s->Tk, s->Tk);
+    if (values)
+        FN(attn_transpose)(L, s->hs_v, a->V + b * s->Tk * a->ldv + g * s->hs_v, a->ldv,
+                           a->VT + item * s->hs_v * s->Tk, s->Tk);
+}
 
 /* ---- what a query sees (shared by both engines) ---------------------------- */
 

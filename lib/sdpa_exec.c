@@ -121,6 +121,13 @@ static void FN(input_regions)(const attn_plan *plan, const FN(sdpa_args) *a,
                        sizeof(size_t));
 }
 
+/* K^T (own threads, attn_sdpa_transposes) at the start of the plan's
+ * scratch, V^T after it (plan.c), or NULL. */
+static real *FN(sdpa_kt)(const attn_plan *plan)
+{
+    return plan->threads > 0 && attn_sdpa_transposes(&plan->sdpa) ? (real *)plan->scratch : NULL;
+}
+
 static FN(attn_sdpa_run_args) FN(run_args)(const attn_plan *plan, const FN(sdpa_args) *a,
                                           const sdpa_extents *x)
 {
@@ -133,12 +140,17 @@ static FN(attn_sdpa_run_args) FN(run_args)(const attn_plan *plan, const FN(sdpa_
         .softmax_row = FN(attn_softmax_row_kernel)(plan->isa),
         .softmax_from_lse = FN(attn_softmax_from_lse_kernel)(plan->isa),
         .softmax_backward = FN(attn_softmax_backward_kernel)(plan->isa),
+        .rows_dot = FN(attn_rows_dot_kernel)(plan->isa),
+        .rows_axpy = FN(attn_rows_axpy_kernel)(plan->isa),
         .Q = a->Q, .K = a->K, .V = a->V,
         .ldq = x->ldq, .ldk = x->ldk, .ldv = x->ldv,
         .mask = a->mask, .mask_ld = a->mask_ld, .mask_sb = a->mask_sb, .mask_sh = a->mask_sh,
         .key_lengths = a->key_lengths,
         .out = a->out, .ldo = x->ldo,
         .lse = a->lse,
+        .KT = FN(sdpa_kt)(plan),
+        .VT = FN(sdpa_kt)(plan) != NULL && !plan->inference ? FN(sdpa_kt)(plan) + plan->kt_elements
+                                                            : NULL,
         .partials = (real *)attn_plan_buffer(plan, ATTN_BUF_PARTIALS),
         .rowdot = (real *)attn_plan_buffer(plan, ATTN_BUF_ROWDOT),
         .dQ_parts = (real *)attn_plan_buffer(plan, ATTN_BUF_DQ_PARTS)};

@@ -9,8 +9,9 @@
  * of its query heads and a block of queries: rows R = heads x queries.
  * For its key tiles [k0, k1) of ATTN_TILE_KEYS keys, from the last to the
  * first (the causal diagonal lies in the last: it comes first and writes Y):
- *   S (R, kc)   = Q_rows K[k0:k1]^T                   per head, or one product
- *                                                    for a single query
+ *   S (R, kc)   = Q_rows K[k0:k1]^T                   per head (from K^T when
+ *                                                    transposed), or for a single
+ *                                                    query with the few-row kernels
  *   P, m, l     = online softmax of scale S + mask over each row's visible keys
  *   Y (R, hs_v) = alpha Y + P V[k0:k1]
  * then out = Y / l, lse = m + log l. A causal diagonal is a triangular
@@ -114,10 +115,19 @@ static void FN(item_scores)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
     const size_t hs = a->layout.shape.hs;
     const real *K = FN(k_row)(a, it->b, it->g, k0);
     const uint64_t start = attn_profile_begin(mm->profile);
-    if (it->queries == 1)
-        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, it->heads, kc, hs, REAL_C(1.0),
-                         FN(q_row)(a, it->b, it->h0, it->t0), hs, K, a->ldk, REAL_C(0.0), S, kc);
-    else
+    if (a->KT != NULL) {
+        const size_t Tk = a->layout.shape.Tk;
+        const real *KT = a->KT + (it->b * a->layout.shape.NH_kv + it->g) * hs * Tk + k0;
+        for (size_t h = 0; h < it->heads; h++)
+            FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, it->queries, kc, hs, REAL_C(1.0),
+                             FN(q_row)(a, it->b, it->h0 + h, it->t0), a->ldq, KT, Tk,
+                             REAL_C(0.0), S + h * it->queries * kc, kc);
+    } else if (it->queries == 1) {
+        /* every key row read once for the heads' rows (ATTN_ROWS_MAX at a time) */
+        for (size_t h = 0; h < it->heads; h += ATTN_ROWS_MAX)
+            a->rows_dot(MIN((size_t)ATTN_ROWS_MAX, it->heads - h), kc, hs,
+                        FN(q_row)(a, it->b, it->h0 + h, it->t0), hs, K, a->ldk, S + h * kc, kc);
+    } else
         for (size_t h = 0; h < it->heads; h++)
             FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, it->queries, kc, hs, REAL_C(1.0),
                              FN(q_row)(a, it->b, it->h0 + h, it->t0), a->ldq, K, a->ldk,
@@ -178,10 +188,10 @@ static void FN(item_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
         const size_t lo = (size_t)MAX(range.lo - (ptrdiff_t)k0, 0);
         const size_t hi = (size_t)MIN(MAX(range.hi - (ptrdiff_t)k0, 0), (ptrdiff_t)kc);
         flops = hi > lo ? attn_product_flops(it->rows, hs_v, hi - lo) : 0.0;
-        if (hi > lo)
-            FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, it->rows, hs_v, hi - lo,
-                             REAL_C(1.0), w->S + lo, kc, FN(v_row)(a, it->b, it->g, k0 + lo),
-                             a->ldv, REAL_C(1.0), w->Y, hs_v);
+        for (size_t r = 0; hi > lo && r < it->rows; r += ATTN_ROWS_MAX)
+            a->rows_axpy(MIN((size_t)ATTN_ROWS_MAX, it->rows - r), hi - lo, hs_v,
+                         w->S + r * kc + lo, kc, FN(v_row)(a, it->b, it->g, k0 + lo), a->ldv,
+                         w->Y + r * hs_v, hs_v);
     } else if (diagonal) {
         const ptrdiff_t d = FN(attn_sdpa_visible)(a, it->b, it->t0).hi - 1;
         const size_t skip = d < 0 ? (size_t)-d : 0, n = it->queries - skip;
@@ -336,10 +346,20 @@ static void FN(merge_item)(void *context, size_t index, unsigned worker)
     attn_profile_end(mm.profile, ATTN_PHASE_SOFTMAX, start, 0.0);
 }
 
+/* Item: K^T of one (b, g). */
+static void FN(transpose_item)(void *context, size_t item, unsigned worker)
+{
+    const FN(sdpa_forward_phase) *f = context;
+    ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_TRANSPOSE, 0.0,
+                  FN(attn_sdpa_transpose_item)(f->a, item, 0));
+}
+
 void FN(attn_sdpa_forward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e)
 {
     const FN(sdpa_forward_phase) f = {a, e};
     const attn_sdpa_layout *l = &a->layout;
+    if (a->KT != NULL)
+        attn_pool_run(e->pool, l->shape.B * l->shape.NH_kv, FN(transpose_item), (void *)&f);
     attn_pool_run(e->pool, l->items * l->splits, FN(forward_item), (void *)&f);
     if (l->splits > 1)
         attn_pool_run(e->pool,

@@ -81,6 +81,16 @@ static inline attn_sdpa_layout attn_sdpa_layout_of(attn_sdpa_shape s)
     return l;
 }
 
+/* Whether an sdpa plan on attn's own threads transposes K (and V for the
+ * backward) once per call, so that the products read K^T and V^T as plain
+ * rows: from a query block of queries on, where each key is read by many
+ * rows (the kernel packs a transposed operand more slowly than a plain
+ * one); a decode step reads K once and takes it as it lies. */
+static inline int attn_sdpa_transposes(const attn_sdpa_layout *l)
+{
+    return l->shape.Tq >= ATTN_QUERY_BLOCK;
+}
+
 /* Elements of one forward partial result: the unnormalized output row, its
  * running max and sum. */
 static inline size_t attn_sdpa_partial_elements(const attn_sdpa_layout *l)
