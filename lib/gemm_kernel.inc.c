@@ -332,6 +332,13 @@ static void gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, 
     }
 }
 
+size_t PANEL_NAME(void);
+/* NR: the columns of one micro-panel of a packed op(B). */
+size_t PANEL_NAME(void)
+{
+    return NR;
+}
+
 void PACK_B_NAME(int trans_b, size_t K, size_t N, const real *B, size_t ldb, size_t k0,
                  real *packed);
 /* The K block [k0, k0 + KC) of op(B) (K,N), packed as gemm_packed reads it

@@ -67,6 +67,8 @@
     void attn_gemm_lower_##isa##_f64(size_t M, size_t N, const double *A, size_t lda,         \
                                      const double *B, size_t ldb, double beta, double *C,     \
                                      size_t ldc, double *pack);                                \
+    size_t attn_gemm_panel_##isa##_f32(void);                                                \
+    size_t attn_gemm_panel_##isa##_f64(void);                                                \
     void attn_rows_dot_##isa##_f32(size_t R, size_t n, size_t d, const float *A, size_t lda,   \
                                    const float *B, size_t ldb, float *S, size_t lds);         \
     void attn_rows_dot_##isa##_f64(size_t R, size_t n, size_t d, const double *A, size_t lda,  \
@@ -107,6 +109,7 @@ ATTN_KERNEL_TABLES(attn_gemm)
 ATTN_KERNEL_TABLES(attn_gemm_shared_a)
 ATTN_KERNEL_TABLES(attn_gemm_pack_b)
 ATTN_KERNEL_TABLES(attn_gemm_lower)
+ATTN_KERNEL_TABLES(attn_gemm_panel)
 ATTN_KERNEL_TABLES(attn_rows_dot)
 ATTN_KERNEL_TABLES(attn_rows_axpy)
 

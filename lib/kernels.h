@@ -109,6 +109,15 @@ typedef void (*attn_gemm_pack_b_f32_fn)(int trans_b, size_t K, size_t N, const f
                                         size_t ldb, size_t k0, float *packed);
 typedef void (*attn_gemm_pack_b_f64_fn)(int trans_b, size_t K, size_t N, const double *B,
                                         size_t ldb, size_t k0, double *packed);
+/* NR of the kernel set: a packed op(B) holds its columns in micro-panels
+ * of this many (a divisor of ATTN_GEMM_NR_MAX), panel p of a K block of kc
+ * rows at p * kc * NR: the columns from j (a multiple of NR) of a packed
+ * matrix of one K block start at j * kc. */
+typedef size_t (*attn_gemm_panel_f32_fn)(void);
+typedef size_t (*attn_gemm_panel_f64_fn)(void);
+attn_gemm_panel_f32_fn attn_gemm_panel_kernel_f32(attn_isa isa);
+attn_gemm_panel_f64_fn attn_gemm_panel_kernel_f64(attn_isa isa);
+
 /* C (M,N) = tril(A) (M,M) B (M,N) + beta C, A, B, C row-major: row i of C
  * never reads rows of B after i. Scratch as for M x N x M. */
 typedef void (*attn_gemm_lower_f32_fn)(size_t M, size_t N, const float *A, size_t lda,

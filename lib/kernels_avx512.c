@@ -13,6 +13,7 @@
 #define GEMM_SHARED_A_NAME FN(attn_gemm_shared_a_avx512)
 #define GEMM_LOWER_NAME FN(attn_gemm_lower_avx512)
 #define PACK_B_NAME FN(attn_gemm_pack_b_avx512)
+#define PANEL_NAME FN(attn_gemm_panel_avx512)
 #include "gemm_kernel.inc.c"
 
 #define ROWS_DOT_NAME FN(attn_rows_dot_avx512)

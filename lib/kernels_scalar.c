@@ -13,6 +13,7 @@
 #define GEMM_SHARED_A_NAME FN(attn_gemm_shared_a_scalar)
 #define GEMM_LOWER_NAME FN(attn_gemm_lower_scalar)
 #define PACK_B_NAME FN(attn_gemm_pack_b_scalar)
+#define PANEL_NAME FN(attn_gemm_panel_scalar)
 #include "gemm_kernel.inc.c"
 
 #define ROWS_DOT_NAME FN(attn_rows_dot_scalar)

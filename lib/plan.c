@@ -108,19 +108,16 @@ static void *new_scratch(const attn_plan *plan, unsigned threads, size_t *own_el
         }
         own = own / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND; /* the workers start aligned */
     }
-    /* sdpa plans of many queries on own threads: K^T, and V^T in training */
-    if (threads > 0 && plan->kind == ATTN_PLAN_SDPA && attn_sdpa_transposes(&plan->sdpa)) {
-        const attn_sdpa_shape q = plan->sdpa.shape;
-        size_t vt;
-        if (!attn_mul3(q.B * q.NH_kv, q.hs, q.Tk, &kt) ||
-            !attn_mul3(q.B * q.NH_kv, q.hs_v, q.Tk, &vt) ||
-            !attn_add(kt, ATTN_WORKER_ROUND, &kt) || !attn_add(vt, ATTN_WORKER_ROUND, &vt) ||
-            !attn_add(kt / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND,
-                      plan->inference ? 0 : vt / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND, &own)) {
+    /* sdpa plans of many queries on own threads: K^T and V packed (and V^T
+     * in training), sdpa_layout.h */
+    if (threads > 0 && plan->kind == ATTN_PLAN_SDPA && attn_sdpa_prepacks(&plan->sdpa)) {
+        attn_sdpa_packs packs;
+        if (!attn_sdpa_packs_of(&plan->sdpa, !plan->inference, &packs) ||
+            !attn_add(packs.total, ATTN_WORKER_ROUND, &own)) {
             *status = ATTN_ERR_SIZE_OVERFLOW;
             return NULL;
         }
-        kt = kt / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND;
+        own = own / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND;
     }
     if (!attn_mul(workers, plan->worker_elements, &total) || !attn_add(total, own, &total) ||
         !attn_mul(total, element_size, &bytes)) {

@@ -39,8 +39,9 @@ typedef struct FN(attn_sdpa_run_args) {
     const real *dout;      /* ld ldo */
     real *dQ, *dK, *dV;    /* ld ldq, ldk, ldv */
     /* workspace */
-    real *KT, *VT;         /* (B,NH_kv,hs,Tk), (B,NH_kv,hs_v,Tk): K, V of each head
-                            * transposed (attn_sdpa_transposes), or NULL */
+    attn_sdpa_packs packs; /* where each (b, g)'s packed K^T, V, V^T lie in packed */
+    real *packed;          /* own threads (attn_sdpa_prepacks): the packed operands, or NULL */
+    size_t panel;          /* the kernel's NR (kernels.h) */
     real *partials;        /* forward: (splits,B,NH,Tq,hs_v+2) when splits > 1 */
     real *rowdot;          /* backward: (B,NH,Tq) */
     real *dQ_parts;        /* backward: (B,NH,groups,Tq,hs) when groups > 1 */
@@ -50,19 +51,38 @@ typedef struct FN(attn_sdpa_run_args) {
 void FN(attn_sdpa_forward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e);
 void FN(attn_sdpa_backward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e);
 
-/* Item: K (with `values`, V too) of (b, g) = item transposed into KT (VT),
- * the keys below L_b only. */
-static inline void FN(attn_sdpa_transpose_item)(const FN(attn_sdpa_run_args) *a, size_t item,
-                                                int values)
+/* The packed K^T, V and V^T of (b, g) = bg (sdpa_layout.h), or NULL. */
+static inline real *FN(attn_sdpa_packed_kt)(const FN(attn_sdpa_run_args) *a, size_t bg)
+{
+    return a->packed != NULL ? a->packed + a->packs.kt + bg * a->packs.kt_each : NULL;
+}
+static inline real *FN(attn_sdpa_packed_v)(const FN(attn_sdpa_run_args) *a, size_t bg)
+{
+    return a->packed != NULL ? a->packed + a->packs.v + bg * a->packs.v_each : NULL;
+}
+static inline real *FN(attn_sdpa_packed_vt)(const FN(attn_sdpa_run_args) *a, size_t bg)
+{
+    return a->packed != NULL ? a->packed + a->packs.vt + bg * a->packs.vt_each : NULL;
+}
+
+/* Item: the packed operands of (b, g) = item, its keys below L_b only: K^T,
+ * and V (forward) or V^T (backward). */
+static inline void FN(attn_sdpa_pack_item)(const FN(attn_sdpa_run_args) *a,
+                                           const FN(attn_engine) *e, size_t item, int backward)
 {
     const attn_sdpa_shape *s = &a->layout.shape;
     const size_t b = item / s->NH_kv, g = item % s->NH_kv;
     const size_t L = a->key_lengths != NULL ? a->key_lengths[b] : s->Tk;
-    FN(attn_transpose)(L, s->hs, a->K + b * s->Tk * a->ldk + g * s->hs, a->ldk,
-                       a->KT + item * s->hs * s->Tk, s->Tk);
-    if (values)
-        FN(attn_transpose)(L, s->hs_v, a->V + b * s->Tk * a->ldv + g * s->hs_v, a->ldv,
-                           a->VT + item * s->hs_v * s->Tk, s->Tk);
+    const real *K = a->K + b * s->Tk * a->ldk + g * s->hs;
+    const real *V = a->V + b * s->Tk * a->ldv + g * s->hs_v;
+    if (L == 0)
+        return;
+    e->own_pack_b(1, s->hs, L, K, a->ldk, 0, FN(attn_sdpa_packed_kt)(a, item));
+    if (backward)
+        e->own_pack_b(1, s->hs_v, L, V, a->ldv, 0, FN(attn_sdpa_packed_vt)(a, item));
+    else
+        for (size_t k0 = 0; k0 < L; k0 += ATTN_GEMM_KC)
+            e->own_pack_b(0, L, s->hs_v, V, a->ldv, k0, FN(attn_sdpa_packed_v)(a, item));
 }
 
 /* ---- what a query sees (shared by both engines) ---------------------------- */

@@ -82,14 +82,11 @@ static int FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn_
         return 0;
     const uint64_t start = attn_profile_begin(mm->profile);
     const real *Q = a->Q + (b * s->Tq + t0) * a->ldq + h * s->hs;
-    if (a->KT != NULL)
-        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, kc, s->hs, REAL_C(1.0), Q,
-                         a->ldq, a->KT + (b * s->NH_kv + g) * s->hs * s->Tk + k0, s->Tk,
-                         REAL_C(0.0), P, TILE_LD);
-    else
-        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, s->hs, REAL_C(1.0), Q, a->ldq,
-                         a->K + (b * s->Tk + k0) * a->ldk + g * s->hs, a->ldk, REAL_C(0.0), P,
-                         TILE_LD);
+    /* key blocks start on panels of the packed K^T (ATTN_QUERY_BLOCK % NR == 0) */
+    const real *kt = FN(attn_sdpa_packed_kt)(a, b * s->NH_kv + g);
+    FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, s->hs, REAL_C(1.0), Q,
+                               a->ldq, a->K + (b * s->Tk + k0) * a->ldk + g * s->hs, a->ldk,
+                               kt != NULL ? kt + k0 * s->hs : NULL, REAL_C(0.0), P, TILE_LD);
     for (size_t r = 0; r < rows; r++) {
         const size_t t = t0 + r;
         real *p = P + r * TILE_LD;
@@ -136,13 +133,10 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
                   FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs_v, rows, REAL_C(1.0), P,
                                    TILE_LD, dout, a->ldo, REAL_C(1.0), dV, a->ldv));
     uint64_t start = attn_profile_begin(mm->profile);
-    if (a->VT != NULL)
-        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, kc, hs_v, REAL_C(1.0), dout,
-                         a->ldo, a->VT + (b * s->NH_kv + g) * hs_v * s->Tk + k0, s->Tk,
-                         REAL_C(0.0), dS, TILE_LD);
-    else
-        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, hs_v, REAL_C(1.0), dout,
-                         a->ldo, V, a->ldv, REAL_C(0.0), dS, TILE_LD);
+    const real *vt = FN(attn_sdpa_packed_vt)(a, b * s->NH_kv + g);
+    FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, hs_v, REAL_C(1.0), dout,
+                               a->ldo, V, a->ldv, vt != NULL ? vt + k0 * hs_v : NULL,
+                               REAL_C(0.0), dS, TILE_LD);
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_WEIGHTS, start,
                      attn_product_flops(rows, kc, hs_v));
     start = attn_profile_begin(mm->profile);
@@ -244,20 +238,20 @@ static void FN(dq_sum_item)(void *context, size_t item, unsigned worker)
     }
 }
 
-/* Item: K^T and V^T of one (b, g). */
-static void FN(transpose_item)(void *context, size_t item, unsigned worker)
+/* Item: the packed K^T and V^T of one (b, g). */
+static void FN(pack_item)(void *context, size_t item, unsigned worker)
 {
     const FN(sdpa_backward_phase) *f = context;
-    ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_BACKWARD_TRANSPOSE, 0.0,
-                  FN(attn_sdpa_transpose_item)(f->a, item, 1));
+    ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_BACKWARD_PACK, 0.0,
+                  FN(attn_sdpa_pack_item)(f->a, f->e, item, 1));
 }
 
 void FN(attn_sdpa_backward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e)
 {
     const FN(sdpa_backward_phase) f = {a, e};
     const attn_sdpa_shape *s = &a->layout.shape;
-    if (a->KT != NULL)
-        attn_pool_run(e->pool, s->B * s->NH_kv, FN(transpose_item), (void *)&f);
+    if (a->packed != NULL)
+        attn_pool_run(e->pool, s->B * s->NH_kv, FN(pack_item), (void *)&f);
     attn_pool_run(e->pool, s->B * s->NH, FN(rowdot_item), (void *)&f);
     attn_pool_run(e->pool, s->B * s->NH_kv * a->layout.groups, FN(backward_item), (void *)&f);
     if (a->layout.groups > 1)

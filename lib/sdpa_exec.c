@@ -121,17 +121,17 @@ static void FN(input_regions)(const attn_plan *plan, const FN(sdpa_args) *a,
                        sizeof(size_t));
 }
 
-/* K^T (own threads, attn_sdpa_transposes) at the start of the plan's
- * scratch, V^T after it (plan.c), or NULL. */
-static real *FN(sdpa_kt)(const attn_plan *plan)
+/* The packed operands (own threads, attn_sdpa_prepacks) at the start of
+ * the plan's scratch (plan.c), or NULL. */
+static real *FN(sdpa_packed)(const attn_plan *plan)
 {
-    return plan->threads > 0 && attn_sdpa_transposes(&plan->sdpa) ? (real *)plan->scratch : NULL;
+    return plan->threads > 0 && attn_sdpa_prepacks(&plan->sdpa) ? (real *)plan->scratch : NULL;
 }
 
 static FN(attn_sdpa_run_args) FN(run_args)(const attn_plan *plan, const FN(sdpa_args) *a,
                                           const sdpa_extents *x)
 {
-    const FN(attn_sdpa_run_args) r = {
+    FN(attn_sdpa_run_args) r = {
         .layout = plan->sdpa,
         .scale = attn_real_scale(plan->scale),
         .causal = plan->causal,
@@ -148,12 +148,13 @@ static FN(attn_sdpa_run_args) FN(run_args)(const attn_plan *plan, const FN(sdpa_
         .key_lengths = a->key_lengths,
         .out = a->out, .ldo = x->ldo,
         .lse = a->lse,
-        .KT = FN(sdpa_kt)(plan),
-        .VT = FN(sdpa_kt)(plan) != NULL && !plan->inference ? FN(sdpa_kt)(plan) + plan->kt_elements
-                                                            : NULL,
+        .packed = FN(sdpa_packed)(plan),
+        .panel = FN(attn_gemm_panel_kernel)(plan->isa)(),
         .partials = (real *)attn_plan_buffer(plan, ATTN_BUF_PARTIALS),
         .rowdot = (real *)attn_plan_buffer(plan, ATTN_BUF_ROWDOT),
         .dQ_parts = (real *)attn_plan_buffer(plan, ATTN_BUF_DQ_PARTS)};
+    if (r.packed != NULL) /* checked when the scratch was laid out */
+        (void)attn_sdpa_packs_of(&plan->sdpa, !plan->inference, &r.packs);
     return r;
 }
 

@@ -7,13 +7,14 @@
  *   out (Tq, NH*hs_v) ld ldo, lse (NH, Tq).
  * One item (sdpa_layout.h) is one key/value head g of one sequence, a few
  * of its query heads and a block of queries: rows R = heads x queries.
- * For its key tiles [k0, k1) of ATTN_TILE_KEYS keys, from the last to the
- * first (the causal diagonal lies in the last: it comes first and writes Y):
- *   S (R, kc)   = Q_rows K[k0:k1]^T                   per head (from K^T when
- *                                                    transposed), or for a single
- *                                                    query with the few-row kernels
+ * For its key tiles [k0, k1) (the whole multiples of ATTN_TILE_KEYS that
+ * meet the keys its rows see), from the last to the first:
+ *   S (R, kc)   = Q_rows K[k0:k1]^T        per head, from K^T packed once per
+ *                                         call (own threads, many queries),
+ *                                         or for a single query with the
+ *                                         few-row kernels (rows_kernel.inc.c)
  *   P, m, l     = online softmax of scale S + mask over each row's visible keys
- *   Y (R, hs_v) = alpha Y + P V[k0:k1]
+ *   Y (R, hs_v) = alpha Y + P V[k0:k1]     V packed likewise
  * then out = Y / l, lse = m + log l. A causal diagonal is a triangular
  * product: no query multiplies the value of a key after it. An item split
  * over its key tiles (few items: a decode step) leaves Y, m, l of each
@@ -107,31 +108,36 @@ static real *FN(out_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, si
     return a->out + (b * a->layout.shape.Tq + t) * a->ldo + h * a->layout.shape.hs_v;
 }
 
-/* S (rows, kc) = Q_rows K[k0, k0+kc)^T: one product when the item has a
- * single query (its heads' rows lie hs apart), else one per head. */
+/* The packed K^T of the item's columns from key k0, or NULL (not packed,
+ * or k0 not on a panel). */
+static const real *FN(packed_keys)(const FN(attn_sdpa_run_args) *a, const FN(sdpa_item) *it,
+                                   size_t k0)
+{
+    const real *kt = FN(attn_sdpa_packed_kt)(a, it->b * a->layout.shape.NH_kv + it->g);
+    return kt != NULL && k0 % a->panel == 0 ? kt + k0 * a->layout.shape.hs : NULL;
+}
+
+/* S (rows, kc) = Q_rows K[k0, k0+kc)^T: per head, from the packed K^T when
+ * there is one; for a single query (its heads' rows hs apart) with the
+ * few-row kernel, every key read once for all the rows. */
 static void FN(item_scores)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
                             const FN(sdpa_item) *it, size_t k0, size_t kc, real *S)
 {
     const size_t hs = a->layout.shape.hs;
     const real *K = FN(k_row)(a, it->b, it->g, k0);
+    const real *packed = FN(packed_keys)(a, it, k0);
     const uint64_t start = attn_profile_begin(mm->profile);
-    if (a->KT != NULL) {
-        const size_t Tk = a->layout.shape.Tk;
-        const real *KT = a->KT + (it->b * a->layout.shape.NH_kv + it->g) * hs * Tk + k0;
-        for (size_t h = 0; h < it->heads; h++)
-            FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, it->queries, kc, hs, REAL_C(1.0),
-                             FN(q_row)(a, it->b, it->h0 + h, it->t0), a->ldq, KT, Tk,
-                             REAL_C(0.0), S + h * it->queries * kc, kc);
-    } else if (it->queries == 1) {
-        /* every key row read once for the heads' rows (ATTN_ROWS_MAX at a time) */
+    if (it->queries == 1 && packed == NULL) {
         for (size_t h = 0; h < it->heads; h += ATTN_ROWS_MAX)
             a->rows_dot(MIN((size_t)ATTN_ROWS_MAX, it->heads - h), kc, hs,
                         FN(q_row)(a, it->b, it->h0 + h, it->t0), hs, K, a->ldk, S + h * kc, kc);
-    } else
+    } else {
         for (size_t h = 0; h < it->heads; h++)
-            FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, it->queries, kc, hs, REAL_C(1.0),
-                             FN(q_row)(a, it->b, it->h0 + h, it->t0), a->ldq, K, a->ldk,
-                             REAL_C(0.0), S + h * it->queries * kc, kc);
+            FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, it->queries, kc, hs,
+                                       REAL_C(1.0), FN(q_row)(a, it->b, it->h0 + h, it->t0),
+                                       a->ldq, K, a->ldk, packed, REAL_C(0.0),
+                                       S + h * it->queries * kc, kc);
+    }
     attn_profile_end(mm->profile, ATTN_PHASE_SCORES, start,
                      attn_product_flops(it->rows, kc, hs));
 }
@@ -171,19 +177,46 @@ static void FN(item_softmax)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) 
     attn_profile_end(mm->profile, ATTN_PHASE_SOFTMAX, start, 0.0);
 }
 
-/* Y += P V[k0, k0+kc), P in S. With a causal mask and several queries the
- * item's last tile holds the diagonal: there the keys [d, kmax) (d the first
- * query's position) are a triangular product per head, and the keys below
- * d a full one; rows of queries before key 0 (d < 0) see nothing. With a
- * single query only its visible keys are multiplied. */
+/* Y rows [r0, r0+rows) += P[:, c0, c0+n) V[k0+c0, k0+c0+n): from the packed
+ * V when the product's K blocks are blocks of it (the keys start one, and
+ * each block of the product is as long as the packed one: panels lie
+ * kc * NR apart in a block of kc keys). */
+static void FN(add_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
+                           const FN(sdpa_item) *it, size_t k0, size_t kc, size_t r0, size_t rows,
+                           size_t c0, size_t n, const FN(sdpa_tile) *w)
+{
+    const size_t hs_v = a->layout.shape.hs_v, key = k0 + c0;
+    if (rows == 0 || n == 0)
+        return;
+    const real *packed = FN(attn_sdpa_packed_v)(a, it->b * a->layout.shape.NH_kv + it->g);
+    const size_t L = a->key_lengths != NULL ? a->key_lengths[it->b] : a->layout.shape.Tk;
+    if (packed != NULL && key % ATTN_GEMM_KC == 0 && (n % ATTN_GEMM_KC == 0 || key + n == L))
+        packed += key * attn_sdpa_round_up(hs_v, a->panel);
+    else
+        packed = NULL;
+    FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs_v, n, REAL_C(1.0),
+                               w->S + r0 * kc + c0, kc, FN(v_row)(a, it->b, it->g, key), a->ldv,
+                               packed, REAL_C(1.0), w->Y + r0 * hs_v, hs_v);
+}
+
+/* Y += P V[k0, k0+kc), P in S. A single query multiplies its visible keys
+ * only. With a causal mask and several queries, query i of the item sees
+ * keys up to d + i (d: the first query's position): the strip of keys
+ * [d, d + queries) met in this tile, [u, w), is for each head a triangular
+ * product of its rows [u - d, w - d) (which see nothing of later tiles, so
+ * the product may write them) and a full one of the rows after; keys
+ * [k0, u) are seen by every row that sees the strip. So no query multiplies
+ * the value of a key after it, even by a weight of 0. */
 static void FN(item_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
-                            const FN(sdpa_item) *it, size_t k0, size_t kc, int diagonal,
+                            const FN(sdpa_item) *it, size_t k0, size_t kc,
                             const FN(sdpa_tile) *w)
 {
-    const size_t hs_v = a->layout.shape.hs_v;
+    const size_t hs_v = a->layout.shape.hs_v, nq = it->queries;
     const uint64_t start = attn_profile_begin(mm->profile);
-    double flops;
-    if (it->queries == 1) {
+    double flops = 0.0;
+    const ptrdiff_t d = FN(attn_sdpa_visible)(a, it->b, it->t0).hi - 1;
+    const ptrdiff_t u = MAX((ptrdiff_t)k0, d), wnd = MIN((ptrdiff_t)(k0 + kc), d + (ptrdiff_t)nq);
+    if (nq == 1) {
         const attn_key_range range = FN(attn_sdpa_visible)(a, it->b, it->t0);
         const size_t lo = (size_t)MAX(range.lo - (ptrdiff_t)k0, 0);
         const size_t hi = (size_t)MIN(MAX(range.hi - (ptrdiff_t)k0, 0), (ptrdiff_t)kc);
@@ -192,26 +225,23 @@ static void FN(item_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
             a->rows_axpy(MIN((size_t)ATTN_ROWS_MAX, it->rows - r), hi - lo, hs_v,
                          w->S + r * kc + lo, kc, FN(v_row)(a, it->b, it->g, k0 + lo), a->ldv,
                          w->Y + r * hs_v, hs_v);
-    } else if (diagonal) {
-        const ptrdiff_t d = FN(attn_sdpa_visible)(a, it->b, it->t0).hi - 1;
-        const size_t skip = d < 0 ? (size_t)-d : 0, n = it->queries - skip;
-        const size_t strip = (size_t)(d + (ptrdiff_t)skip) - k0; /* tile column of key d */
-        flops = 0.0;
-        for (size_t h = 0; h < it->heads && n > 0; h++) {
-            const size_t r0 = h * it->queries + skip;
-            FN(attn_mm_lower)(mm, n, hs_v, w->S + r0 * kc + strip, kc,
-                              FN(v_row)(a, it->b, it->g, k0 + strip), a->ldv, w->Y + r0 * hs_v,
-                              hs_v);
-            if (strip > 0)
-                FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, n, hs_v, strip, REAL_C(1.0),
-                                 w->S + r0 * kc, kc, FN(v_row)(a, it->b, it->g, k0), a->ldv,
-                                 REAL_C(1.0), w->Y + r0 * hs_v, hs_v);
-            flops += attn_product_flops(n, hs_v, strip + (n + 1) / 2);
+    } else if (a->causal && u < wnd) {
+        const size_t first = (size_t)(u - d), strip = (size_t)(wnd - u), c = (size_t)u - k0;
+        for (size_t h = 0; h < it->heads; h++) {
+            const size_t r0 = h * nq;
+            FN(attn_mm_lower)(mm, strip, hs_v, w->S + (r0 + first) * kc + c, kc,
+                              FN(v_row)(a, it->b, it->g, (size_t)u), a->ldv,
+                              w->Y + (r0 + first) * hs_v, hs_v);
+            FN(add_values)(a, mm, it, k0, kc, r0 + first, nq - first, 0, c, w);
+            FN(add_values)(a, mm, it, k0, kc, r0 + first + strip, nq - first - strip, c, strip,
+                           w);
+            flops += attn_product_flops(strip, hs_v, (strip + 1) / 2) +
+                     attn_product_flops(nq - first, hs_v, c) +
+                     attn_product_flops(nq - first - strip, hs_v, strip);
         }
     } else {
         flops = attn_product_flops(it->rows, hs_v, kc);
-        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, it->rows, hs_v, kc, REAL_C(1.0), w->S,
-                         kc, FN(v_row)(a, it->b, it->g, k0), a->ldv, REAL_C(1.0), w->Y, hs_v);
+        FN(add_values)(a, mm, it, k0, kc, 0, it->rows, 0, kc, w);
     }
     attn_profile_end(mm->profile, ATTN_PHASE_WEIGHTED_SUM, start, flops);
 }
@@ -279,15 +309,19 @@ static void FN(forward_item)(void *context, size_t index, unsigned worker)
         w.max[r] = -ATTN_REAL_MAX;
         w.sum[r] = REAL_C(0.0);
     }
-    const size_t keys = (size_t)(it.kmax - it.kmin);
-    const size_t tiles = attn_sdpa_ceil_div(keys, ATTN_TILE_KEYS);
+    /* the tiles are the whole multiples of ATTN_TILE_KEYS (so that they
+     * start on the packed operands' panels and K blocks) that meet
+     * [kmin, kmax), from the last */
+    const size_t high = it.kmax > it.kmin ? ((size_t)it.kmax - 1) / ATTN_TILE_KEYS : 0;
+    const size_t low = (size_t)it.kmin / ATTN_TILE_KEYS;
+    const size_t tiles = it.kmax > it.kmin ? high - low + 1 : 0;
     const size_t m0 = it.split * tiles / splits, m1 = (it.split + 1) * tiles / splits;
     for (size_t m = m0; m < m1; m++) {
-        const size_t k1 = (size_t)it.kmax - m * ATTN_TILE_KEYS;
-        const size_t k0 = k1 - MIN((size_t)ATTN_TILE_KEYS, k1 - (size_t)it.kmin);
+        const size_t k0 = MAX((high - m) * ATTN_TILE_KEYS, (size_t)it.kmin);
+        const size_t k1 = MIN((high - m + 1) * ATTN_TILE_KEYS, (size_t)it.kmax);
         FN(item_scores)(a, &mm, &it, k0, k1 - k0, w.S);
         FN(item_softmax)(a, &mm, &it, k0, k1 - k0, m == m0, &w);
-        FN(item_values)(a, &mm, &it, k0, k1 - k0, a->causal && m == 0, &w);
+        FN(item_values)(a, &mm, &it, k0, k1 - k0, &w);
     }
     const uint64_t start = attn_profile_begin(mm.profile);
     for (size_t r = 0; r < it.rows; r++) {
@@ -346,20 +380,20 @@ static void FN(merge_item)(void *context, size_t index, unsigned worker)
     attn_profile_end(mm.profile, ATTN_PHASE_SOFTMAX, start, 0.0);
 }
 
-/* Item: K^T of one (b, g). */
-static void FN(transpose_item)(void *context, size_t item, unsigned worker)
+/* Item: the packed K^T and V of one (b, g). */
+static void FN(pack_item)(void *context, size_t item, unsigned worker)
 {
     const FN(sdpa_forward_phase) *f = context;
-    ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_TRANSPOSE, 0.0,
-                  FN(attn_sdpa_transpose_item)(f->a, item, 0));
+    ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_PACK, 0.0,
+                  FN(attn_sdpa_pack_item)(f->a, f->e, item, 0));
 }
 
 void FN(attn_sdpa_forward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e)
 {
     const FN(sdpa_forward_phase) f = {a, e};
     const attn_sdpa_layout *l = &a->layout;
-    if (a->KT != NULL)
-        attn_pool_run(e->pool, l->shape.B * l->shape.NH_kv, FN(transpose_item), (void *)&f);
+    if (a->packed != NULL)
+        attn_pool_run(e->pool, l->shape.B * l->shape.NH_kv, FN(pack_item), (void *)&f);
     attn_pool_run(e->pool, l->items * l->splits, FN(forward_item), (void *)&f);
     if (l->splits > 1)
         attn_pool_run(e->pool,

@@ -27,6 +27,8 @@
 
 #include <attn/attn.h>
 
+#include "check.h"
+#include "kernels.h"
 #include "tiling.h"
 
 /* Fewer work items than this and the engines split keys too. */
@@ -81,14 +83,52 @@ static inline attn_sdpa_layout attn_sdpa_layout_of(attn_sdpa_shape s)
     return l;
 }
 
-/* Whether an sdpa plan on attn's own threads transposes K (and V for the
- * backward) once per call, so that the products read K^T and V^T as plain
- * rows: from a query block of queries on, where each key is read by many
- * rows (the kernel packs a transposed operand more slowly than a plain
- * one); a decode step reads K once and takes it as it lies. */
-static inline int attn_sdpa_transposes(const attn_sdpa_layout *l)
+/* Whether an sdpa plan on attn's own threads packs K^T and V (in training
+ * V^T too) once per call, in the kernel's panels (kernels.h), so that the
+ * products of every query block read them as they are instead of packing
+ * their own copies: from a query block of queries on (each key is read by
+ * many rows), for head sizes of one K block. A decode step reads K once
+ * and takes it as it lies. */
+static inline int attn_sdpa_prepacks(const attn_sdpa_layout *l)
 {
-    return l->shape.Tq >= ATTN_QUERY_BLOCK;
+    return l->shape.Tq >= ATTN_QUERY_BLOCK && l->shape.hs <= ATTN_GEMM_KC &&
+           l->shape.hs_v <= ATTN_GEMM_KC;
+}
+
+/* Where the packed operands of (b, g) = bg lie in the plan's own-thread
+ * buffer (element offsets; each of B*NH_kv blocks):
+ *   kt  K^T (hs, Tk): columns from key j (a multiple of the panel) at j*hs
+ *   v   V (Tk, hs_v): K blocks of ATTN_GEMM_KC keys, block at k0 * panel
+ *       width of hs_v
+ *   vt  V^T (hs_v, Tk), training plans only
+ * Sizes round Tk and hs_v up to ATTN_GEMM_NR_MAX (Tk of V to ATTN_GEMM_KC).
+ * False on overflow. */
+typedef struct attn_sdpa_packs {
+    size_t kt, v, vt;             /* offsets of the first block */
+    size_t kt_each, v_each, vt_each; /* elements per (b, g) */
+    size_t total;
+} attn_sdpa_packs;
+
+static inline size_t attn_sdpa_round_up(size_t n, size_t m)
+{
+    return (n + m - 1) / m * m;
+}
+
+static inline int attn_sdpa_packs_of(const attn_sdpa_layout *l, int training, attn_sdpa_packs *p)
+{
+    const attn_sdpa_shape s = l->shape;
+    const size_t pairs = s.B * s.NH_kv; /* an array's rows: no overflow (plan create) */
+    const size_t Tk = attn_sdpa_round_up(s.Tk, ATTN_GEMM_KC);
+    size_t kt, v, vt;
+    if (!attn_mul(s.hs, Tk, &p->kt_each) || !attn_mul(Tk, s.hs_v + ATTN_GEMM_NR_MAX, &p->v_each) ||
+        !attn_mul(s.hs_v, Tk, &p->vt_each) || !attn_mul(pairs, p->kt_each, &kt) ||
+        !attn_mul(pairs, p->v_each, &v) || !attn_mul(pairs, p->vt_each, &vt))
+        return 0;
+    p->kt = 0;
+    p->v = kt;
+    p->vt = kt + v; /* kt + v + vt are elements of real arrays of the plan's size: they fit */
+    p->total = p->vt + (training ? vt : 0);
+    return p->total >= p->vt;
 }
 
 /* Elements of one forward partial result: the unnormalized output row, its
