@@ -1,6 +1,9 @@
 /*
- * attn-memory: the extra memory of one inference forward without weights,
- * measured two ways, for issue 5's "long sequences" target (at T = 16384,
+ * attn-memory: the extra memory of one inference forward without weights
+ * (or, with --training 1, of a training plan's create, forward and
+ * backward: issue 11's "training in O(T) memory" target, T = 16384, C = 768,
+ * NH = 12, at most 512 MiB), measured two ways, for issue 5's "long
+ * sequences" target (at T = 16384,
  * hs = 64, one head, the peak extra memory of a forward is <= 32 MiB).
  *
  * Each configuration runs in a fresh process (the program re-executes
@@ -72,8 +75,8 @@ typedef struct options {
     int dtype[MAX_LIST], ndtype; /* ATTN_F32, ATTN_F64 */
     unsigned path[MAX_LIST];     /* 0 (auto), ATTN_MATERIALIZED, ATTN_TILED */
     int npath;
-    size_t B, C, hs, threads;
-    int causal, header;
+    size_t B, C, hs, NH, threads;
+    int causal, header, training;
 } options;
 
 static const char usage[] =
@@ -84,12 +87,16 @@ static const char usage[] =
     "  --path LIST     auto, materialized, tiled (default auto)\n"
     "  --C N           model width (default 64)\n"
     "  --hs N          head size (default 64)\n"
+    "  --NH N          heads of hs each (default 1)\n"
+    "  --training 0|1  1: a training plan, forward and backward measured together\n"
+    "                  (the caller's gradient arrays allocated before; default 0)\n"
     "  --B N           batch (default 1)\n"
     "  --causal 0|1    (default 0)\n"
     "  --threads N     BLAS threads (default 2)\n"
     "  --no-header     no CSV header line\n"
     "Prints CSV: dtype,B,T,C,NH,hs,causal,threads,path,ran_path,status,plan_bytes,\n"
-    "forward_heap_bytes,peak_rss_extra_bytes,extra_bytes,forward_ms\n";
+    "forward_heap_bytes,peak_rss_extra_bytes,extra_bytes,forward_ms (path \"training\" with\n"
+    "--training 1: forward_heap_bytes and forward_ms then cover forward and backward)\n";
 
 static int parse_size(const char *text, size_t *value)
 {
@@ -154,6 +161,7 @@ static int parse_options(int argc, char **argv, options *o)
     o->B = 1;
     o->C = 64;
     o->hs = 64;
+    o->NH = 1;
     o->threads = 2;
     o->header = 1;
     for (int i = 1; i < argc; i++) {
@@ -186,9 +194,14 @@ static int parse_options(int argc, char **argv, options *o)
             bad = parse_size(value, &o->B);
         else if (strcmp(name, "--threads") == 0)
             bad = parse_size(value, &o->threads);
+        else if (strcmp(name, "--NH") == 0)
+            bad = parse_size(value, &o->NH);
         else if (strcmp(name, "--causal") == 0) {
             bad = strcmp(value, "0") != 0 && strcmp(value, "1") != 0;
             o->causal = value[0] == '1';
+        } else if (strcmp(name, "--training") == 0) {
+            bad = strcmp(value, "0") != 0 && strcmp(value, "1") != 0;
+            o->training = value[0] == '1';
         } else {
             fprintf(stderr, "attn-memory: unknown option %s\n%s", name, usage);
             return -1;
@@ -317,50 +330,84 @@ static int warm_blas(int dtype)
     return 0;
 }
 
+/* The caller's arrays of one configuration: X (B,T,C), Wq, Wk, Wv (C,D),
+ * out (B,T,D); in training also dout (B,T,D), dX (B,T,C), dWq, dWk, dWv
+ * (C,D). All allocated and written before anything is measured. */
+enum { ARRAY_X, ARRAY_WQ, ARRAY_WK, ARRAY_WV, ARRAY_OUT, ARRAY_DOUT, ARRAY_DX, ARRAY_DWQ,
+       ARRAY_DWK, ARRAY_DWV, ARRAY_COUNT };
+
+static int allocate_arrays(const options *o, size_t T, size_t element, void *arrays[ARRAY_COUNT])
+{
+    const size_t D = o->NH * o->hs, rows = o->B * T;
+    const size_t elements[ARRAY_COUNT] = {rows * o->C, o->C * D, o->C * D, o->C * D, rows * D,
+                                          rows * D,    rows * o->C, o->C * D, o->C * D, o->C * D};
+    const int count = o->training ? ARRAY_COUNT : ARRAY_DOUT;
+    unsigned seed = 1;
+    for (int i = 0; i < ARRAY_COUNT; i++)
+        arrays[i] = NULL;
+    for (int i = 0; i < count; i++) {
+        if ((arrays[i] = malloc(elements[i] * element)) == NULL)
+            return -1;
+        fill(arrays[i], element == sizeof(float) ? ATTN_F32 : ATTN_F64, elements[i], 2.0, &seed);
+    }
+    return 0;
+}
+
+/* A forward (and in training the backward) on the plan. */
+static attn_status run_plan(const options *o, attn_plan *plan, int dtype, void *const x[ARRAY_COUNT])
+{
+    attn_status status;
+    if (dtype == ATTN_F32) {
+        status = attn_forward_f32(plan, x[ARRAY_X], x[ARRAY_WQ], x[ARRAY_WK], x[ARRAY_WV], NULL,
+                                  x[ARRAY_OUT], NULL);
+        if (status == ATTN_OK && o->training)
+            status = attn_backward_f32(plan, x[ARRAY_X], x[ARRAY_WQ], x[ARRAY_WK], x[ARRAY_WV],
+                                       NULL, x[ARRAY_DOUT], x[ARRAY_DX], x[ARRAY_DWQ],
+                                       x[ARRAY_DWK], x[ARRAY_DWV], NULL);
+        return status;
+    }
+    status = attn_forward_f64(plan, x[ARRAY_X], x[ARRAY_WQ], x[ARRAY_WK], x[ARRAY_WV], NULL,
+                              x[ARRAY_OUT], NULL);
+    if (status == ATTN_OK && o->training)
+        status = attn_backward_f64(plan, x[ARRAY_X], x[ARRAY_WQ], x[ARRAY_WK], x[ARRAY_WV], NULL,
+                                   x[ARRAY_DOUT], x[ARRAY_DX], x[ARRAY_DWQ], x[ARRAY_DWK],
+                                   x[ARRAY_DWV], NULL);
+    return status;
+}
+
 /* One configuration, in this process. Returns 0, or 1 on a failure. */
 static int measure(const options *o, size_t T, int dtype, unsigned path)
 {
-    const size_t B = o->B, C = o->C, hs = o->hs, NH = 1;
+    const size_t B = o->B, C = o->C, hs = o->hs, NH = o->NH;
     const size_t element = dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
     const char *ran_path =
-        path == ATTN_MATERIALIZED || (path == 0u && T < ATTN_TILED_MIN_T) ? "materialized"
-                                                                          : "tiled";
+        !o->training && (path == ATTN_MATERIALIZED || (path == 0u && T < ATTN_TILED_MIN_T))
+            ? "materialized"
+            : "tiled";
     printf("%s,%zu,%zu,%zu,%zu,%zu,%d,%zu,%s,%s", dtype == ATTN_F32 ? "f32" : "f64", B, T, C, NH,
-           hs, o->causal, o->threads, path_name(path), ran_path);
+           hs, o->causal, o->threads, o->training ? "training" : path_name(path), ran_path);
 
     if (openblas_set_num_threads && o->threads <= INT_MAX)
         openblas_set_num_threads((int)o->threads);
-    /* the caller's arrays: inputs and the output, allocated and written */
-    void *X = malloc(B * T * C * element), *Wq = malloc(C * hs * element),
-         *Wk = malloc(C * hs * element), *Wv = malloc(C * hs * element),
-         *out = malloc(B * T * hs * element);
+    void *x[ARRAY_COUNT];
     attn_plan *plan = NULL;
     int failed = 1;
-    if (X == NULL || Wq == NULL || Wk == NULL || Wv == NULL || out == NULL ||
-        warm_blas(dtype) != 0) {
+    if (allocate_arrays(o, T, element, x) != 0 || warm_blas(dtype) != 0) {
         puts(",out_of_memory,,,,,");
         goto done;
     }
-    unsigned seed = 1;
-    fill(X, dtype, B * T * C, 2.0, &seed);
-    fill(Wq, dtype, C * hs, 2.0, &seed);
-    fill(Wk, dtype, C * hs, 2.0, &seed);
-    fill(Wv, dtype, C * hs, 2.0, &seed);
-    memset(out, 0, B * T * hs * element);
     (void)attn_simd_name(); /* the kernel choice, made once per process */
 
     long long heap0 = heap_in_use();
     int have_hwm = reset_peak_rss() == 0;
     long long rss0 = have_hwm ? proc_status_bytes("VmRSS:") : -1;
 
-    unsigned flags = ATTN_INFERENCE | path | (o->causal ? ATTN_CAUSAL : 0u);
+    unsigned flags = (o->training ? 0u : ATTN_INFERENCE | path) | (o->causal ? ATTN_CAUSAL : 0u);
     attn_status status = attn_plan_create(&plan, dtype, B, T, C, NH, hs, 0.0, flags);
     long long heap1 = heap_in_use();
     if (status == ATTN_OK) {
         double start = now_ms();
-        status = dtype == ATTN_F32
-                     ? attn_forward_f32(plan, X, Wq, Wk, Wv, NULL, out, NULL)
-                     : attn_forward_f64(plan, X, Wq, Wk, Wv, NULL, out, NULL);
+        status = run_plan(o, plan, dtype, x);
         double elapsed = now_ms() - start;
         long long heap2 = heap_in_use();
         long long hwm = have_hwm ? proc_status_bytes("VmHWM:") : -1;
@@ -382,11 +429,8 @@ static int measure(const options *o, size_t T, int dtype, unsigned path)
         printf(",%s,,,,,\n", attn_status_string(status));
 done:
     attn_plan_destroy(plan);
-    free(X);
-    free(Wq);
-    free(Wk);
-    free(Wv);
-    free(out);
+    for (int i = 0; i < ARRAY_COUNT; i++)
+        free(x[i]);
     fflush(stdout);
     return failed;
 }
@@ -395,6 +439,9 @@ done:
 static int run_child(char *self, const options *o, size_t T, int dtype, unsigned path)
 {
     char T_text[32], C_text[32], hs_text[32], B_text[32], threads_text[32], causal_text[4];
+    char NH_text[32], training_text[4];
+    snprintf(NH_text, sizeof NH_text, "%zu", o->NH);
+    snprintf(training_text, sizeof training_text, "%d", o->training);
     snprintf(T_text, sizeof T_text, "%zu", T);
     snprintf(C_text, sizeof C_text, "%zu", o->C);
     snprintf(hs_text, sizeof hs_text, "%zu", o->hs);
@@ -407,11 +454,12 @@ static int run_child(char *self, const options *o, size_t T, int dtype, unsigned
     snprintf(path_text, sizeof path_text, "%s", path_name(path));
     char opt_T[] = "--T", opt_dtype[] = "--dtype", opt_path[] = "--path", opt_C[] = "--C",
          opt_hs[] = "--hs", opt_B[] = "--B", opt_threads[] = "--threads",
-         opt_causal[] = "--causal", opt_no_header[] = "--no-header";
+         opt_causal[] = "--causal", opt_no_header[] = "--no-header", opt_NH[] = "--NH",
+         opt_training[] = "--training";
     char *args[] = {self,      opt_T,     T_text,      opt_dtype,    dtype_text,  opt_path,
                     path_text, opt_C,     C_text,      opt_hs,       hs_text,     opt_B,
-                    B_text,    opt_threads, threads_text, opt_causal, causal_text, opt_no_header,
-                    NULL};
+                    B_text,    opt_threads, threads_text, opt_causal, causal_text, opt_NH,
+                    NH_text,   opt_training, training_text, opt_no_header, NULL};
     fflush(stdout);
     pid_t child = fork();
     if (child < 0)
