@@ -102,8 +102,9 @@ static inline attn_key_range FN(attn_sdpa_visible)(const FN(attn_sdpa_run_args) 
     attn_key_range r = {0, L};
     if (a->causal && p + 1 < r.hi)
         r.hi = p + 1;
-    if (a->window > 0 && p - (ptrdiff_t)a->window + 1 > r.lo)
-        r.lo = p - (ptrdiff_t)a->window + 1;
+    /* j > p - window, without forming p - window (a window may be any size_t) */
+    if (a->window > 0 && p >= 0 && (size_t)p + 1 > a->window)
+        r.lo = (ptrdiff_t)((size_t)p + 1 - a->window);
     return r;
 }
 

@@ -50,7 +50,8 @@ static inline size_t attn_sdpa_ceil_div(size_t n, size_t d)
     return n / d + (n % d != 0);
 }
 
-/* The layout of a valid shape (no zero, NH % NH_kv == 0). */
+/* The layout of a valid shape (no zero, NH % NH_kv == 0, B*NH*Tq and
+ * B*NH_kv*Tk without overflow). */
 static inline attn_sdpa_layout attn_sdpa_layout_of(attn_sdpa_shape s)
 {
     attn_sdpa_layout l = {.shape = s};

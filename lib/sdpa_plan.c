@@ -72,14 +72,17 @@ attn_status attn_sdpa_plan_create(attn_plan **plan, attn_dtype dtype,
     if (s.NH % s.NH_kv != 0)
         return ATTN_ERR_BAD_SHAPE;
 
-    const attn_sdpa_layout layout = attn_sdpa_layout_of(s);
     const int inference = (flags & ATTN_INFERENCE) != 0;
     const size_t element_size = dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
     size_t counts[ATTN_BUF_COUNT], offsets[ATTN_BUF_COUNT], arena_bytes, pack, worker;
-    size_t q_rows, k_rows, q_width, k_width, o_width, extent;
+    size_t q_rows, k_rows, q_width, k_width, o_width, extent, rows, items;
+    /* the work items' counts first (the layout divides by them) */
+    if (!attn_mul3(s.B, s.NH, s.Tq, &rows) || !attn_mul3(s.B, s.NH_kv, s.Tk, &items) ||
+        !attn_mul(s.B, s.Tq, &q_rows) || !attn_mul(s.B, s.Tk, &k_rows))
+        return ATTN_ERR_SIZE_OVERFLOW;
+    const attn_sdpa_layout layout = attn_sdpa_layout_of(s);
     /* the arrays' dense extents must be addressable, and the work */
-    if (!attn_mul(s.B, s.Tq, &q_rows) || !attn_mul(s.B, s.Tk, &k_rows) ||
-        !attn_mul(s.NH, s.hs, &q_width) ||
+    if (!attn_mul(s.NH, s.hs, &q_width) ||
         !attn_mul(s.NH_kv, s.hs > layout.shape.hs_v ? s.hs : layout.shape.hs_v, &k_width) ||
         !attn_mul(s.NH, layout.shape.hs_v, &o_width) ||
         !attn_mul3(q_rows, q_width > o_width ? q_width : o_width, element_size, &extent) ||
