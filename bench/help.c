@@ -12,6 +12,9 @@
 static const char commands_text[] =
     "Commands:\n"
     "  run        the benchmark sweep (the default command; see attn-bench run --help)\n"
+    "  sdpa       attention on given Q, K, V (attn_sdpa_*): prefill, decode, grouped\n"
+    "             heads, lengths, masks; against PyTorch, the bandwidth and the ceiling\n"
+    "             (attn-bench sdpa --help)\n"
     "  report     Markdown summary and PNG plots of run CSVs (attn-bench report --help)\n"
     "  scaling    experiment: why scores are divided by sqrt(hs)\n"
     "  rank       experiment: singular values of Q K^T, numerical rank <= hs\n"

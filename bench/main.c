@@ -4,6 +4,8 @@
  *   attn-bench [run] [OPTIONS]     the sweep (run.c; options.c, sweep.c,
  *                                  measure.c, peer_*.c, ceiling.c, csv_out.c,
  *                                  run_record.c, ...)
+ *   attn-bench sdpa [OPTIONS]      attention on given Q, K, V (sdpa_run.c;
+ *                                  sdpa_options.c, sdpa_measure.c, ...)
  *   attn-bench report [OPTIONS]    Markdown and plots of run CSVs
  *                                  (report_command.c, report_data.c, plot.c)
  *   attn-bench scaling|rank|init|asymmetry [OPTIONS]   the experiments
@@ -17,6 +19,7 @@
 #include "help.h"
 #include "report_command.h"
 #include "run.h"
+#include "sdpa_run.h"
 
 enum { EXIT_BAD_ARGUMENTS = 2 };
 
@@ -29,6 +32,8 @@ static int help_command(int argc, char **argv)
     const char *topic = argv[2];
     if (strcmp(topic, "run") == 0)
         bench_help_run(stdout);
+    else if (strcmp(topic, "sdpa") == 0)
+        bench_sdpa_print_help(stdout);
     else if (strcmp(topic, "report") == 0)
         bench_report_print_help(stdout);
     else if (bench_is_experiment(topic))
@@ -50,6 +55,8 @@ int main(int argc, char **argv)
         return bench_run_command(argc, argv, 1);
     if (strcmp(command, "run") == 0)
         return bench_run_command(argc, argv, 2);
+    if (strcmp(command, "sdpa") == 0)
+        return bench_sdpa_command(argc, argv, 2);
     if (strcmp(command, "report") == 0)
         return bench_report_command(argc, argv, 2);
     if (strcmp(command, "help") == 0)

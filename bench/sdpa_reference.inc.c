@@ -1,0 +1,211 @@
+/*
+ * The reference of one precision, instantiated by sdpa_reference.c through
+ * precisions.inc.c (REAL float or double, SUFFIX f32 or f64): the inputs are
+ * read in their own type, everything is computed in double.
+ */
+#define GLUE_(name, suffix) name##_##suffix
+#define GLUE(name, suffix) GLUE_(name, suffix)
+#define TYPED(name) GLUE(name, SUFFIX)
+
+static double TYPED(mask_at)(const bench_sdpa_problem *p, size_t b, size_t h, size_t t,
+                             size_t j)
+{
+    if (!p->mask)
+        return 0.0;
+    const REAL *m = p->mask;
+    return (double)m[b * p->mask_sb + h * p->mask_sh + t * p->mask_ld + j];
+}
+
+static const REAL *TYPED(q_row)(const REAL *Q, const bench_sdpa_shape *s, size_t b, size_t t,
+                                size_t h)
+{
+    return Q + ((b * s->Tq + t) * s->NH + h) * s->hs;
+}
+
+static const REAL *TYPED(k_row)(const REAL *K, const bench_sdpa_shape *s, size_t b, size_t j,
+                                size_t g, size_t width)
+{
+    return K + ((b * s->Tk + j) * s->NH_kv + g) * width;
+}
+
+static double TYPED(dot)(const REAL *x, const REAL *y, size_t n)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < n; ++i)
+        sum += (double)x[i] * (double)y[i];
+    return sum;
+}
+
+/* s[j - lo] = scale <q, k_j> + mask for j in [lo, hi); returns the row's lse
+ * (-inf for no key or only -inf scores). */
+static double TYPED(row_scores)(const bench_sdpa_problem *p, size_t b, size_t h, size_t t,
+                                size_t lo, size_t hi, double *s)
+{
+    const bench_sdpa_shape *sh = &p->shape;
+    const size_t g = h / (sh->NH / sh->NH_kv);
+    const double scale = 1.0 / sqrt((double)sh->hs);
+    const REAL *q = TYPED(q_row)(p->Q, sh, b, t, h);
+    double top = SDPA_NEG_INF;
+    for (size_t j = lo; j < hi; ++j) {
+        const REAL *k = TYPED(k_row)(p->K, sh, b, j, g, sh->hs);
+        s[j - lo] = scale * TYPED(dot)(q, k, sh->hs) + TYPED(mask_at)(p, b, h, t, j);
+        if (s[j - lo] > top)
+            top = s[j - lo];
+    }
+    if (top == SDPA_NEG_INF)
+        return SDPA_NEG_INF;
+    double sum = 0.0;
+    for (size_t j = lo; j < hi; ++j)
+        sum += exp(s[j - lo] - top);
+    return top + log(sum);
+}
+
+/* Forward (and dQ) of the selected rows; the statistics of every row it
+ * visits go to stats when full. */
+static void TYPED(check_rows)(const bench_sdpa_problem *p, const sdpa_selection *sel,
+                              int lse_written, int full, sdpa_scratch *w, sdpa_errors *e)
+{
+    const bench_sdpa_shape *s = &p->shape;
+    const int backward = s->op == BENCH_OP_BACKWARD;
+    const REAL *out = p->out, *lse = p->lse, *dout = p->dout, *dQ = p->dQ;
+    const REAL *V = p->V, *K = p->K;
+    const size_t G = s->NH / s->NH_kv;
+    const double scale = 1.0 / sqrt((double)s->hs);
+    for (size_t bi = 0; bi < sel->seq_count; ++bi)
+        for (size_t hi_ = 0; hi_ < sel->head_count; ++hi_)
+            for (size_t ti = 0; ti < sel->row_count; ++ti) {
+                const size_t b = sel->seqs[bi], h = sel->heads[hi_], t = sel->rows[ti];
+                const size_t g = h / G;
+                size_t lo, hi;
+                bench_sdpa_visible_range(s, b, t, &lo, &hi);
+                const double row_lse = TYPED(row_scores)(p, b, h, t, lo, hi, w->s);
+                for (size_t i = 0; i < s->hs_v; ++i)
+                    w->o[i] = 0.0;
+                if (row_lse != SDPA_NEG_INF)
+                    for (size_t j = lo; j < hi; ++j) {
+                        w->s[j - lo] = exp(w->s[j - lo] - row_lse); /* now P */
+                        const REAL *v = TYPED(k_row)(V, s, b, j, g, s->hs_v);
+                        for (size_t i = 0; i < s->hs_v; ++i)
+                            w->o[i] += w->s[j - lo] * (double)v[i];
+                    }
+                const size_t o_row = ((b * s->Tq + t) * s->NH + h) * s->hs_v;
+                for (size_t i = 0; i < s->hs_v; ++i)
+                    sdpa_compare(&e->out, (double)out[o_row + i], w->o[i]);
+                const size_t stat = (b * s->NH + h) * s->Tq + t;
+                if (lse_written)
+                    sdpa_compare_lse(&e->lse, (double)lse[stat], row_lse);
+                e->rows++;
+                if (!backward)
+                    continue;
+                /* dQ_t = scale sum_j P_j (dP_j - D) K_j, D = sum_j P_j dP_j */
+                const REAL *d = dout + o_row;
+                double D = 0.0;
+                if (row_lse != SDPA_NEG_INF)
+                    for (size_t j = lo; j < hi; ++j) {
+                        const REAL *v = TYPED(k_row)(V, s, b, j, g, s->hs_v);
+                        w->dp[j - lo] = TYPED(dot)(d, v, s->hs_v);
+                        D += w->s[j - lo] * w->dp[j - lo];
+                    }
+                for (size_t i = 0; i < s->hs; ++i)
+                    w->dq[i] = 0.0;
+                if (row_lse != SDPA_NEG_INF)
+                    for (size_t j = lo; j < hi; ++j) {
+                        const double dS = w->s[j - lo] * (w->dp[j - lo] - D);
+                        const REAL *k = TYPED(k_row)(K, s, b, j, g, s->hs);
+                        for (size_t i = 0; i < s->hs; ++i)
+                            w->dq[i] += scale * dS * (double)k[i];
+                    }
+                const size_t q_row = ((b * s->Tq + t) * s->NH + h) * s->hs;
+                for (size_t i = 0; i < s->hs; ++i)
+                    sdpa_compare(&e->dQ, (double)dQ[q_row + i], w->dq[i]);
+                if (full) {
+                    w->stat_lse[stat] = row_lse;
+                    w->stat_D[stat] = D;
+                }
+            }
+}
+
+/* The backward's lse_t and D_t of every query of the selected sequences and
+ * key/value heads, from attn's own forward (sampled checks). */
+static void TYPED(stats_from_attn)(const bench_sdpa_problem *p, const sdpa_selection *sel,
+                                   sdpa_scratch *w)
+{
+    const bench_sdpa_shape *s = &p->shape;
+    const REAL *out = p->out, *lse = p->lse, *dout = p->dout;
+    const size_t G = s->NH / s->NH_kv;
+    for (size_t bi = 0; bi < sel->seq_count; ++bi)
+        for (size_t gi = 0; gi < sel->group_count; ++gi)
+            for (size_t h = sel->groups[gi] * G; h < (sel->groups[gi] + 1) * G; ++h)
+                for (size_t t = 0; t < s->Tq; ++t) {
+                    const size_t b = sel->seqs[bi];
+                    const size_t stat = (b * s->NH + h) * s->Tq + t;
+                    const size_t o_row = ((b * s->Tq + t) * s->NH + h) * s->hs_v;
+                    w->stat_lse[stat] = (double)lse[stat];
+                    w->stat_D[stat] = TYPED(dot)(dout + o_row, out + o_row, s->hs_v);
+                }
+}
+
+/* dK, dV of the selected key rows. */
+static void TYPED(check_keys)(const bench_sdpa_problem *p, const sdpa_selection *sel,
+                              sdpa_scratch *w, sdpa_errors *e)
+{
+    const bench_sdpa_shape *s = &p->shape;
+    const REAL *Q = p->Q, *K = p->K, *V = p->V, *dout = p->dout, *dK = p->dK, *dV = p->dV;
+    const size_t G = s->NH / s->NH_kv;
+    const double scale = 1.0 / sqrt((double)s->hs);
+    for (size_t bi = 0; bi < sel->seq_count; ++bi) {
+        const size_t b = sel->seqs[bi];
+        size_t key_count = 0;
+        sdpa_select_keys(sel, s, b, w->keys, &key_count);
+        for (size_t gi = 0; gi < sel->group_count; ++gi)
+            for (size_t ki = 0; ki < key_count; ++ki) {
+                const size_t g = sel->groups[gi], j = w->keys[ki];
+                for (size_t i = 0; i < s->hs; ++i)
+                    w->dq[i] = 0.0; /* dK_j */
+                for (size_t i = 0; i < s->hs_v; ++i)
+                    w->o[i] = 0.0; /* dV_j */
+                const REAL *k = TYPED(k_row)(K, s, b, j, g, s->hs);
+                const REAL *v = TYPED(k_row)(V, s, b, j, g, s->hs_v);
+                for (size_t h = g * G; h < (g + 1) * G; ++h)
+                    for (size_t t = 0; t < s->Tq; ++t) {
+                        size_t lo, hi;
+                        bench_sdpa_visible_range(s, b, t, &lo, &hi);
+                        const size_t stat = (b * s->NH + h) * s->Tq + t;
+                        if (j < lo || j >= hi || w->stat_lse[stat] == SDPA_NEG_INF)
+                            continue;
+                        const REAL *q = TYPED(q_row)(Q, s, b, t, h);
+                        const double score =
+                            scale * TYPED(dot)(q, k, s->hs) + TYPED(mask_at)(p, b, h, t, j);
+                        const double P = exp(score - w->stat_lse[stat]);
+                        const REAL *d = dout + ((b * s->Tq + t) * s->NH + h) * s->hs_v;
+                        const double dS = P * (TYPED(dot)(d, v, s->hs_v) - w->stat_D[stat]);
+                        for (size_t i = 0; i < s->hs; ++i)
+                            w->dq[i] += scale * dS * (double)q[i];
+                        for (size_t i = 0; i < s->hs_v; ++i)
+                            w->o[i] += P * (double)d[i];
+                    }
+                const size_t k_at = ((b * s->Tk + j) * s->NH_kv + g) * s->hs;
+                const size_t v_at = ((b * s->Tk + j) * s->NH_kv + g) * s->hs_v;
+                for (size_t i = 0; i < s->hs; ++i)
+                    sdpa_compare(&e->dK, (double)dK[k_at + i], w->dq[i]);
+                for (size_t i = 0; i < s->hs_v; ++i)
+                    sdpa_compare(&e->dV, (double)dV[v_at + i], w->o[i]);
+                e->keys++;
+            }
+    }
+}
+
+static void TYPED(check_all)(const bench_sdpa_problem *p, const sdpa_selection *sel,
+                             int lse_written, int full, sdpa_scratch *w, sdpa_errors *e)
+{
+    TYPED(check_rows)(p, sel, lse_written, full, w, e);
+    if (p->shape.op != BENCH_OP_BACKWARD)
+        return;
+    if (!full)
+        TYPED(stats_from_attn)(p, sel, w);
+    TYPED(check_keys)(p, sel, w, e);
+}
+
+#undef TYPED
+#undef GLUE
+#undef GLUE_

@@ -1,0 +1,160 @@
+# attn-bench sdpa without PyTorch: the quick sweep passes its checks and
+# writes one timed row per configuration to the CSV and the JSON; engines,
+# hs_v != hs, cold caches and lengths on small explicit sizes; bad
+# arguments exit 2; the target sweeps parse; a stand-in torch script's
+# lines reach the header, the CSV and the JSON; --help documents the mode.
+TARGETS="$(cd "$(dirname "$0")/../targets" && pwd)"
+. "$(dirname "$0")/common.sh"
+
+# ---- the quick sweep, no peer ----------------------------------------------------------
+"$BENCH" sdpa --quick --peers none --csv quick.csv --json quick.json --progress none \
+  >out.txt 2>err.txt || fail "sdpa --quick: $(head -c 500 err.txt)"
+"$BENCH" sdpa --quick --peers none --list >list.txt || fail "sdpa --quick --list"
+configs=$(sed -n 's/^# \([0-9]*\) configurations$/\1/p' list.txt)
+[ -n "$configs" ] && [ "$configs" -gt 100 ] || fail "--quick lists $configs configurations"
+[ "$(csv_rows quick.csv)" -eq "$configs" ] || fail "quick.csv has $(csv_rows quick.csv) rows, --list $configs"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+         $col["status"] != "timed" || $col["check"] != "passed" || $col["attn_median_ms"] == "" { bad = 1 }
+         END { exit bad }' quick.csv || fail "a quick row is not timed and passed"
+grep -q '^# CPU: ' out.txt || fail "no CPU model in the header"
+grep -q '^# bandwidth: 1 thread: [0-9.]* GB/s' out.txt || fail "no bandwidth line"
+grep -q '^# ceiling: sgemm n=128' out.txt || fail "no ceiling line"
+grep -q '^# torch peer: not asked for' out.txt || fail "no peer line"
+grep -q '^dtype op .* attn_ms .* torch_ms .* xtorch$' out.txt || fail "no table header"
+pass "sdpa --quick --peers none: $configs configurations, every one checked and timed"
+
+header=$(head -n 1 quick.csv)
+for column in dtype op causal window mask engine threads cache B NH NH_kv Tq Tk hs hs_v lengths \
+    engine_threads visible_pairs flops kv_bytes check_error attn_median_ms attn_gflops attn_kv_gbps \
+    bandwidth_gbps attn_bandwidth_fraction ceiling_gflops attn_ceiling_fraction torch_median_ms \
+    speedup_vs_torch torch_check_error torch_mask torch_note; do
+  case ",$header," in *",$column,"*) ;; *) fail "CSV has no column $column" ;; esac
+  "$BENCH" sdpa --help | grep -q "^  $column " || fail "--help does not document CSV column $column"
+done
+pass "the CSV columns are there and documented in --help"
+
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$configs" <<'PY' || fail "quick.json"
+import csv, json, sys
+d = json.load(open("quick.json"))
+assert d["tool"] == "attn-bench" and d["mode"] == "sdpa", d["mode"]
+for key in ("machine", "ceiling", "bandwidth", "peers", "columns", "rows", "flop_count"):
+    assert key in d, key
+assert d["machine"]["cpu_model"], d["machine"]
+assert d["bandwidth"]["entries"][0]["gbps"] > 0, d["bandwidth"]
+assert len(d["rows"]) == int(sys.argv[1]), len(d["rows"])
+rows = list(csv.DictReader(open("quick.csv")))
+for r, j in zip(rows, d["rows"]):
+    assert float(r["flops"]) == j["flops"] and r["lengths"] == str(j["lengths"]), (r, j)
+    # the FLOP count: 2*(hs+hs_v) per visible pair forward, 2*(4*hs+3*hs_v) forward+backward
+    per = 2 * (j["hs"] + j["hs_v"]) if j["op"] == "forward" else 2 * (4 * j["hs"] + 3 * j["hs_v"])
+    assert j["flops"] == j["visible_pairs"] * per, j
+assert d["peers"][0]["name"] == "torch" and d["peers"][0]["status"] == "not asked for"
+PY
+  pass "quick.json: mode sdpa, machine, ceiling, bandwidth, peer, the CSV's rows; FLOPs from the pairs"
+fi
+
+# ---- small explicit sizes ------------------------------------------------------------------
+# B=3 with lengths 5/0/17 (an empty sequence), GQA 6/2, hs_v != hs, both
+# engines, a causal window, f64 backward, cold caches
+"$BENCH" sdpa --peers none --B 3 --NH 6 --NH-kv 2,6 --Tq 1,4 --Tk 17 --hs 8 --hs-v 12 \
+  --lengths full,5/0/17,9 --window 0,3 --mask none,padding --causal 1 --op forward,backward \
+  --dtype f64 --engine blas,own --cache warm,cold --bandwidth-mib 4 --ceiling 64,48 \
+  --repeats 1 --warmup 0 --min-time 0 --csv small.csv --json none --progress none \
+  >small.txt 2>err.txt || fail "small explicit sizes: $(head -c 500 err.txt)"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+         $col["status"] != "timed" || $col["check"] != "passed" { bad = 1 }
+         $col["engine"] == "blas" && $col["engine_threads"] != 0 { bad = 1 }
+         $col["engine"] == "own" && $col["engine_threads"] != 1 { bad = 1 }
+         $col["hs_v"] != 12 { bad = 1 }
+         END { exit bad || NR != 1 + 2*2*3*2*2*2*2*2 }' small.csv \
+  || fail "small.csv: a row failed, wrong engine_threads or hs_v, or not $((2*2*3*2*2*2*2*2)) rows"
+pass "lengths (one empty sequence), GQA and MHA, hs_v != hs, windows, padding masks, engines blas/own, cold caches"
+
+# a large-enough configuration for the sampled check
+"$BENCH" sdpa --peers none --B 3 --NH 4 --NH-kv 1 --Tq 400 --Tk 600 --hs 64 --lengths 500/600/240 \
+  --op backward --dtype f32 --check-rows 8 --repeats 1 --warmup 0 --min-time 0 --ceiling 0 \
+  --bandwidth-mib 0 --csv sampled.csv --json none --progress none >sampled.txt 2>err.txt \
+  || fail "sampled check: $(head -c 500 err.txt)"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+         $col["check_sampled"] != 1 || $col["check_rows"] != 64 || $col["check"] != "passed" { bad = 1 }
+         END { exit bad }' sampled.csv || fail "the large configuration was not checked on a sample"
+grep -q '^# bandwidth: not measured' sampled.txt || fail "--bandwidth-mib 0 is not said"
+pass "a large configuration is checked on a sample (2 sequences x 4 heads x 8 rows)"
+
+# ---- bad arguments and left-out combinations -------------------------------------------------
+expect_status 2 "no configuration to run: a --lengths item with neither 1 nor B lengths" \
+  sdpa --B 2 --lengths 1/2/3 --Tk 8 --peers none
+expect_status 2 "no configuration to run: a key length above Tk" sdpa --lengths 9 --Tk 8 --peers none
+expect_status 2 "no configuration to run: NH not a multiple of NH-kv" sdpa --NH 3 --NH-kv 2 --peers none
+expect_status 2 "--mask: 'causal' is not a list of none, padding, full" sdpa --mask causal
+expect_status 2 "--lengths: 'x' in '4/x' is not a whole number" sdpa --lengths 4/x
+expect_status 2 "--cache cold reads the bandwidth buffer" sdpa --cache cold --bandwidth-mib 0
+expect_status 2 "unknown option '--T'" sdpa --T 16
+"$BENCH" sdpa --NH 4,6 --NH-kv 4 --Tq 1 --Tk 8 --list >left.txt || fail "--list with a left-out combination"
+grep -q '^# left out: 1 combinations: NH not a multiple of NH-kv' left.txt || fail "no left-out line"
+pass "left-out combinations are counted"
+
+for sweep in "$TARGETS"/sdpa-*.sweep; do
+  "$BENCH" sdpa --sweep "$sweep" --list >list.txt 2>err.txt || fail "$sweep: $(cat err.txt)"
+  grep -q '^# [1-9][0-9]* configurations$' list.txt || fail "$sweep lists no configuration"
+done
+pass "the target sweeps (bench/targets/sdpa-*.sweep) parse"
+
+# ---- help -------------------------------------------------------------------------------------
+expect_status 0 "bottom-right alignment" sdpa --help
+expect_status 0 "enable_gqa=True" help sdpa
+expect_status 0 "sdpa +attention on given Q, K, V" help
+"$BENCH" sdpa --help >help.txt
+for topic in "FLOP COUNTS" "8\*hs \+ 6\*hs_v" "BANDWIDTH" "BYTES" "mask_ld = 0|mask_sh = mask_ld = 0" \
+    "torch.__config__" "openblas_set_num_threads" "--lengths" "--engine" "--cache"; do
+  grep -Eq -- "$topic" help.txt || fail "sdpa --help does not mention $topic"
+done
+pass "sdpa --help documents the counts, the bandwidth, the masks, the peer and the options"
+
+# ---- a stand-in torch peer (the protocol, without PyTorch) ------------------------------------
+command -v python3 >/dev/null 2>&1 || { echo "no python3: the stand-in peer is not tried"; exit 0; }
+cat >fake_torch.py <<'PY'
+import sys
+print("info torch=9.9.9 python=fake numpy=fake", flush=True)
+print("blas BLAS_INFO=mkl; MKL 2099.1; oneDNN (MKL-DNN) v9.9; CPU capability AVX512; threads=1", flush=True)
+print("impl F.scaled_dot_product_attention (stand-in)", flush=True)
+print("ready", flush=True)
+for line in iter(sys.stdin.readline, ""):
+    fields = line.split()
+    if fields[12] != "full":
+        print("unsupported " + " ".join(fields) + " no lengths here", flush=True)
+        continue
+    out = "float32" if fields[0] == "f32" else "float64"
+    print("result " + " ".join(fields) + f" 2.0e-3 1.5e-3 5 {out} 1.0e-7 is_causal", flush=True)
+PY
+"$BENCH" sdpa --torch-script fake_torch.py --torch-python python3 --B 2 --NH 4 --NH-kv 2 --Tq 1 \
+  --Tk 16 --hs 8 --lengths full,3/16 --dtype f32 --engine auto,own --repeats 1 --warmup 0 \
+  --min-time 0 --ceiling 0 --bandwidth-mib 4 --csv peer.csv --json peer.json --progress none \
+  >peer.txt 2>err.txt || fail "stand-in peer run: $(head -c 500 err.txt)"
+grep -q '^# torch peer: torch=9.9.9 python=fake numpy=fake; python3 (threads 1)' peer.txt \
+  || fail "the peer's info line is not in the header"
+grep -q '^#   build: BLAS_INFO=mkl; MKL 2099.1' peer.txt || fail "the peer's build line is not in the header"
+python3 - <<'PY' || fail "peer.csv/peer.json"
+import csv, json
+rows = list(csv.DictReader(open("peer.csv")))
+assert len(rows) == 4, len(rows)
+for r in rows:
+    if r["lengths"] == "full":
+        assert r["torch_median_ms"] == "2" and r["torch_mask"] == "is_causal", r
+        assert abs(float(r["speedup_vs_torch"]) - 2.0 / float(r["attn_median_ms"])) < 1e-3 * float(r["speedup_vs_torch"]), r
+        assert r["torch_check_error"] == "1.000e-07", r
+    else:
+        assert r["torch_median_ms"] == "" and r["torch_note"] == "no lengths here", r
+d = json.load(open("peer.json"))
+p = d["peers"][0]
+assert p["status"] == "ran" and p["info"] == "torch=9.9.9 python=fake numpy=fake" and p["measured"] == 1, p
+PY
+pass "a stand-in torch peer: header lines, one measurement for both engines, its unsupported note, the JSON"
+
+"$BENCH" sdpa --torch-script does-not-exist.py --Tq 1 --Tk 8 --NH 2 --NH-kv 2 --hs 4 --ceiling 0 \
+  --bandwidth-mib 0 --repeats 1 --min-time 0 --csv none.csv --json none >none.txt 2>err.txt \
+  || fail "a missing peer script failed the run: $(head -c 300 err.txt)"
+grep -q '^# torch peer skipped: --torch-script does-not-exist.py is not readable' none.txt \
+  || fail "a missing peer is not a note: $(grep torch none.txt)"
+pass "a missing peer is skipped with a note"
