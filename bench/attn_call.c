@@ -1,5 +1,7 @@
 #include "attn_call.h"
 
+#include <stdlib.h>
+
 #define BENCH_TEMPLATE "attn_call.inc.c"
 #include "precisions.inc.c"
 
@@ -45,6 +47,20 @@ unsigned bench_attn_auto_threads(void)
         attn_plan_destroy(plan);
     }
     return threads;
+}
+
+void bench_attn_auto_threads_print(FILE *out, const char *what)
+{
+    const unsigned threads = bench_attn_auto_threads();
+    const char *forced = getenv("ATTN_NUM_THREADS");
+    fprintf(out, "# engine auto (%s): ", what);
+    if (threads)
+        fprintf(out, "attn's own engine on %u shared thread%s", threads, threads == 1 ? "" : "s");
+    else
+        fprintf(out, "BLAS threads");
+    if (forced)
+        fprintf(out, " (ATTN_NUM_THREADS=%s)", forced);
+    fputc('\n', out);
 }
 
 unsigned bench_attn_call_engine_threads(const bench_attn_call *call)

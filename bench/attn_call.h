@@ -14,6 +14,7 @@
 #define ATTN_BENCH_ATTN_CALL_H
 
 #include <attn/attn.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "problem.h"
@@ -37,6 +38,9 @@ unsigned bench_attn_call_engine_threads(const bench_attn_call *call);
 /* What ATTN_THREADS_AUTO resolves to in this process (ATTN_NUM_THREADS, else
  * the kernel set and the CPUs), from a throwaway plan, asked once. */
 unsigned bench_attn_auto_threads(void);
+
+/* The header's "# engine auto (WHAT): ..." line: what that is here. */
+void bench_attn_auto_threads_print(FILE *out, const char *what);
 
 /* One measured call. */
 attn_status bench_attn_call_run(const bench_attn_call *call);

@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "blas_info.h"
 #include "rng.h"
@@ -78,4 +79,22 @@ double bench_ceiling_gflops(const bench_ceiling *ceiling, bench_dtype dtype, siz
         if (ceiling->entries[i].dtype == dtype && ceiling->entries[i].threads == threads)
             return ceiling->entries[i].gflops;
     return 0.0;
+}
+
+void bench_ceiling_print(FILE *out, const bench_ceiling *ceiling, const bench_machine *machine)
+{
+    if (ceiling->count == 0)
+        fprintf(out, "# ceiling: not measured (--ceiling 0)\n");
+    else
+        fprintf(out,
+                "# ceiling: square cblas_sgemm/cblas_dgemm of attn's BLAS (%s core %s) on %s, "
+                "measured now: what this BLAS reaches, not the CPU's theoretical peak\n",
+                strncmp(machine->blas_config, "OpenBLAS", 8) == 0 ? "OpenBLAS" : "not OpenBLAS,",
+                machine->blas_core, machine->cpu_model);
+    for (size_t i = 0; i < ceiling->count; ++i) {
+        const bench_ceiling_entry *e = &ceiling->entries[i];
+        fprintf(out, "# ceiling: %s n=%zu, %zu thread%s: %.1f GFLOP/s (median of 5; best %.1f)\n",
+                e->dtype == BENCH_F32 ? "sgemm" : "dgemm", e->n, e->threads,
+                e->threads == 1 ? "" : "s", e->gflops, e->best_gflops);
+    }
 }

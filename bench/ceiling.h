@@ -11,8 +11,10 @@
 #define ATTN_BENCH_CEILING_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "dtype.h"
+#include "machine.h"
 
 #define BENCH_CEILING_MAX 64
 
@@ -38,5 +40,9 @@ int bench_ceiling_measure(bench_ceiling *ceiling, const int *dtypes, size_t dtyp
 
 /* The ceiling's GFLOP/s for a dtype and a thread count; 0 when not measured. */
 double bench_ceiling_gflops(const bench_ceiling *ceiling, bench_dtype dtype, size_t threads);
+
+/* The header's "# ceiling: ..." lines: where it comes from (the machine's
+ * BLAS and CPU), then an entry per line; "not measured" without entries. */
+void bench_ceiling_print(FILE *out, const bench_ceiling *ceiling, const bench_machine *machine);
 
 #endif /* ATTN_BENCH_CEILING_H */

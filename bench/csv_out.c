@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "columns.h"
 #include "text.h"
 
 /* Every column, in order; the peers' columns repeat per peer (PEER_* rows
@@ -58,10 +59,7 @@ const char *bench_csv_header(void)
     static char header[2048];
     if (header[0])
         return header;
-    for (size_t i = 0; i < CSV_COLUMN_COUNT; ++i) {
-        bench_append_text(header, sizeof header, i ? "," : "");
-        bench_append_text(header, sizeof header, csv_columns[i][0]);
-    }
+    bench_columns_join_names(header, sizeof header, csv_columns, CSV_COLUMN_COUNT);
     for (size_t p = 0; p < BENCH_PEER_KINDS; ++p)
         for (size_t i = 0; i < PEER_COLUMN_COUNT; ++i) {
             char name[64];
@@ -77,8 +75,7 @@ const char *bench_csv_header(void)
 
 void bench_csv_print_columns(FILE *out)
 {
-    for (size_t i = 0; i < CSV_COLUMN_COUNT; ++i)
-        fprintf(out, "  %-22s %s\n", csv_columns[i][0], csv_columns[i][1]);
+    bench_columns_print(out, 22, csv_columns, CSV_COLUMN_COUNT);
     fprintf(out, "  then, for each PEER of");
     for (size_t p = 0; p < BENCH_PEER_KINDS; ++p)
         fprintf(out, "%s %s", p ? "," : "", bench_peer_kind_names[p]);
@@ -89,14 +86,7 @@ void bench_csv_print_columns(FILE *out)
                                         ? "speedup_vs_PEER"
                                         : "PEER_%s",
                  peer_columns[i][0]);
-        fprintf(out, "  %-22s ", name);
-        for (const char *line = peer_columns[i][1]; line;) { /* continuation lines aligned */
-            const char *newline = strchr(line, '\n');
-            fprintf(out, "%.*s\n", newline ? (int)(newline - line) : (int)strlen(line), line);
-            line = newline ? newline + 1 : NULL;
-            if (line)
-                fprintf(out, "  %-22s ", "");
-        }
+        bench_columns_print_row(out, 22, name, peer_columns[i][1]);
     }
 }
 

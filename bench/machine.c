@@ -189,3 +189,11 @@ double bench_other_load(const bench_cpu_snapshot *start, const bench_cpu_snapsho
     double other = (end->machine_busy_s - start->machine_busy_s) - (end->own_s - start->own_s);
     return other > 0.0 ? other / wall : 0.0;
 }
+
+void bench_other_load_print(FILE *out, double other_load_cpus, const bench_machine *machine)
+{
+    if (other_load_cpus >= 0.0)
+        fprintf(out, "# other processes kept %.2f of %ld CPUs busy on average during the run%s\n",
+                other_load_cpus, machine->cpus_online,
+                other_load_cpus > 0.2 ? ": timings (multi-threaded above all) suffer" : "");
+}

@@ -48,4 +48,8 @@ void bench_cpu_snapshot_take(bench_cpu_snapshot *snapshot);
  * when unknown. */
 double bench_other_load(const bench_cpu_snapshot *start, const bench_cpu_snapshot *end);
 
+/* The footer's "# other processes kept ... busy" line (none when the load
+ * is unknown). */
+void bench_other_load_print(FILE *out, double other_load_cpus, const bench_machine *machine);
+
 #endif /* ATTN_BENCH_MACHINE_H */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "sweep_file.h"
+#include "option_values.h"
 
 #ifndef ATTN_BENCH_PEERS_PYTHON
 #error "define ATTN_BENCH_PEERS_PYTHON: the python of ./attn.sh peers' venv (.venv-peers)"
@@ -178,97 +178,47 @@ const char *bench_peer_name(unsigned peer_bit)
     }
 }
 
-/* The state of parsing: what was given and how to resolve it. */
-typedef struct parse_state {
-    const char *given[OPTION_COUNT];
-    int quick;
-    char *error;
-    size_t error_size;
-} parse_state;
-
-static const char *resolved(const parse_state *state, option_id id)
-{
-    return bench_cli_resolved(&option_table, state->given, id, state->quick);
-}
-
-static int fail(parse_state *state, option_id id, const char *what)
-{
-    snprintf(state->error, state->error_size, "--%s: '%s' is not %s", option_specs[id].name,
-             resolved(state, id), what);
-    return -1;
-}
-
-static int resolve_size_list(parse_state *state, option_id id, bench_size_list *list)
-{
-    char reason[160];
-    if (bench_size_list_parse(resolved(state, id), list, reason, sizeof reason) == 0)
-        return 0;
-    snprintf(state->error, state->error_size, "--%s: %s", option_specs[id].name, reason);
-    return -1;
-}
-
-static int resolve_choices(parse_state *state, option_id id, const char *const *names,
-                           size_t name_count, int *chosen, size_t *chosen_count)
-{
-    if (bench_cli_parse_choices(resolved(state, id), names, name_count, chosen, chosen_count) ==
-        0)
-        return 0;
-    char list[128];
-    bench_cli_join_names(names, name_count, list, sizeof list);
-    char what[160];
-    snprintf(what, sizeof what, "a list of %s", list);
-    return fail(state, id, what);
-}
-
-static int resolve_count(parse_state *state, option_id id, size_t minimum, size_t *value)
-{
-    if (bench_cli_parse_count(resolved(state, id), minimum, value) == 0)
-        return 0;
-    char what[64];
-    snprintf(what, sizeof what, "a whole number >= %zu", minimum);
-    return fail(state, id, what);
-}
-
 static const char *const binary_names[2] = {"0", "1"};
 static const char *const dtype_names[BENCH_DTYPE_COUNT] = {"f32", "f64"};
 static const char *const peer_names[6] = {"naive", "numpy", "numpy32", "torch", "all", "none"};
 
-static int resolve_axes(parse_state *state, bench_options *o)
+static int resolve_axes(const bench_option_values *values, bench_options *o)
 {
-    if (state->given[OPTION_HS] && state->given[OPTION_NH]) {
-        snprintf(state->error, state->error_size, "give --hs or --NH, not both");
+    if (values->given[OPTION_HS] && values->given[OPTION_NH]) {
+        snprintf(values->error, values->error_size, "give --hs or --NH, not both");
         return -1;
     }
-    o->heads_from_count = state->given[OPTION_NH] != NULL;
-    if (resolve_size_list(state, OPTION_T, &o->T) != 0 ||
-        resolve_size_list(state, OPTION_C, &o->C) != 0 ||
-        resolve_size_list(state, o->heads_from_count ? OPTION_NH : OPTION_HS,
-                          o->heads_from_count ? &o->NH : &o->hs) != 0 ||
-        resolve_size_list(state, OPTION_B, &o->B) != 0 ||
-        resolve_size_list(state, OPTION_THREADS, &o->threads) != 0)
+    o->heads_from_count = values->given[OPTION_NH] != NULL;
+    if (bench_option_size_list(values, OPTION_T, &o->T) != 0 ||
+        bench_option_size_list(values, OPTION_C, &o->C) != 0 ||
+        bench_option_size_list(values, o->heads_from_count ? OPTION_NH : OPTION_HS,
+                               o->heads_from_count ? &o->NH : &o->hs) != 0 ||
+        bench_option_size_list(values, OPTION_B, &o->B) != 0 ||
+        bench_option_size_list(values, OPTION_THREADS, &o->threads) != 0)
         return -1;
-    return resolve_choices(state, OPTION_DTYPE, dtype_names, BENCH_DTYPE_COUNT, o->dtypes,
-                           &o->dtype_count) ||
-                   resolve_choices(state, OPTION_CAUSAL, binary_names, 2, o->causal,
-                                   &o->causal_count) ||
-                   resolve_choices(state, OPTION_OP, bench_op_names, BENCH_OP_COUNT, o->ops,
-                                   &o->op_count) ||
-                   resolve_choices(state, OPTION_API, bench_api_names, BENCH_API_COUNT,
-                                   o->apis, &o->api_count) ||
-                   resolve_choices(state, OPTION_PATH, bench_path_names, BENCH_PATH_COUNT,
-                                   o->paths, &o->path_count) ||
-                   resolve_choices(state, OPTION_ENGINE, bench_engine_names,
-                                   BENCH_ENGINE_COUNT, o->engines, &o->engine_count) ||
-                   resolve_choices(state, OPTION_WO, binary_names, 2, o->wo, &o->wo_count)
+    return bench_option_choices(values, OPTION_DTYPE, dtype_names, BENCH_DTYPE_COUNT,
+                                o->dtypes, &o->dtype_count) ||
+                   bench_option_choices(values, OPTION_CAUSAL, binary_names, 2, o->causal,
+                                        &o->causal_count) ||
+                   bench_option_choices(values, OPTION_OP, bench_op_names, BENCH_OP_COUNT,
+                                        o->ops, &o->op_count) ||
+                   bench_option_choices(values, OPTION_API, bench_api_names, BENCH_API_COUNT,
+                                        o->apis, &o->api_count) ||
+                   bench_option_choices(values, OPTION_PATH, bench_path_names,
+                                        BENCH_PATH_COUNT, o->paths, &o->path_count) ||
+                   bench_option_choices(values, OPTION_ENGINE, bench_engine_names,
+                                        BENCH_ENGINE_COUNT, o->engines, &o->engine_count) ||
+                   bench_option_choices(values, OPTION_WO, binary_names, 2, o->wo,
+                                        &o->wo_count)
                ? -1
                : 0;
 }
 
-static int resolve_peers(parse_state *state, bench_options *o)
+static int resolve_peers(const bench_option_values *values, bench_options *o)
 {
     int chosen[6];
     size_t count = 0;
-    if (resolve_choices(state, OPTION_PEERS, peer_names, 6, chosen, &count) != 0)
+    if (bench_option_choices(values, OPTION_PEERS, peer_names, 6, chosen, &count) != 0)
         return -1;
     static const unsigned bits[6] = {BENCH_PEER_NAIVE, BENCH_PEER_NUMPY, BENCH_PEER_NUMPY32,
                                      BENCH_PEER_TORCH,
@@ -281,16 +231,16 @@ static int resolve_peers(parse_state *state, bench_options *o)
     return 0;
 }
 
-static int resolve_policies(parse_state *state, bench_options *o)
+static int resolve_policies(const bench_option_values *values, bench_options *o)
 {
     bench_repeat_policy *r = &o->repeat;
-    if (resolve_count(state, OPTION_WARMUP, 0, &r->warmup) != 0 ||
-        resolve_count(state, OPTION_REPEATS, 1, &r->min_repeats) != 0 ||
-        resolve_count(state, OPTION_MAX_REPEATS, 1, &r->max_repeats) != 0 ||
-        resolve_count(state, OPTION_NAIVE_REPEATS, 1, &o->naive_repeat.min_repeats) != 0)
+    if (bench_option_count(values, OPTION_WARMUP, 0, &r->warmup) != 0 ||
+        bench_option_count(values, OPTION_REPEATS, 1, &r->min_repeats) != 0 ||
+        bench_option_count(values, OPTION_MAX_REPEATS, 1, &r->max_repeats) != 0 ||
+        bench_option_count(values, OPTION_NAIVE_REPEATS, 1, &o->naive_repeat.min_repeats) != 0)
         return -1;
-    if (bench_cli_parse_seconds(resolved(state, OPTION_MIN_TIME), &r->min_time_s) != 0)
-        return fail(state, OPTION_MIN_TIME, "a number of seconds >= 0");
+    if (bench_cli_parse_seconds(bench_option_text(values, OPTION_MIN_TIME), &r->min_time_s) != 0)
+        return bench_option_fail(values, OPTION_MIN_TIME, "a number of seconds >= 0");
     if (r->max_repeats < r->min_repeats)
         r->max_repeats = r->min_repeats;
     o->naive_repeat.warmup = 1;
@@ -299,106 +249,52 @@ static int resolve_policies(parse_state *state, bench_options *o)
     return 0;
 }
 
-static int resolve_ceiling(parse_state *state, bench_options *o)
-{
-    const char *text = resolved(state, OPTION_CEILING);
-    if (strcmp(text, "0") == 0) {
-        o->ceiling_n[BENCH_F32] = o->ceiling_n[BENCH_F64] = 0;
-        return 0;
-    }
-    bench_size_list sizes;
-    char reason[160];
-    int ok = bench_size_list_parse(text, &sizes, reason, sizeof reason) == 0;
-    if (ok) {
-        ok = sizes.count == 2;
-        if (ok) {
-            o->ceiling_n[BENCH_F32] = sizes.values[0];
-            o->ceiling_n[BENCH_F64] = sizes.values[1];
-        }
-        bench_size_list_free(&sizes);
-    }
-    return ok ? 0 : fail(state, OPTION_CEILING, "two different sizes N32,N64, or 0");
-}
-
-static int resolve_scalars(parse_state *state, bench_options *o)
+static int resolve_scalars(const bench_option_values *values, bench_options *o)
 {
     size_t seed = 0;
-    int progress = 0;
-    size_t progress_count = 0;
-    if (resolve_count(state, OPTION_CHECK_ROWS, 0, &o->check_rows) != 0 ||
-        resolve_count(state, OPTION_CHECK_GRAD_MAX_T, 0, &o->check_grad_max_T) != 0 ||
-        resolve_count(state, OPTION_NAIVE_MAX_T, 0, &o->naive_max_T) != 0 ||
-        resolve_count(state, OPTION_SEED, 0, &seed) != 0 ||
-        resolve_choices(state, OPTION_PROGRESS, bench_progress_mode_names,
-                        BENCH_PROGRESS_MODE_COUNT, &progress, &progress_count) != 0)
+    if (bench_option_count(values, OPTION_CHECK_ROWS, 0, &o->check_rows) != 0 ||
+        bench_option_count(values, OPTION_CHECK_GRAD_MAX_T, 0, &o->check_grad_max_T) != 0 ||
+        bench_option_count(values, OPTION_NAIVE_MAX_T, 0, &o->naive_max_T) != 0 ||
+        bench_option_count(values, OPTION_SEED, 0, &seed) != 0 ||
+        bench_option_progress(values, OPTION_PROGRESS, &o->progress) != 0)
         return -1;
-    if (progress_count != 1)
-        return fail(state, OPTION_PROGRESS, "one of auto, bar, lines, none");
-    o->progress = (bench_progress_mode)progress;
     o->seed = (uint64_t)seed;
-    o->with_weights = state->given[OPTION_WEIGHTS] != NULL;
-    o->profile = state->given[OPTION_PROFILE] != NULL;
-    o->resume = state->given[OPTION_RESUME] != NULL;
-    o->list = state->given[OPTION_LIST] != NULL;
-    o->python = resolved(state, OPTION_PYTHON);
-    o->torch_python = resolved(state, OPTION_TORCH_PYTHON);
-    o->numpy_script = resolved(state, OPTION_NUMPY_SCRIPT);
-    o->torch_script = resolved(state, OPTION_TORCH_SCRIPT);
-    o->csv_path = resolved(state, OPTION_CSV);
-    o->json_path = resolved(state, OPTION_JSON);
+    o->with_weights = values->given[OPTION_WEIGHTS] != NULL;
+    o->profile = values->given[OPTION_PROFILE] != NULL;
+    o->resume = values->given[OPTION_RESUME] != NULL;
+    o->list = values->given[OPTION_LIST] != NULL;
+    o->python = bench_option_text(values, OPTION_PYTHON);
+    o->torch_python = bench_option_text(values, OPTION_TORCH_PYTHON);
+    o->numpy_script = bench_option_text(values, OPTION_NUMPY_SCRIPT);
+    o->torch_script = bench_option_text(values, OPTION_TORCH_SCRIPT);
+    o->csv_path = bench_option_text(values, OPTION_CSV);
+    o->json_path = bench_option_text(values, OPTION_JSON);
     if (strcmp(o->json_path, "none") == 0)
         o->json_path = NULL;
-    o->report_dir = resolved(state, OPTION_REPORT);
+    o->report_dir = bench_option_text(values, OPTION_REPORT);
     return 0;
-}
-
-/* argv[first..] joined with blanks, for the record. */
-static char *join_command_line(int argc, char **argv, int first)
-{
-    size_t length = strlen("attn-bench") + 1;
-    for (int i = first; i < argc; ++i)
-        length += strlen(argv[i]) + 1;
-    char *line = malloc(length);
-    if (!line)
-        return NULL;
-    strcpy(line, "attn-bench");
-    for (int i = first; i < argc; ++i) {
-        strcat(line, " ");
-        strcat(line, argv[i]);
-    }
-    return line;
 }
 
 bench_options_outcome bench_options_parse(int argc, char **argv, int first,
                                           bench_options *o, char *error, size_t error_size)
 {
     memset(o, 0, sizeof *o);
-    parse_state state = {.error = error, .error_size = error_size};
-    if (bench_cli_collect(&option_table, argc, argv, first, state.given, NULL, 0, NULL, error,
-                          error_size) != 0)
-        return BENCH_OPTIONS_BAD;
-    if (state.given[OPTION_HELP])
-        return BENCH_OPTIONS_HELP;
-    o->sweep_path = state.given[OPTION_SWEEP];
-    if (o->sweep_path) {
-        const char *from_file[OPTION_COUNT] = {0};
-        if (bench_sweep_file_read(o->sweep_path, &option_table, from_file, &o->sweep_text,
-                                  error, error_size) != 0) {
-            bench_options_free(o);
-            return BENCH_OPTIONS_BAD;
-        }
-        /* --hs and --NH exclude each other: the command line's choice wins */
-        if (state.given[OPTION_HS] || state.given[OPTION_NH])
-            from_file[OPTION_HS] = from_file[OPTION_NH] = NULL;
-        for (size_t i = 0; i < OPTION_COUNT; ++i)
-            if (!state.given[i])
-                state.given[i] = from_file[i];
-    }
-    state.quick = o->quick = state.given[OPTION_QUICK] != NULL;
-    o->command_line = join_command_line(argc, argv, first);
-    if (!o->command_line || resolve_axes(&state, o) != 0 || resolve_peers(&state, o) != 0 ||
-        resolve_policies(&state, o) != 0 || resolve_ceiling(&state, o) != 0 ||
-        resolve_scalars(&state, o) != 0) {
+    const char *given[OPTION_COUNT] = {0};
+    bench_option_values values = {&option_table, given, 0, error, error_size};
+    /* --hs and --NH exclude each other */
+    static const size_t heads[2] = {OPTION_HS, OPTION_NH};
+    const bench_options_outcome outcome = bench_option_values_collect(
+        &values, argc, argv, first, heads, 2, &o->sweep_path, &o->sweep_text);
+    if (outcome == BENCH_OPTIONS_BAD)
+        bench_options_free(o);
+    if (outcome != BENCH_OPTIONS_RUN)
+        return outcome;
+    o->quick = values.quick;
+    o->command_line = bench_option_command_line("attn-bench", argc, argv, first);
+    if (!o->command_line || resolve_axes(&values, o) != 0 || resolve_peers(&values, o) != 0 ||
+        resolve_policies(&values, o) != 0 ||
+        bench_option_ceiling(&values, OPTION_CEILING, o->ceiling_n) != 0 ||
+        resolve_scalars(&values, o) != 0) {
         if (!o->command_line)
             snprintf(error, error_size, "out of memory");
         bench_options_free(o);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "option_values.h"
 #include "progress.h"
 #include "size_list.h"
 #include "timing.h"
@@ -64,13 +65,7 @@ typedef struct bench_options {
     char *sweep_text;   /* the sweep file's text, which option values point into */
 } bench_options;
 
-typedef enum bench_options_outcome {
-    BENCH_OPTIONS_RUN,  /* options filled: run the sweep */
-    BENCH_OPTIONS_HELP, /* --help was asked for */
-    BENCH_OPTIONS_BAD   /* error holds the reason */
-} bench_options_outcome;
-
-/* Parses argv[first..argc-1]. */
+/* Parses argv[first..argc-1] (bench_options_outcome: option_values.h). */
 bench_options_outcome bench_options_parse(int argc, char **argv, int first,
                                           bench_options *options, char *error,
                                           size_t error_size);

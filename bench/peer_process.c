@@ -259,3 +259,27 @@ void bench_peer_process_stop(bench_peer_process *peer)
         bench_coprocess_finish(&peer->process);
     peer->running = 0;
 }
+
+void bench_peer_summary_take(bench_peer_summary *summary, const bench_peer_process *peer,
+                             int started)
+{
+    if (started || !summary->status) {
+        summary->status = started ? "ran" : "skipped";
+        bench_copy_text(summary->python, sizeof summary->python, peer->python);
+        bench_copy_text(summary->script, sizeof summary->script, peer->script);
+        bench_copy_text(summary->info, sizeof summary->info, peer->info);
+        bench_copy_text(summary->blas, sizeof summary->blas, peer->blas);
+        bench_copy_text(summary->impl, sizeof summary->impl, peer->impl);
+        bench_copy_text(summary->note, sizeof summary->note, peer->note);
+    }
+}
+
+void bench_peer_summary_stop(bench_peer_summary *summary, bench_peer_process *peer)
+{
+    if (peer->running) {
+        bench_peer_process_stop(peer);
+        summary->measured += peer->measured;
+    }
+    if (peer->note[0] && !summary->note[0])
+        bench_copy_text(summary->note, sizeof summary->note, peer->note);
+}

@@ -70,4 +70,27 @@ void bench_peer_process_time(bench_peer_process *peer, const bench_shape *shape,
 /* Ends the process (a no-op when it is not running). */
 void bench_peer_process_stop(bench_peer_process *peer);
 
+/* What the record (the JSON's "peers") keeps of a peer over a run. */
+typedef struct bench_peer_summary {
+    const char *name;
+    const char *status; /* "ran", "skipped" or "not asked for" */
+    char python[512];
+    char script[1024];
+    char info[256];
+    char blas[512];
+    char impl[256];
+    size_t measured; /* shapes with numbers */
+    char note[1024];
+} bench_peer_summary;
+
+/* After a start: status "ran" or "skipped" and the process's interpreter,
+ * script, header lines and note; a start that failed leaves a summary that
+ * already has a status as it was. */
+void bench_peer_summary_take(bench_peer_summary *summary, const bench_peer_process *peer,
+                             int started);
+
+/* Stops the peer (when it runs), adds its measured shapes to the summary and
+ * keeps its note when the summary has none yet. */
+void bench_peer_summary_stop(bench_peer_summary *summary, bench_peer_process *peer);
+
 #endif /* ATTN_BENCH_PEER_PROCESS_H */

@@ -17,8 +17,8 @@
 #include "resume.h"
 #include "run_record.h"
 #include "sweep.h"
+#include "sweep_list.h"
 #include "table.h"
-#include "text.h"
 
 enum { EXIT_BENCH_FAILED = 1, EXIT_BAD_ARGUMENTS = 2 };
 
@@ -37,20 +37,6 @@ typedef struct peer_set {
 static const unsigned peer_bits[BENCH_PEER_KINDS] = {BENCH_PEER_NAIVE, BENCH_PEER_NUMPY,
                                                      BENCH_PEER_NUMPY32, BENCH_PEER_TORCH};
 
-static void summarize_process(bench_peer_summary *summary, const bench_peer_process *process,
-                              int started)
-{
-    if (started || !summary->status) {
-        summary->status = started ? "ran" : "skipped";
-        bench_copy_text(summary->python, sizeof summary->python, process->python);
-        bench_copy_text(summary->script, sizeof summary->script, process->script);
-        bench_copy_text(summary->info, sizeof summary->info, process->info);
-        bench_copy_text(summary->blas, sizeof summary->blas, process->blas);
-        bench_copy_text(summary->impl, sizeof summary->impl, process->impl);
-        bench_copy_text(summary->note, sizeof summary->note, process->note);
-    }
-}
-
 static void announce_process(const bench_peer_process *process, int started)
 {
     if (!started) {
@@ -67,16 +53,8 @@ static void announce_process(const bench_peer_process *process, int started)
 
 static void stop_processes(peer_set *peers)
 {
-    for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k) {
-        bench_peer_process *process = &peers->processes[k];
-        bench_run_record *record = peers->record;
-        if (process->running) {
-            bench_peer_process_stop(process);
-            record->peers[k].measured += process->measured;
-        }
-        if (process->note[0] && !record->peers[k].note[0])
-            bench_copy_text(record->peers[k].note, sizeof record->peers[k].note, process->note);
-    }
+    for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k)
+        bench_peer_summary_stop(&peers->record->peers[k], &peers->processes[k]);
     peers->threads = 0;
 }
 
@@ -108,7 +86,7 @@ static void start_processes(peer_set *peers, size_t threads)
         const int started = bench_peer_process_start(&peers->processes[k], &setup) == 0;
         if (started || ran_before || !summary->status) /* a repeated failure is said once */
             announce_process(&peers->processes[k], started);
-        summarize_process(summary, &peers->processes[k], started);
+        bench_peer_summary_take(summary, &peers->processes[k], started);
     }
 }
 
@@ -184,10 +162,7 @@ typedef struct sweep_outcome {
  * multi-threaded BLAS calls, so only in a sweep with a thread count above 1. */
 static int blas_threads_may_poll(const bench_options *o)
 {
-    for (size_t i = 0; i < o->threads.count; ++i)
-        if (o->threads.values[i] > 1)
-            return 1;
-    return 0;
+    return bench_size_list_max(&o->threads) > 1;
 }
 
 static void run_one(const bench_config *config, peer_set *peers, FILE *csv,
@@ -265,20 +240,6 @@ static void run_sweep(const bench_sweep *sweep, const bench_resume *resume, peer
 
 /* ---- header and footer ----------------------------------------------------------- */
 
-static void print_auto_engine(void)
-{
-    const unsigned threads = bench_attn_auto_threads();
-    const char *forced = getenv("ATTN_NUM_THREADS");
-    printf("# engine auto (plans at their default, ATTN_THREADS_AUTO; every one-shot): ");
-    if (threads)
-        printf("attn's own engine on %u shared thread%s", threads, threads == 1 ? "" : "s");
-    else
-        printf("BLAS threads");
-    if (forced)
-        printf(" (ATTN_NUM_THREADS=%s)", forced);
-    printf("\n");
-}
-
 static void print_settings(const bench_options *o, const bench_sweep *sweep,
                            const bench_resume *resume)
 {
@@ -289,10 +250,9 @@ static void print_settings(const bench_options *o, const bench_sweep *sweep,
     printf("; warmup %zu, then >= %zu calls and >= %g s (at most %zu); weights %s; seed %llu\n",
            r->warmup, r->min_repeats, r->min_time_s, r->max_repeats,
            o->with_weights ? "written" : "NULL", (unsigned long long)o->seed);
-    for (size_t i = 0; i < sweep->omitted_reasons; ++i)
-        printf("# left out: %zu combinations: %s\n", sweep->omitted[i].count,
-               sweep->omitted[i].reason);
-    print_auto_engine();
+    bench_omissions_print(stdout, &sweep->omitted);
+    bench_attn_auto_threads_print(stdout,
+                                  "plans at their default, ATTN_THREADS_AUTO; every one-shot");
     printf("# FLOP counts: %s\n", bench_flops_formula);
     if (o->peers & BENCH_PEER_NAIVE)
         printf("# naive peer: plain C loops in the element type, up to T = %zu, %zu timed "
@@ -303,23 +263,6 @@ static void print_settings(const bench_options *o, const bench_sweep *sweep,
     for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k)
         if (!(o->peers & peer_bits[k]))
             printf("# %s peer: not asked for\n", bench_peer_kind_names[k]);
-}
-
-static void print_ceiling(const bench_ceiling *ceiling, const bench_machine *machine)
-{
-    if (ceiling->count == 0)
-        printf("# ceiling: not measured (--ceiling 0)\n");
-    else
-        printf("# ceiling: square cblas_sgemm/cblas_dgemm of attn's BLAS (%s core %s) on %s, "
-               "measured now: what this BLAS reaches, not the CPU's theoretical peak\n",
-               strncmp(machine->blas_config, "OpenBLAS", 8) == 0 ? "OpenBLAS" : "not OpenBLAS,",
-               machine->blas_core, machine->cpu_model);
-    for (size_t i = 0; i < ceiling->count; ++i) {
-        const bench_ceiling_entry *e = &ceiling->entries[i];
-        printf("# ceiling: %s n=%zu, %zu thread%s: %.1f GFLOP/s (median of 5; best %.1f)\n",
-               e->dtype == BENCH_F32 ? "sgemm" : "dgemm", e->n, e->threads,
-               e->threads == 1 ? "" : "s", e->gflops, e->best_gflops);
-    }
 }
 
 static void print_footer(const bench_options *o, const bench_run_record *record,
@@ -335,11 +278,7 @@ static void print_footer(const bench_options *o, const bench_run_record *record,
         if (summary->status && strcmp(summary->status, "ran") == 0 && summary->note[0])
             printf("# %s peer: first error: %s\n", summary->name, summary->note);
     }
-    if (record->other_load_cpus >= 0.0)
-        printf("# other processes kept %.2f of %ld CPUs busy on average during the run%s\n",
-               record->other_load_cpus, record->machine.cpus_online,
-               record->other_load_cpus > 0.2 ? ": timings (multi-threaded above all) suffer"
-                                             : "");
+    bench_other_load_print(stdout, record->other_load_cpus, &record->machine);
     printf("# %zu configurations measured", outcome->measured);
     if (outcome->resumed)
         printf(", %zu kept from the CSV", outcome->resumed);
@@ -403,7 +342,7 @@ static int run_configured(const bench_options *o, const bench_sweep *sweep)
     if (bench_ceiling_measure(&record.ceiling, o->dtypes, o->dtype_count, o->threads.values,
                               o->threads.count, o->ceiling_n) != 0)
         fprintf(stderr, "attn-bench: out of memory for the ceiling's GEMM\n");
-    print_ceiling(&record.ceiling, &record.machine);
+    bench_ceiling_print(stdout, &record.ceiling, &record.machine);
     print_settings(o, sweep, &resume);
     fflush(stdout);
 
@@ -437,22 +376,16 @@ static int run_configured(const bench_options *o, const bench_sweep *sweep)
                                                                     : EXIT_SUCCESS;
 }
 
+static void format_key(const void *configs, size_t index, char *key, size_t size)
+{
+    bench_csv_format_key(&((const bench_config *)configs)[index], key, size);
+}
+
 /* --list: the configurations as the CSV's key columns. */
 static int list_sweep(const bench_sweep *sweep)
 {
-    const char *header = bench_csv_header(), *end = header;
-    for (int commas = 0; *end && (*end != ',' || ++commas < BENCH_CSV_KEY_COLUMNS); ++end)
-        ;
-    printf("%.*s\n", (int)(end - header), header);
-    for (size_t i = 0; i < sweep->count; ++i) {
-        char key[256];
-        bench_csv_format_key(&sweep->configs[i], key, sizeof key);
-        printf("%s\n", key);
-    }
-    for (size_t i = 0; i < sweep->omitted_reasons; ++i)
-        printf("# left out: %zu combinations: %s\n", sweep->omitted[i].count,
-               sweep->omitted[i].reason);
-    printf("# %zu configurations\n", sweep->count);
+    bench_sweep_list_print(stdout, bench_csv_header(), BENCH_CSV_KEY_COLUMNS, sweep->configs,
+                           sweep->count, format_key, &sweep->omitted);
     return EXIT_SUCCESS;
 }
 

@@ -24,19 +24,8 @@
 #include "machine.h"
 #include "options.h"
 #include "peer.h"
+#include "peer_process.h"
 #include "phase_profile.h"
-
-typedef struct bench_peer_summary {
-    const char *name;
-    const char *status; /* "ran", "skipped" or "not asked for" */
-    char python[512];
-    char script[1024];
-    char info[256];
-    char blas[512];
-    char impl[256];
-    size_t measured; /* shapes with numbers */
-    char note[1024];
-} bench_peer_summary;
 
 typedef struct bench_run_record {
     const bench_options *options;

@@ -1,6 +1,5 @@
 #include "sdpa_measure.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 typedef struct sdpa_call {
@@ -49,42 +48,30 @@ static attn_status run_call(const sdpa_call *call)
     return status;
 }
 
-/* bench_time_calls's policy, with the cold-cache read before every call. */
+/* The timed call, and the cold-cache read before it (flush NULL: none). */
+typedef struct timed_call {
+    const sdpa_call *call;
+    const bench_bandwidth_buffer *flush;
+    size_t threads;
+} timed_call;
+
+static int call_once(void *context)
+{
+    return (int)run_call(((const timed_call *)context)->call);
+}
+
+static void read_flush_buffer(void *context)
+{
+    const timed_call *timed = context;
+    bench_bandwidth_read(timed->flush, timed->threads);
+}
+
 static int time_calls(const bench_repeat_policy *policy, const sdpa_call *call,
                       const bench_bandwidth_buffer *flush, size_t threads, bench_timing *timing)
 {
-    const size_t capacity = policy->max_repeats > 0 ? policy->max_repeats : 1;
-    double *samples = malloc(capacity * sizeof *samples);
-    if (!samples)
-        return -1;
-    int result = 0;
-    for (size_t i = 0; i < policy->warmup && result == 0; ++i) {
-        if (flush)
-            bench_bandwidth_read(flush, threads);
-        result = (int)run_call(call);
-    }
-    size_t n = 0;
-    double total = 0.0;
-    while (result == 0 && n < capacity &&
-           (n < policy->min_repeats || total < policy->min_time_s)) {
-        if (flush)
-            bench_bandwidth_read(flush, threads);
-        const double start = bench_monotonic_seconds();
-        result = (int)run_call(call);
-        const double elapsed = bench_monotonic_seconds() - start;
-        samples[n++] = elapsed;
-        total += elapsed;
-    }
-    if (result == 0) {
-        double fastest = samples[0];
-        for (size_t i = 1; i < n; ++i)
-            fastest = samples[i] < fastest ? samples[i] : fastest;
-        timing->min_s = fastest;
-        timing->median_s = bench_median(samples, n);
-        timing->repeats = n;
-    }
-    free(samples);
-    return result;
+    timed_call timed = {call, flush, threads};
+    return bench_time_prepared_calls(policy, flush ? read_flush_buffer : NULL, call_once,
+                                     &timed, timing);
 }
 
 static void call_failed(bench_sdpa_point *point, attn_status status, const char *when,

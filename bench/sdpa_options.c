@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "sweep_file.h"
+#include "option_values.h"
 #include "text.h"
 
 #ifndef ATTN_BENCH_PEERS_PYTHON
@@ -142,136 +142,88 @@ void bench_sdpa_options_print_list(FILE *out)
     bench_cli_print_options(out, &table);
 }
 
-typedef struct parse_state {
-    const char *given[O_COUNT];
-    int quick;
-    char *error;
-    size_t error_size;
-} parse_state;
-
-static const char *resolved(const parse_state *state, sdpa_option_id id)
-{
-    return bench_cli_resolved(&table, state->given, id, state->quick);
-}
-
-static int fail(parse_state *state, sdpa_option_id id, const char *what)
-{
-    snprintf(state->error, state->error_size, "--%s: '%s' is not %s", specs[id].name,
-             resolved(state, id), what);
-    return -1;
-}
-
-static int size_list(parse_state *state, sdpa_option_id id, bench_size_list *list)
-{
-    char reason[160];
-    if (bench_size_list_parse(resolved(state, id), list, reason, sizeof reason) == 0)
-        return 0;
-    snprintf(state->error, state->error_size, "--%s: %s", specs[id].name, reason);
-    return -1;
-}
-
-static int choices(parse_state *state, sdpa_option_id id, const char *const *names,
-                   size_t name_count, int *chosen, size_t *chosen_count)
-{
-    if (bench_cli_parse_choices(resolved(state, id), names, name_count, chosen, chosen_count) ==
-        0)
-        return 0;
-    char list[128], what[160];
-    bench_cli_join_names(names, name_count, list, sizeof list);
-    snprintf(what, sizeof what, "a list of %s", list);
-    return fail(state, id, what);
-}
-
-static int count(parse_state *state, sdpa_option_id id, size_t minimum, size_t *value)
-{
-    if (bench_cli_parse_count(resolved(state, id), minimum, value) == 0)
-        return 0;
-    char what[64];
-    snprintf(what, sizeof what, "a whole number >= %zu", minimum);
-    return fail(state, id, what);
-}
-
 /* A list whose items are numbers or ranges, or `word` (stored as 0). */
-static int list_with_word(parse_state *state, sdpa_option_id id, const char *word,
-                          size_t *values, size_t capacity, size_t *value_count)
+static int list_with_word(const bench_option_values *values, sdpa_option_id id,
+                          const char *word, size_t *list, size_t capacity, size_t *list_count)
 {
-    const char *text = resolved(state, id);
-    *value_count = 0;
+    const char *text = bench_option_text(values, id);
+    const char *name = values->table->options[id].name;
+    *list_count = 0;
     for (const char *cursor = text; cursor;) {
         const char *comma = strchr(cursor, ',');
         char item[128];
         const size_t length = comma ? (size_t)(comma - cursor) : strlen(cursor);
         if (length == 0 || length >= sizeof item)
-            return fail(state, id, "a list of numbers");
+            return bench_option_fail(values, id, "a list of numbers");
         memcpy(item, cursor, length);
         item[length] = '\0';
         cursor = comma ? comma + 1 : NULL;
         bench_size_list sizes = {0};
         char reason[160];
         if (strcmp(item, word) == 0) {
-            if (*value_count < capacity)
-                values[(*value_count)++] = 0;
+            if (*list_count < capacity)
+                list[(*list_count)++] = 0;
             continue;
         }
         if (bench_size_list_parse(item, &sizes, reason, sizeof reason) != 0) {
-            snprintf(state->error, state->error_size, "--%s: %s", specs[id].name, reason);
+            snprintf(values->error, values->error_size, "--%s: %s", name, reason);
             return -1;
         }
         for (size_t i = 0; i < sizes.count; ++i) {
             int seen = 0;
-            for (size_t k = 0; k < *value_count; ++k)
-                seen |= values[k] == sizes.values[i];
+            for (size_t k = 0; k < *list_count; ++k)
+                seen |= list[k] == sizes.values[i];
             if (seen)
                 continue;
-            if (*value_count == capacity) {
+            if (*list_count == capacity) {
                 bench_size_list_free(&sizes);
-                snprintf(state->error, state->error_size, "--%s: more than %zu values",
-                         specs[id].name, capacity);
+                snprintf(values->error, values->error_size, "--%s: more than %zu values", name,
+                         capacity);
                 return -1;
             }
-            values[(*value_count)++] = sizes.values[i];
+            list[(*list_count)++] = sizes.values[i];
         }
         bench_size_list_free(&sizes);
     }
     return 0;
 }
 
-static int parse_hs_v(parse_state *state, bench_sdpa_options *o)
+static int parse_hs_v(const bench_option_values *values, bench_sdpa_options *o)
 {
     o->hs_v.values = malloc(BENCH_SIZE_LIST_MAX * sizeof *o->hs_v.values);
     if (!o->hs_v.values) {
-        snprintf(state->error, state->error_size, "out of memory");
+        snprintf(values->error, values->error_size, "out of memory");
         return -1;
     }
-    return list_with_word(state, O_HS_V, "hs", o->hs_v.values, BENCH_SIZE_LIST_MAX,
+    return list_with_word(values, O_HS_V, "hs", o->hs_v.values, BENCH_SIZE_LIST_MAX,
                           &o->hs_v.count);
 }
 
-static int parse_lengths(parse_state *state, bench_sdpa_options *o)
+static int parse_lengths(const bench_option_values *values, bench_sdpa_options *o)
 {
-    const char *text = resolved(state, O_LENGTHS);
+    const char *text = bench_option_text(values, O_LENGTHS);
     o->lengths_count = 0;
     for (const char *cursor = text; cursor;) {
         const char *comma = strchr(cursor, ',');
         const size_t length = comma ? (size_t)(comma - cursor) : strlen(cursor);
         if (o->lengths_count == BENCH_SDPA_MAX_LENGTHS_ITEMS)
-            return fail(state, O_LENGTHS, "a list of at most 64 items");
+            return bench_option_fail(values, O_LENGTHS, "a list of at most 64 items");
         bench_sdpa_lengths *item = &o->lengths[o->lengths_count];
         memset(item, 0, sizeof *item);
         if (length == 0 || length >= sizeof item->text)
-            return fail(state, O_LENGTHS, "a list of 'full' or L0/L1/... items");
+            return bench_option_fail(values, O_LENGTHS, "a list of 'full' or L0/L1/... items");
         memcpy(item->text, cursor, length);
         item->text[length] = '\0';
         cursor = comma ? comma + 1 : NULL;
         o->lengths_count++;
         if (strcmp(item->text, "full") == 0)
             continue;
-        size_t values = 1;
+        size_t parts = 1;
         for (const char *c = item->text; *c; ++c)
-            values += *c == '/';
-        item->values = malloc(values * sizeof *item->values);
+            parts += *c == '/';
+        item->values = malloc(parts * sizeof *item->values);
         if (!item->values) {
-            snprintf(state->error, state->error_size, "out of memory");
+            snprintf(values->error, values->error_size, "out of memory");
             return -1;
         }
         char copy[256];
@@ -281,7 +233,7 @@ static int parse_lengths(parse_state *state, bench_sdpa_options *o)
             if (slash)
                 *slash = '\0';
             if (bench_parse_size(part, &item->values[item->count]) != 0) {
-                snprintf(state->error, state->error_size,
+                snprintf(values->error, values->error_size,
                          "--lengths: '%s' in '%s' is not a whole number (items are 'full' or "
                          "L0/L1/...)",
                          part, item->text);
@@ -298,29 +250,35 @@ static const char *const binary_names[2] = {"0", "1"};
 static const char *const dtype_names[BENCH_DTYPE_COUNT] = {"f32", "f64"};
 static const char *const peer_names[2] = {"torch", "none"};
 
-static int resolve_axes(parse_state *state, bench_sdpa_options *o)
+static int resolve_axes(const bench_option_values *values, bench_sdpa_options *o)
 {
-    if (size_list(state, O_B, &o->B) || size_list(state, O_NH, &o->NH) ||
-        size_list(state, O_NH_KV, &o->NH_kv) || size_list(state, O_TQ, &o->Tq) ||
-        size_list(state, O_TK, &o->Tk) || size_list(state, O_HS, &o->hs) ||
-        size_list(state, O_THREADS, &o->threads) || parse_hs_v(state, o) ||
-        parse_lengths(state, o) ||
-        list_with_word(state, O_WINDOW, "0", o->windows, BENCH_SDPA_MAX_WINDOWS,
+    if (bench_option_size_list(values, O_B, &o->B) ||
+        bench_option_size_list(values, O_NH, &o->NH) ||
+        bench_option_size_list(values, O_NH_KV, &o->NH_kv) ||
+        bench_option_size_list(values, O_TQ, &o->Tq) ||
+        bench_option_size_list(values, O_TK, &o->Tk) ||
+        bench_option_size_list(values, O_HS, &o->hs) ||
+        bench_option_size_list(values, O_THREADS, &o->threads) || parse_hs_v(values, o) ||
+        parse_lengths(values, o) ||
+        list_with_word(values, O_WINDOW, "0", o->windows, BENCH_SDPA_MAX_WINDOWS,
                        &o->window_count))
         return -1;
-    if (choices(state, O_MASK, bench_sdpa_mask_names, BENCH_SDPA_MASK_COUNT, o->masks,
-                &o->mask_count) ||
-        choices(state, O_CAUSAL, binary_names, 2, o->causal, &o->causal_count) ||
-        choices(state, O_OP, bench_op_names, BENCH_OP_COUNT, o->ops, &o->op_count) ||
-        choices(state, O_DTYPE, dtype_names, BENCH_DTYPE_COUNT, o->dtypes, &o->dtype_count) ||
-        choices(state, O_ENGINE, bench_engine_names, BENCH_ENGINE_COUNT, o->engines,
-                &o->engine_count) ||
-        choices(state, O_CACHE, bench_sdpa_cache_names, BENCH_SDPA_CACHE_COUNT, o->caches,
-                &o->cache_count))
+    if (bench_option_choices(values, O_MASK, bench_sdpa_mask_names, BENCH_SDPA_MASK_COUNT,
+                             o->masks, &o->mask_count) ||
+        bench_option_choices(values, O_CAUSAL, binary_names, 2, o->causal,
+                             &o->causal_count) ||
+        bench_option_choices(values, O_OP, bench_op_names, BENCH_OP_COUNT, o->ops,
+                             &o->op_count) ||
+        bench_option_choices(values, O_DTYPE, dtype_names, BENCH_DTYPE_COUNT, o->dtypes,
+                             &o->dtype_count) ||
+        bench_option_choices(values, O_ENGINE, bench_engine_names, BENCH_ENGINE_COUNT,
+                             o->engines, &o->engine_count) ||
+        bench_option_choices(values, O_CACHE, bench_sdpa_cache_names, BENCH_SDPA_CACHE_COUNT,
+                             o->caches, &o->cache_count))
         return -1;
     int peers[2];
     size_t peer_count = 0;
-    if (choices(state, O_PEERS, peer_names, 2, peers, &peer_count))
+    if (bench_option_choices(values, O_PEERS, peer_names, 2, peers, &peer_count))
         return -1;
     o->torch = 0;
     for (size_t i = 0; i < peer_count; ++i)
@@ -328,114 +286,66 @@ static int resolve_axes(parse_state *state, bench_sdpa_options *o)
     return 0;
 }
 
-static int resolve_scalars(parse_state *state, bench_sdpa_options *o)
+static int resolve_scalars(const bench_option_values *values, bench_sdpa_options *o)
 {
     bench_repeat_policy *r = &o->repeat;
     size_t seed = 0;
-    if (count(state, O_WARMUP, 0, &r->warmup) || count(state, O_REPEATS, 1, &r->min_repeats) ||
-        count(state, O_MAX_REPEATS, 1, &r->max_repeats) ||
-        count(state, O_CHECK_ROWS, 0, &o->check_rows) || count(state, O_SEED, 0, &seed))
+    if (bench_option_count(values, O_WARMUP, 0, &r->warmup) ||
+        bench_option_count(values, O_REPEATS, 1, &r->min_repeats) ||
+        bench_option_count(values, O_MAX_REPEATS, 1, &r->max_repeats) ||
+        bench_option_count(values, O_CHECK_ROWS, 0, &o->check_rows) ||
+        bench_option_count(values, O_SEED, 0, &seed))
         return -1;
     o->seed = (uint64_t)seed;
-    if (bench_cli_parse_seconds(resolved(state, O_MIN_TIME), &r->min_time_s) != 0)
-        return fail(state, O_MIN_TIME, "a number of seconds >= 0");
+    if (bench_cli_parse_seconds(bench_option_text(values, O_MIN_TIME), &r->min_time_s) != 0)
+        return bench_option_fail(values, O_MIN_TIME, "a number of seconds >= 0");
     if (r->max_repeats < r->min_repeats)
         r->max_repeats = r->min_repeats;
-
-    const char *ceiling = resolved(state, O_CEILING);
-    if (strcmp(ceiling, "0") == 0) {
-        o->ceiling_n[BENCH_F32] = o->ceiling_n[BENCH_F64] = 0;
-    } else {
-        bench_size_list sizes;
-        char reason[160];
-        int ok = bench_size_list_parse(ceiling, &sizes, reason, sizeof reason) == 0;
-        if (ok) {
-            ok = sizes.count == 2;
-            if (ok) {
-                o->ceiling_n[BENCH_F32] = sizes.values[0];
-                o->ceiling_n[BENCH_F64] = sizes.values[1];
-            }
-            bench_size_list_free(&sizes);
-        }
-        if (!ok)
-            return fail(state, O_CEILING, "two different sizes N32,N64, or 0");
-    }
-    const char *bandwidth = resolved(state, O_BANDWIDTH_MIB);
+    if (bench_option_ceiling(values, O_CEILING, o->ceiling_n) != 0)
+        return -1;
+    const char *bandwidth = bench_option_text(values, O_BANDWIDTH_MIB);
     if (strcmp(bandwidth, "auto") == 0)
         o->bandwidth_mib = SIZE_MAX;
     else if (bench_cli_parse_count(bandwidth, 0, &o->bandwidth_mib) != 0 ||
              o->bandwidth_mib > (SIZE_MAX >> 21))
-        return fail(state, O_BANDWIDTH_MIB, "a number of MiB, 0 or auto");
-
-    int progress = 0;
-    size_t progress_count = 0;
-    if (choices(state, O_PROGRESS, bench_progress_mode_names, BENCH_PROGRESS_MODE_COUNT,
-                &progress, &progress_count))
+        return bench_option_fail(values, O_BANDWIDTH_MIB, "a number of MiB, 0 or auto");
+    if (bench_option_progress(values, O_PROGRESS, &o->progress) != 0)
         return -1;
-    if (progress_count != 1)
-        return fail(state, O_PROGRESS, "one of auto, bar, lines, none");
-    o->progress = (bench_progress_mode)progress;
-    o->torch_python = resolved(state, O_TORCH_PYTHON);
-    o->torch_script = resolved(state, O_TORCH_SCRIPT);
-    o->csv_path = resolved(state, O_CSV);
-    o->json_path = resolved(state, O_JSON);
+    o->torch_python = bench_option_text(values, O_TORCH_PYTHON);
+    o->torch_script = bench_option_text(values, O_TORCH_SCRIPT);
+    o->csv_path = bench_option_text(values, O_CSV);
+    o->json_path = bench_option_text(values, O_JSON);
     if (strcmp(o->json_path, "none") == 0)
         o->json_path = NULL;
-    o->list = state->given[O_LIST] != NULL;
+    o->list = values->given[O_LIST] != NULL;
     return 0;
 }
 
-static char *join_command_line(int argc, char **argv, int first)
-{
-    size_t length = strlen("attn-bench sdpa") + 1;
-    for (int i = first; i < argc; ++i)
-        length += strlen(argv[i]) + 1;
-    char *line = malloc(length);
-    if (!line)
-        return NULL;
-    strcpy(line, "attn-bench sdpa");
-    for (int i = first; i < argc; ++i) {
-        strcat(line, " ");
-        strcat(line, argv[i]);
-    }
-    return line;
-}
-
-bench_sdpa_parse_outcome bench_sdpa_options_parse(int argc, char **argv, int first,
-                                                  bench_sdpa_options *o, char *error,
-                                                  size_t error_size)
+bench_options_outcome bench_sdpa_options_parse(int argc, char **argv, int first,
+                                               bench_sdpa_options *o, char *error,
+                                               size_t error_size)
 {
     memset(o, 0, sizeof *o);
-    parse_state state = {.error = error, .error_size = error_size};
-    if (bench_cli_collect(&table, argc, argv, first, state.given, NULL, 0, NULL, error,
-                          error_size) != 0)
-        return BENCH_SDPA_BAD;
-    if (state.given[O_HELP])
-        return BENCH_SDPA_HELP;
-    o->sweep_path = state.given[O_SWEEP];
-    if (o->sweep_path) {
-        const char *from_file[O_COUNT] = {0};
-        if (bench_sweep_file_read(o->sweep_path, &table, from_file, &o->sweep_text, error,
-                                  error_size) != 0) {
-            bench_sdpa_options_free(o);
-            return BENCH_SDPA_BAD;
-        }
-        for (size_t i = 0; i < O_COUNT; ++i)
-            if (!state.given[i])
-                state.given[i] = from_file[i];
-    }
-    state.quick = o->quick = state.given[O_QUICK] != NULL;
-    o->command_line = join_command_line(argc, argv, first);
+    const char *given[O_COUNT] = {0};
+    bench_option_values values = {&table, given, 0, error, error_size};
+    const bench_options_outcome outcome = bench_option_values_collect(
+        &values, argc, argv, first, NULL, 0, &o->sweep_path, &o->sweep_text);
+    if (outcome == BENCH_OPTIONS_BAD)
+        bench_sdpa_options_free(o);
+    if (outcome != BENCH_OPTIONS_RUN)
+        return outcome;
+    o->quick = values.quick;
+    o->command_line = bench_option_command_line("attn-bench sdpa", argc, argv, first);
     if (!o->command_line) {
         snprintf(error, error_size, "out of memory");
         bench_sdpa_options_free(o);
-        return BENCH_SDPA_BAD;
+        return BENCH_OPTIONS_BAD;
     }
-    if (resolve_axes(&state, o) != 0 || resolve_scalars(&state, o) != 0) {
+    if (resolve_axes(&values, o) != 0 || resolve_scalars(&values, o) != 0) {
         bench_sdpa_options_free(o);
-        return BENCH_SDPA_BAD;
+        return BENCH_OPTIONS_BAD;
     }
-    return BENCH_SDPA_RUN;
+    return BENCH_OPTIONS_RUN;
 }
 
 void bench_sdpa_options_free(bench_sdpa_options *o)
@@ -454,19 +364,6 @@ void bench_sdpa_options_free(bench_sdpa_options *o)
 }
 
 /* ---- the configurations ------------------------------------------------------- */
-
-static void omit(bench_sdpa_sweep *sweep, const char *reason)
-{
-    for (size_t i = 0; i < sweep->omitted_reasons; ++i)
-        if (strcmp(sweep->omitted[i].reason, reason) == 0) {
-            sweep->omitted[i].count++;
-            return;
-        }
-    if (sweep->omitted_reasons < BENCH_SDPA_MAX_REASONS) {
-        sweep->omitted[sweep->omitted_reasons].reason = reason;
-        sweep->omitted[sweep->omitted_reasons++].count = 1;
-    }
-}
 
 static const char *invalid_reason(const bench_sdpa_shape *s)
 {
@@ -531,14 +428,14 @@ int bench_sdpa_sweep_build(const bench_sdpa_options *o, bench_sdpa_sweep *sweep,
         c.engine = (bench_engine)o->engines[index[15]];
         const char *reason = invalid_reason(s);
         if (reason) {
-            omit(sweep, reason);
+            bench_omissions_add(&sweep->omitted, reason);
             continue;
         }
         sweep->configs[sweep->count++] = c;
     }
     if (sweep->count == 0) {
         snprintf(error, error_size, "no configuration to run: %s",
-                 sweep->omitted_reasons ? sweep->omitted[0].reason : "empty lists");
+                 sweep->omitted.count ? sweep->omitted.reasons[0].reason : "empty lists");
         bench_sdpa_sweep_free(sweep);
         return -1;
     }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "omissions.h"
+#include "option_values.h"
 #include "progress.h"
 #include "sdpa_config.h"
 #include "size_list.h"
@@ -17,7 +19,6 @@
 #define BENCH_SDPA_MAX_LENGTHS_ITEMS 64
 #define BENCH_SDPA_MAX_WINDOWS 64
 #define BENCH_SDPA_SWEEP_MAX 100000
-#define BENCH_SDPA_MAX_REASONS 8
 
 typedef struct bench_sdpa_options {
     bench_size_list B, NH, NH_kv, Tq, Tk, hs, hs_v, threads; /* hs_v: 0 means = hs */
@@ -55,15 +56,10 @@ typedef struct bench_sdpa_options {
     char *sweep_text;
 } bench_sdpa_options;
 
-typedef enum bench_sdpa_parse_outcome {
-    BENCH_SDPA_RUN,
-    BENCH_SDPA_HELP,
-    BENCH_SDPA_BAD
-} bench_sdpa_parse_outcome;
-
-bench_sdpa_parse_outcome bench_sdpa_options_parse(int argc, char **argv, int first,
-                                                  bench_sdpa_options *options, char *error,
-                                                  size_t error_size);
+/* Parses argv[first..argc-1] (bench_options_outcome: option_values.h). */
+bench_options_outcome bench_sdpa_options_parse(int argc, char **argv, int first,
+                                               bench_sdpa_options *options, char *error,
+                                               size_t error_size);
 
 void bench_sdpa_options_free(bench_sdpa_options *options);
 
@@ -73,11 +69,7 @@ void bench_sdpa_options_print_list(FILE *out);
 typedef struct bench_sdpa_sweep {
     bench_sdpa_config *configs;
     size_t count;
-    struct {
-        const char *reason;
-        size_t count;
-    } omitted[BENCH_SDPA_MAX_REASONS];
-    size_t omitted_reasons;
+    bench_omissions omitted;
 } bench_sdpa_sweep;
 
 /* Every combination, nested threads > dtype > op > causal > window > mask >

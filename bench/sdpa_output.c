@@ -1,11 +1,9 @@
 #include "sdpa_output.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "csv_read.h"
+#include "columns.h"
+#include "json_out.h"
 #include "text.h"
 
 /* ---- table ----------------------------------------------------------------------- */
@@ -29,8 +27,7 @@ static const char *const table_columns[][2] = {
 
 void bench_sdpa_table_print_columns(FILE *out)
 {
-    for (size_t i = 0; i < sizeof table_columns / sizeof table_columns[0]; ++i)
-        fprintf(out, "  %-22s %s\n", table_columns[i][0], table_columns[i][1]);
+    bench_columns_print(out, 22, table_columns, sizeof table_columns / sizeof table_columns[0]);
 }
 
 void bench_sdpa_table_print_header(FILE *out)
@@ -164,17 +161,13 @@ const char *bench_sdpa_csv_header(void)
     static char header[2048];
     if (header[0])
         return header;
-    for (size_t i = 0; i < CSV_COLUMN_COUNT; ++i) {
-        bench_append_text(header, sizeof header, i ? "," : "");
-        bench_append_text(header, sizeof header, csv_columns[i][0]);
-    }
+    bench_columns_join_names(header, sizeof header, csv_columns, CSV_COLUMN_COUNT);
     return header;
 }
 
 void bench_sdpa_csv_print_columns(FILE *out)
 {
-    for (size_t i = 0; i < CSV_COLUMN_COUNT; ++i)
-        fprintf(out, "  %-25s %s\n", csv_columns[i][0], csv_columns[i][1]);
+    bench_columns_print(out, 25, csv_columns, CSV_COLUMN_COUNT);
 }
 
 void bench_sdpa_csv_format_key(const bench_sdpa_config *c, char *key, size_t size)
@@ -264,41 +257,8 @@ int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
 
 /* ---- JSON ------------------------------------------------------------------------ */
 
-static void member(FILE *out, const char *indent, const char *name, const char *value,
-                   const char *end)
+static void write_bandwidth(FILE *out, const bench_sdpa_record *r)
 {
-    fputs(indent, out);
-    bench_json_write_string(out, name);
-    fputs(": ", out);
-    bench_json_write_string(out, value ? value : "");
-    fputs(end, out);
-}
-
-static void write_cell(FILE *out, const char *cell)
-{
-    char *end = NULL;
-    const double value = cell[0] ? strtod(cell, &end) : 0.0;
-    if (!cell[0])
-        fputs("null", out);
-    else if (end && *end == '\0' && isfinite(value))
-        fputs(cell, out);
-    else
-        bench_json_write_string(out, cell);
-}
-
-static void write_measurements(FILE *out, const bench_sdpa_record *r)
-{
-    fputs("  \"ceiling\": [", out);
-    for (size_t i = 0; i < r->ceiling.count; ++i) {
-        const bench_ceiling_entry *e = &r->ceiling.entries[i];
-        fprintf(out,
-                "%s\n    {\"dtype\": \"%s\", \"gemm\": \"%s\", \"threads\": %zu, \"n\": %zu, "
-                "\"gflops\": %.4g, \"best_gflops\": %.4g}",
-                i ? "," : "", bench_dtype_name(e->dtype),
-                e->dtype == BENCH_F32 ? "sgemm" : "dgemm", e->threads, e->n, e->gflops,
-                e->best_gflops);
-    }
-    fputs(r->ceiling.count ? "\n  ],\n" : "],\n", out);
     fprintf(out,
             "  \"bandwidth\": {\"method\": \"streaming read: the sum of the 64-bit words of a "
             "buffer, one slice per thread\", \"buffer_bytes\": %zu, "
@@ -312,36 +272,11 @@ static void write_measurements(FILE *out, const bench_sdpa_record *r)
     fputs(r->bandwidth.count ? "\n  ]},\n" : "]},\n", out);
 }
 
-static void write_peer(FILE *out, const bench_peer_summary *p)
+static void write_body(FILE *out, const bench_csv_table *table, const void *context)
 {
-    fputs("  \"peers\": [\n    {\n", out);
-    member(out, "      ", "name", p->name, ",\n");
-    member(out, "      ", "status", p->status, ",\n");
-    member(out, "      ", "python", p->python, ",\n");
-    member(out, "      ", "script", p->script, ",\n");
-    member(out, "      ", "info", p->info, ",\n");
-    member(out, "      ", "blas", p->blas, ",\n");
-    member(out, "      ", "impl", p->impl, ",\n");
-    fprintf(out, "      \"measured\": %zu,\n", p->measured);
-    member(out, "      ", "note", p->note, "\n    }\n  ],\n");
-}
-
-int bench_sdpa_write_json(const char *path, const bench_sdpa_record *r, char *error,
-                          size_t error_size)
-{
+    const bench_sdpa_record *r = context;
     const bench_sdpa_options *o = r->options;
-    bench_csv_table table;
-    if (bench_csv_read(o->csv_path, &table, error, error_size) != 0)
-        return -1;
-    FILE *out = fopen(path, "w");
-    if (!out) {
-        snprintf(error, error_size, "%s: %s", path, strerror(errno));
-        bench_csv_free(&table);
-        return -1;
-    }
-    fputs("{\n  \"tool\": \"attn-bench\",\n  \"mode\": \"sdpa\",\n  \"schema\": 1,\n", out);
-    member(out, "  ", "command", o->command_line, ",\n");
-    member(out, "  ", "csv", o->csv_path, ",\n");
+    bench_json_write_head(out, "sdpa", o->command_line, o->csv_path);
     const bench_repeat_policy *p = &o->repeat;
     fprintf(out,
             "  \"settings\": {\"seed\": %llu, \"warmup\": %zu, \"repeats\": %zu, "
@@ -350,39 +285,18 @@ int bench_sdpa_write_json(const char *path, const bench_sdpa_record *r, char *er
             (unsigned long long)o->seed, p->warmup, p->min_repeats, p->min_time_s,
             p->max_repeats, o->check_rows, o->ceiling_n[BENCH_F32], o->ceiling_n[BENCH_F64],
             o->quick ? "true" : "false");
-    member(out, "  ", "flop_count", bench_sdpa_flops_formula, ",\n");
-    fputs("  \"machine\": ", out);
-    bench_machine_write_json(out, &r->machine);
-    fputs(",\n", out);
-    write_measurements(out, r);
-    write_peer(out, &r->torch);
-    fprintf(out, "  \"wall_seconds\": %.3f,\n", r->wall_seconds);
-    if (r->other_load_cpus >= 0.0)
-        fprintf(out, "  \"other_load_cpus\": %.3f,\n", r->other_load_cpus);
-    else
-        fputs("  \"other_load_cpus\": null,\n", out);
-    fputs("  \"columns\": [", out);
-    for (size_t c = 0; c < table.columns; ++c) {
-        fputs(c ? ", " : "", out);
-        bench_json_write_string(out, table.fields[c]);
-    }
-    fputs("],\n  \"rows\": [", out);
-    for (size_t row = 0; row < table.rows; ++row) {
-        fputs(row ? ",\n    {" : "\n    {", out);
-        for (size_t c = 0; c < table.columns; ++c) {
-            fputs(c ? ", " : "", out);
-            bench_json_write_string(out, table.fields[c]);
-            fputs(": ", out);
-            write_cell(out, bench_csv_cell(&table, row, (int)c));
-        }
-        fputc('}', out);
-    }
-    fputs(table.rows ? "\n  ]\n}\n" : "]\n}\n", out);
-    bench_csv_free(&table);
-    const int failed = ferror(out);
-    if (fclose(out) != 0 || failed) {
-        snprintf(error, error_size, "%s: write error", path);
-        return -1;
-    }
-    return 0;
+    bench_json_write_member(out, "  ", "flop_count", bench_sdpa_flops_formula, ",\n");
+    bench_json_write_machine(out, &r->machine);
+    bench_json_write_ceiling(out, &r->ceiling);
+    write_bandwidth(out, r);
+    bench_json_write_peers(out, &r->torch, 1);
+    bench_json_write_times(out, r->wall_seconds, r->other_load_cpus);
+    bench_json_write_rows(out, table, NULL, NULL);
+    fputs("}\n", out);
+}
+
+int bench_sdpa_write_json(const char *path, const bench_sdpa_record *r, char *error,
+                          size_t error_size)
+{
+    return bench_json_write_file(path, r->options->csv_path, write_body, r, error, error_size);
 }

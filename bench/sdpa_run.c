@@ -8,7 +8,7 @@
 #include "blas_info.h"
 #include "sdpa_output.h"
 #include "sdpa_peer.h"
-#include "text.h"
+#include "sweep_list.h"
 
 #define BENCH_STRINGIFY_(x) #x
 #define BENCH_STRINGIFY(x) BENCH_STRINGIFY_(x)
@@ -193,29 +193,9 @@ typedef struct sdpa_run {
     int csv_failed;
 } sdpa_run;
 
-static void summarize_peer(sdpa_run *run, int started)
-{
-    bench_peer_summary *s = &run->record.torch;
-    const bench_peer_process *p = &run->peer;
-    if (started || !s->status) {
-        s->status = started ? "ran" : "skipped";
-        bench_copy_text(s->python, sizeof s->python, p->python);
-        bench_copy_text(s->script, sizeof s->script, p->script);
-        bench_copy_text(s->info, sizeof s->info, p->info);
-        bench_copy_text(s->blas, sizeof s->blas, p->blas);
-        bench_copy_text(s->impl, sizeof s->impl, p->impl);
-        bench_copy_text(s->note, sizeof s->note, p->note);
-    }
-}
-
 static void stop_peer(sdpa_run *run)
 {
-    if (run->peer.running) {
-        bench_peer_process_stop(&run->peer);
-        run->record.torch.measured += run->peer.measured;
-    }
-    if (run->peer.note[0] && !run->record.torch.note[0])
-        bench_copy_text(run->record.torch.note, sizeof run->record.torch.note, run->peer.note);
+    bench_peer_summary_stop(&run->record.torch, &run->peer);
     run->peer_threads = 0;
 }
 
@@ -243,7 +223,7 @@ static void start_peer(sdpa_run *run, size_t threads)
         run->peer_failed_once = 1;
     }
     fflush(stdout);
-    summarize_peer(run, started);
+    bench_peer_summary_take(&run->record.torch, &run->peer, started);
 }
 
 static void time_peer(sdpa_run *run, bench_sdpa_point *point)
@@ -259,14 +239,6 @@ static void time_peer(sdpa_run *run, bench_sdpa_point *point)
         run->have_peer_shape = 1;
     }
     point->torch = run->peer_timing;
-}
-
-static int any_threads_above_one(const bench_sdpa_options *o)
-{
-    for (size_t i = 0; i < o->threads.count; ++i)
-        if (o->threads.values[i] > 1)
-            return 1;
-    return 0;
 }
 
 static void label_of(const bench_sdpa_config *c, char *label, size_t size)
@@ -286,7 +258,7 @@ static void run_one(sdpa_run *run, const bench_sdpa_config *c, FILE *csv,
 {
     const bench_sdpa_options *o = run->options;
     bench_blas_set_threads(c->shape.threads);
-    if (any_threads_above_one(o))
+    if (bench_size_list_max(&o->threads) > 1)
         bench_settle_blas_threads();
     bench_sdpa_point point;
     char error[512] = "";
@@ -345,20 +317,7 @@ static void print_header(sdpa_run *run, const bench_sdpa_sweep *sweep)
     const bench_sdpa_options *o = run->options;
     bench_sdpa_record *r = &run->record;
     bench_machine_print(stdout, &r->machine);
-    if (r->ceiling.count == 0)
-        printf("# ceiling: not measured (--ceiling 0)\n");
-    else
-        printf("# ceiling: square cblas_sgemm/cblas_dgemm of attn's BLAS (%s core %s) on %s, "
-               "measured now: what this BLAS reaches, not the CPU's theoretical peak\n",
-               strncmp(r->machine.blas_config, "OpenBLAS", 8) == 0 ? "OpenBLAS"
-                                                                   : "not OpenBLAS,",
-               r->machine.blas_core, r->machine.cpu_model);
-    for (size_t i = 0; i < r->ceiling.count; ++i) {
-        const bench_ceiling_entry *e = &r->ceiling.entries[i];
-        printf("# ceiling: %s n=%zu, %zu thread%s: %.1f GFLOP/s (median of 5; best %.1f)\n",
-               e->dtype == BENCH_F32 ? "sgemm" : "dgemm", e->n, e->threads,
-               e->threads == 1 ? "" : "s", e->gflops, e->best_gflops);
-    }
+    bench_ceiling_print(stdout, &r->ceiling, &r->machine);
     if (!r->bandwidth_bytes) {
         printf("# bandwidth: not measured (--bandwidth-mib 0)\n");
     } else {
@@ -383,19 +342,9 @@ static void print_header(sdpa_run *run, const bench_sdpa_sweep *sweep)
            "%zu); check rows %zu; seed %llu\n",
            sweep->count, p->warmup, p->min_repeats, p->min_time_s, p->max_repeats,
            o->check_rows, (unsigned long long)o->seed);
-    for (size_t i = 0; i < sweep->omitted_reasons; ++i)
-        printf("# left out: %zu combinations: %s\n", sweep->omitted[i].count,
-               sweep->omitted[i].reason);
-    const unsigned auto_threads = bench_attn_auto_threads();
-    printf("# engine auto (no attn_plan_set_threads call): ");
-    if (auto_threads)
-        printf("attn's own engine on %u shared thread%s", auto_threads,
-               auto_threads == 1 ? "" : "s");
-    else
-        printf("BLAS threads");
-    if (getenv("ATTN_NUM_THREADS"))
-        printf(" (ATTN_NUM_THREADS=%s)", getenv("ATTN_NUM_THREADS"));
-    printf("\n# FLOP counts: %s\n", bench_sdpa_flops_formula);
+    bench_omissions_print(stdout, &sweep->omitted);
+    bench_attn_auto_threads_print(stdout, "no attn_plan_set_threads call");
+    printf("# FLOP counts: %s\n", bench_sdpa_flops_formula);
     printf("# K+V bytes: NH_kv * (hs + hs_v) * sizeof * sum_b (keys some query of sequence b "
            "sees: L_b without a window); GB/s and bw%% on decode rows (Tq <= %d)\n",
            BENCH_SDPA_DECODE_MAX_TQ);
@@ -487,11 +436,7 @@ static int run_sweep(const bench_sdpa_options *o, const bench_sdpa_sweep *sweep)
     run->record.other_load_cpus = bench_other_load(&start, &end);
     if (run->peer.note[0] && strcmp(run->record.torch.status, "ran") == 0)
         printf("# torch peer: first error: %s\n", run->peer.note);
-    if (run->record.other_load_cpus >= 0.0)
-        printf("# other processes kept %.2f of %ld CPUs busy on average during the run%s\n",
-               run->record.other_load_cpus, run->record.machine.cpus_online,
-               run->record.other_load_cpus > 0.2 ? ": timings (multi-threaded above all) suffer"
-                                                 : "");
+    bench_other_load_print(stdout, run->record.other_load_cpus, &run->record.machine);
     printf("# %zu configurations measured in %.1f s wall time (checks, ceiling, bandwidth and "
            "peer included); CSV: %s\n",
            run->measured, run->record.wall_seconds, o->csv_path);
@@ -512,21 +457,15 @@ static int run_sweep(const bench_sdpa_options *o, const bench_sdpa_sweep *sweep)
     return failed ? EXIT_BENCH_FAILED : EXIT_SUCCESS;
 }
 
+static void format_key(const void *configs, size_t index, char *key, size_t size)
+{
+    bench_sdpa_csv_format_key(&((const bench_sdpa_config *)configs)[index], key, size);
+}
+
 static int list_sweep(const bench_sdpa_sweep *sweep)
 {
-    const char *header = bench_sdpa_csv_header(), *end = header;
-    for (int commas = 0; *end && (*end != ',' || ++commas < BENCH_SDPA_CSV_KEY_COLUMNS); ++end)
-        ;
-    printf("%.*s\n", (int)(end - header), header);
-    for (size_t i = 0; i < sweep->count; ++i) {
-        char key[512];
-        bench_sdpa_csv_format_key(&sweep->configs[i], key, sizeof key);
-        printf("%s\n", key);
-    }
-    for (size_t i = 0; i < sweep->omitted_reasons; ++i)
-        printf("# left out: %zu combinations: %s\n", sweep->omitted[i].count,
-               sweep->omitted[i].reason);
-    printf("# %zu configurations\n", sweep->count);
+    bench_sweep_list_print(stdout, bench_sdpa_csv_header(), BENCH_SDPA_CSV_KEY_COLUMNS,
+                           sweep->configs, sweep->count, format_key, &sweep->omitted);
     return EXIT_SUCCESS;
 }
 
@@ -535,13 +474,13 @@ int bench_sdpa_command(int argc, char **argv, int first)
     char error[512];
     bench_sdpa_options options;
     switch (bench_sdpa_options_parse(argc, argv, first, &options, error, sizeof error)) {
-    case BENCH_SDPA_HELP:
+    case BENCH_OPTIONS_HELP:
         bench_sdpa_print_help(stdout);
         return EXIT_SUCCESS;
-    case BENCH_SDPA_BAD:
+    case BENCH_OPTIONS_BAD:
         fprintf(stderr, "attn-bench sdpa: %s\nTry 'attn-bench sdpa --help'.\n", error);
         return EXIT_BAD_ARGUMENTS;
-    case BENCH_SDPA_RUN:
+    case BENCH_OPTIONS_RUN:
         break;
     }
     int any_cold = 0;

@@ -110,6 +110,14 @@ int bench_size_list_parse(const char *text, bench_size_list *list, char *error,
     return result;
 }
 
+size_t bench_size_list_max(const bench_size_list *list)
+{
+    size_t largest = 0;
+    for (size_t i = 0; i < list->count; ++i)
+        largest = list->values[i] > largest ? list->values[i] : largest;
+    return largest;
+}
+
 void bench_size_list_free(bench_size_list *list)
 {
     free(list->values);

@@ -26,6 +26,9 @@ int bench_size_list_parse(const char *text, bench_size_list *list, char *error,
 
 void bench_size_list_free(bench_size_list *list);
 
+/* The largest value; 0 for an empty list. */
+size_t bench_size_list_max(const bench_size_list *list);
+
 /* Parses a whole string as a decimal number without sign; 0 on success. */
 int bench_parse_size(const char *text, size_t *value);
 

@@ -21,17 +21,6 @@ static size_t combination_count(const bench_options *o)
     return product;
 }
 
-static void count_omission(bench_sweep *sweep, const char *reason)
-{
-    for (size_t i = 0; i < sweep->omitted_reasons; ++i)
-        if (strcmp(sweep->omitted[i].reason, reason) == 0) {
-            sweep->omitted[i].count++;
-            return;
-        }
-    if (sweep->omitted_reasons < BENCH_SWEEP_MAX_REASONS)
-        sweep->omitted[sweep->omitted_reasons++] = (bench_sweep_omission){reason, 1};
-}
-
 /* Adds the configuration of the api, path and engine lists' entries (a, p, e). */
 static void add_config(bench_sweep *sweep, const bench_options *o, const bench_shape *shape,
                        size_t a, size_t p, size_t e)
@@ -45,7 +34,7 @@ static void add_config(bench_sweep *sweep, const bench_options *o, const bench_s
         .with_weights = o->with_weights,
     };
     if (o->heads_from_count && shape->C % shape->NH != 0) {
-        count_omission(sweep, "C is not a multiple of NH");
+        bench_omissions_add(&sweep->omitted, "C is not a multiple of NH");
         return;
     }
     if (!bench_config_path_selectable(&config)) {
@@ -60,7 +49,7 @@ static void add_config(bench_sweep *sweep, const bench_options *o, const bench_s
     }
     const char *reason = bench_config_invalid_reason(&config);
     if (reason) {
-        count_omission(sweep, reason);
+        bench_omissions_add(&sweep->omitted, reason);
         return;
     }
     sweep->configs[sweep->count++] = config;
@@ -132,8 +121,8 @@ int bench_sweep_build(const bench_options *o, bench_sweep *sweep, char *error,
     add_all(sweep, o);
     if (sweep->count == 0) {
         snprintf(error, error_size, "no configuration of this sweep can run%s%s",
-                 sweep->omitted_reasons ? ": " : "",
-                 sweep->omitted_reasons ? sweep->omitted[0].reason : "");
+                 sweep->omitted.count ? ": " : "",
+                 sweep->omitted.count ? sweep->omitted.reasons[0].reason : "");
         bench_sweep_free(sweep);
         return -1;
     }

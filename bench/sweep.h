@@ -15,21 +15,15 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "omissions.h"
 #include "options.h"
 
 #define BENCH_SWEEP_MAX 100000
-#define BENCH_SWEEP_MAX_REASONS 8
-
-typedef struct bench_sweep_omission {
-    const char *reason;
-    size_t count;
-} bench_sweep_omission;
 
 typedef struct bench_sweep {
     bench_config *configs;
     size_t count;
-    bench_sweep_omission omitted[BENCH_SWEEP_MAX_REASONS];
-    size_t omitted_reasons;
+    bench_omissions omitted;
 } bench_sweep;
 
 /* Returns 0, or -1 with a reason in error (more than BENCH_SWEEP_MAX

@@ -1,5 +1,6 @@
 #include "table.h"
 
+#include "columns.h"
 #include "csv_out.h"
 
 static const char *const table_columns[][2] = {
@@ -21,8 +22,7 @@ static const char *const table_columns[][2] = {
 
 void bench_table_print_columns(FILE *out)
 {
-    for (size_t i = 0; i < sizeof table_columns / sizeof table_columns[0]; ++i)
-        fprintf(out, "  %-26s %s\n", table_columns[i][0], table_columns[i][1]);
+    bench_columns_print(out, 26, table_columns, sizeof table_columns / sizeof table_columns[0]);
 }
 
 void bench_table_print_header(FILE *out)

@@ -25,19 +25,30 @@ double bench_median(double *values, size_t n)
 int bench_time_calls(const bench_repeat_policy *policy, bench_call_fn call, void *context,
                      bench_timing *timing)
 {
+    return bench_time_prepared_calls(policy, NULL, call, context, timing);
+}
+
+int bench_time_prepared_calls(const bench_repeat_policy *policy, bench_prepare_fn prepare,
+                              bench_call_fn call, void *context, bench_timing *timing)
+{
     size_t capacity = policy->max_repeats > 0 ? policy->max_repeats : 1;
     double *samples = malloc(capacity * sizeof *samples);
     if (!samples)
         return -1;
 
     int result = 0;
-    for (size_t i = 0; i < policy->warmup && result == 0; ++i)
+    for (size_t i = 0; i < policy->warmup && result == 0; ++i) {
+        if (prepare)
+            prepare(context);
         result = call(context);
+    }
 
     size_t n = 0;
     double total = 0.0;
     while (result == 0 && n < capacity &&
            (n < policy->min_repeats || total < policy->min_time_s)) {
+        if (prepare)
+            prepare(context);
         double start = bench_monotonic_seconds();
         result = call(context);
         double elapsed = bench_monotonic_seconds() - start;

@@ -36,6 +36,13 @@ typedef int (*bench_call_fn)(void *context);
 int bench_time_calls(const bench_repeat_policy *policy, bench_call_fn call, void *context,
                      bench_timing *timing);
 
+/* Work done before every call (the warmup calls too), outside the timing. */
+typedef void (*bench_prepare_fn)(void *context);
+
+/* bench_time_calls with prepare(context) before every call (NULL: none). */
+int bench_time_prepared_calls(const bench_repeat_policy *policy, bench_prepare_fn prepare,
+                              bench_call_fn call, void *context, bench_timing *timing);
+
 /* Median of n > 0 values; reorders values. */
 double bench_median(double *values, size_t n);
 

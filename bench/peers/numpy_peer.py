@@ -30,11 +30,7 @@ import peer_common  # noqa: E402
 
 peer_common.use_thread_count_from_argv()  # before NumPy loads its BLAS
 
-try:
-    import numpy as np
-except ImportError as exc:
-    print(f"unavailable numpy cannot be imported: {exc}", flush=True)
-    sys.exit(0)
+np, = peer_common.import_or_unavailable("numpy", "numpy")
 
 
 # ---- the lesson's reference (module 1, lesson 4), unchanged ----------------

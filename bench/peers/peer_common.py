@@ -31,9 +31,15 @@ MIN_TIME seconds, or MAX_REPEATS samples.
 
 Threads: call use_thread_count_from_argv() before importing NumPy or
 PyTorch; it puts --threads N into OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and
-MKL_NUM_THREADS (attn-bench sets them too).
+MKL_NUM_THREADS (attn-bench sets them too). Then import_or_unavailable()
+imports them, or answers 'unavailable'.
+
+bench/peers/torch_sdpa_peer.py (attn-bench sdpa) speaks its own shapes and
+result fields, with the same header lines, repeat policy (plus a cold-cache
+read) and answers: it passes serve() its own parse and text_of.
 """
 import argparse
+import importlib
 import math
 import os
 import statistics
@@ -54,6 +60,16 @@ def use_thread_count_from_argv():
         if arg == "--threads":
             for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
                 os.environ[name] = sys.argv[i + 1]
+
+
+def import_or_unavailable(what, *names):
+    """The modules called names, imported; when one cannot be, the line
+    'unavailable WHAT cannot be imported: REASON', and the peer exits."""
+    try:
+        return tuple(importlib.import_module(name) for name in names)
+    except ImportError as exc:
+        print(f"unavailable {what} cannot be imported: {exc}", flush=True)
+        sys.exit(0)
 
 
 def parse_arguments(description, add_arguments=None):
@@ -100,15 +116,21 @@ def shapes_from(arguments):
             yield line.split()
 
 
-def time_calls(call, args):
-    """attn-bench's repeat policy; returns (median, min, repeats, last result)."""
+def time_calls(call, args, before=None):
+    """attn-bench's repeat policy; returns (median, min, repeats, last result).
+    before() (None: nothing) runs before every call, the warmup calls too,
+    outside the timing."""
     result = None
     for _ in range(args.warmup):
+        if before:
+            before()
         result = call()
     samples = []
     total = 0.0
     while len(samples) < args.max_repeats and (len(samples) < args.repeats
                                                 or total < args.min_time):
+        if before:
+            before()
         start = time.perf_counter()
         result = call()
         elapsed = time.perf_counter() - start
@@ -135,10 +157,12 @@ def one_line(text):
     return " ".join(str(text).split())
 
 
-def serve(header_lines, measure, args):
+def serve(header_lines, measure, args, parse=parse_shape, text_of=shape_text):
     """Prints the header lines and 'ready', then answers every shape:
-    measure(shape) returns (median, min, repeats, out_dtype_name). With
-    --describe, only the header lines."""
+    parse(fields) makes it, text_of(shape) names it in the answer, and
+    measure(shape) returns (median, min, repeats, out_dtype_name, *more), more
+    being further fields of the result line, as text. With --describe, only
+    the header lines."""
     for line in header_lines:
         print(line, flush=True)
     if args.describe:
@@ -147,11 +171,11 @@ def serve(header_lines, measure, args):
     for fields in shapes_from(args.shapes):
         text = " ".join(fields)
         try:
-            shape = parse_shape(fields)
-            text = shape_text(shape)
-            median, fastest, repeats, out_dtype = measure(shape)
-            print(f"result {text} {median:.9e} {fastest:.9e} {repeats} {out_dtype}",
-                  flush=True)
+            shape = parse(fields)
+            text = text_of(shape)
+            median, fastest, repeats, out_dtype, *more = measure(shape)
+            print(" ".join([f"result {text} {median:.9e} {fastest:.9e} {repeats} {out_dtype}",
+                            *more]), flush=True)
         except Unsupported as exc:
             print(f"unsupported {text} {one_line(exc)}", flush=True)
         except Exception as exc:  # e.g. MemoryError: report it, go on with the next

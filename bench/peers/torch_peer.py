@@ -31,13 +31,7 @@ import peer_common  # noqa: E402
 
 peer_common.use_thread_count_from_argv()  # before PyTorch sizes its thread pools
 
-try:
-    import numpy as np
-    import torch
-    import torch.nn.functional as F
-except ImportError as exc:
-    print(f"unavailable torch cannot be imported: {exc}", flush=True)
-    sys.exit(0)
+np, torch, F = peer_common.import_or_unavailable("torch", "numpy", "torch", "torch.nn.functional")
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
 
@@ -102,6 +96,16 @@ def build_description():
     return "; ".join(parts)
 
 
+def header_lines(impl):
+    """The info line (the versions), the blas line (the build, the threads)
+    and the impl line; torch_sdpa_peer.py's too."""
+    return [
+        f"info torch={torch.__version__} python={sys.version.split()[0]} numpy={np.__version__}",
+        f"blas {build_description()}; threads={torch.get_num_threads()}",
+        f"impl {impl}",
+    ]
+
+
 def main():
     args = peer_common.parse_arguments(__doc__.split("\n\n")[0])
     torch.set_num_threads(args.threads)
@@ -127,11 +131,7 @@ def main():
     impl = ("torch.nn.functional.scaled_dot_product_attention" if HAS_SDPA else
             f"composed (torch {torch.__version__} has no scaled_dot_product_attention): "
             "matmul, masked_fill(-inf), softmax, matmul")
-    peer_common.serve([
-        f"info torch={torch.__version__} python={sys.version.split()[0]} numpy={np.__version__}",
-        f"blas {build_description()}; threads={torch.get_num_threads()}",
-        f"impl {impl}",
-    ], measure, args)
+    peer_common.serve(header_lines(impl), measure, args)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ torch.autograd.grad(out, (Q, K, V), dout) together. CACHE=cold reads a
 --flush-mib buffer (torch.sum on the same threads) before every call,
 untimed.
 """
+import inspect
 import math
 import os
 import sys
@@ -52,23 +53,14 @@ import peer_common  # noqa: E402
 
 peer_common.use_thread_count_from_argv()  # before PyTorch sizes its thread pools
 
-try:
-    import inspect
-    import time
-
-    import numpy as np
-    import torch
-    import torch.nn.functional as F
-except ImportError as exc:
-    print(f"unavailable torch cannot be imported: {exc}", flush=True)
-    sys.exit(0)
+np, torch, F = peer_common.import_or_unavailable("torch", "numpy", "torch", "torch.nn.functional")
 
 if not hasattr(F, "scaled_dot_product_attention"):
     print(f"unavailable torch {torch.__version__} has no scaled_dot_product_attention "
           "(PyTorch >= 2.0 needed)", flush=True)
     sys.exit(0)
 
-import torch_peer  # noqa: E402  (its build_description; it imports nothing new)
+import torch_peer  # noqa: E402  (its header lines; it imports nothing new)
 
 try:
     HAS_GQA = "enable_gqa" in inspect.signature(F.scaled_dot_product_attention).parameters
@@ -82,6 +74,7 @@ class Config:
     def __init__(self, fields):
         if len(fields) != len(FIELDS):
             raise ValueError(f"not a configuration ({' '.join(FIELDS)})")
+        self.text = " ".join(fields)  # as it came, for the answer
         (self.dtype, self.op, B, NH, NH_kv, Tq, Tk, hs, hs_v, causal, window, self.mask,
          lengths, self.cache) = fields
         if (self.dtype not in ("f32", "f64") or self.op not in ("forward", "backward")
@@ -183,31 +176,9 @@ def main():
     torch.set_num_threads(args.threads)
     flush = {}
 
-    def time_calls(call, cold):
-        if cold and "buffer" not in flush:
-            flush["buffer"] = torch.ones(max(1, args.flush_mib) << 17, dtype=torch.int64)
-
-        def before():
-            if cold:
-                flush["sum"] = int(flush["buffer"].sum())
-
-        result = None
-        for _ in range(args.warmup):
-            before()
-            result = call()
-        samples, total = [], 0.0
-        while len(samples) < args.max_repeats and (len(samples) < args.repeats
-                                                    or total < args.min_time):
-            before()
-            start = time.perf_counter()
-            result = call()
-            elapsed = time.perf_counter() - start
-            samples.append(elapsed)
-            total += elapsed
-        samples.sort()
-        n = len(samples)
-        median = samples[n // 2] if n % 2 else 0.5 * (samples[n // 2 - 1] + samples[n // 2])
-        return median, samples[0], n, result
+    def read_flush_buffer():
+        """The cold-cache read: the --flush-mib buffer summed on the peer's threads."""
+        flush["sum"] = int(flush["buffer"].sum())
 
     def measure(c):
         np_dtype = np.float32 if c.dtype == "f32" else np.float64
@@ -244,34 +215,23 @@ def main():
                 out = F.scaled_dot_product_attention(*leaves, **options)
                 torch.autograd.grad(out, leaves, dout)
                 return out
-        median, fastest, repeats, out = time_calls(call, c.cache == "cold")
+        cold = c.cache == "cold"
+        if cold and "buffer" not in flush:
+            flush["buffer"] = torch.ones(max(1, args.flush_mib) << 17, dtype=torch.int64)
+        median, fastest, repeats, out = peer_common.time_calls(
+            call, args, read_flush_buffer if cold else None)
         with torch.no_grad():
             error = reference_error(c, Q.detach(), K.detach(), V.detach(), bias, out.detach())
-        return median, fastest, repeats, str(out.dtype).replace("torch.", ""), error, description
+        return (median, fastest, repeats, str(out.dtype).replace("torch.", ""), f"{error:.3e}",
+                description)
 
     gqa_text = ("enable_gqa=True when NH_kv < NH" if HAS_GQA else
                 "K, V repeated to NH heads untimed (no enable_gqa)")
-    header = [
-        f"info torch={torch.__version__} python={sys.version.split()[0]} numpy={np.__version__}",
-        f"blas {torch_peer.build_description()}; threads={torch.get_num_threads()}",
-        "impl F.scaled_dot_product_attention, contiguous (B,NH,T,hs) tensors, "
-        f"{gqa_text}; is_causal only if Tq == Tk without lengths or window, else an "
-        "equivalent attn_mask (none when all visible); backward: autograd.grad",
-    ]
-    for line in header:
-        print(line, flush=True)
-    if args.describe:
-        return
-    print("ready", flush=True)
-    for fields in peer_common.shapes_from(args.shapes):
-        text = " ".join(fields)
-        try:
-            median, fastest, repeats, out_dtype, error, description = measure(Config(fields))
-            print(f"result {text} {median:.9e} {fastest:.9e} {repeats} {out_dtype} "
-                  f"{error:.3e} {description}", flush=True)
-        except Exception as exc:  # e.g. MemoryError: report it, go on with the next
-            print(f"error {text} {peer_common.one_line(f'{type(exc).__name__}: {exc}')}",
-                  flush=True)
+    impl = ("F.scaled_dot_product_attention, contiguous (B,NH,T,hs) tensors, "
+            f"{gqa_text}; is_causal only if Tq == Tk without lengths or window, else an "
+            "equivalent attn_mask (none when all visible); backward: autograd.grad")
+    peer_common.serve(torch_peer.header_lines(impl), measure, args, parse=Config,
+                      text_of=lambda c: c.text)
 
 
 if __name__ == "__main__":
