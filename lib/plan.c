@@ -188,27 +188,36 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     if (!attn_scale_valid(scale, largest))
         return ATTN_ERR_BAD_SCALE;
 
+    attn_plan fields = {0};
+    fields.dtype = dtype;
+    fields.tiled = tiled;
+    fields.worker_elements = worker_total;
+    fields.pack_elements = pack_elements;
+    fields.packed_slot_elements = packed_weight_elements(C, D);
+    fields.shape = shape;
+    fields.scale = scale > 0.0 ? scale : 1.0 / sqrt((double)hs);
+    fields.causal = (flags & ATTN_CAUSAL) != 0;
+    fields.inference = inference;
+    /* the forward's products: Q, K, V, then scores and P V of every head */
+    const double Td = (double)T, heads_flops = 4.0 * (double)B * (double)NH * Td * Td * (double)hs;
+    fields.alone = 6.0 * (double)rows * (double)C * (double)D + heads_flops <
+                   ATTN_PARALLEL_MIN_FLOPS;
+    return attn_plan_build(&fields, arena_bytes, offsets, plan);
+}
+
+attn_status attn_plan_build(const attn_plan *fields, size_t arena_bytes,
+                            const size_t offsets[ATTN_BUF_COUNT], attn_plan **plan)
+{
     attn_plan *created = calloc(1, sizeof *created);
-    void *arena = aligned_alloc(ATTN_ALIGNMENT, arena_bytes);
+    /* a plan without buffers still gets an arena: a NULL one means failure */
+    void *arena = aligned_alloc(ATTN_ALIGNMENT, arena_bytes > 0 ? arena_bytes : ATTN_ALIGNMENT);
     if (created == NULL || arena == NULL) {
         free(created);
         free(arena);
         return ATTN_ERR_OUT_OF_MEMORY;
     }
-    created->dtype = dtype;
-    created->tiled = tiled;
-    created->worker_elements = worker_total;
-    created->pack_elements = pack_elements;
-    created->packed_slot_elements = packed_weight_elements(C, D);
-    created->shape = shape;
-    created->scale = scale > 0.0 ? scale : 1.0 / sqrt((double)hs);
-    created->causal = (flags & ATTN_CAUSAL) != 0;
-    created->inference = inference;
+    *created = *fields;
     created->isa = attn_isa_active();
-    /* the forward's products: Q, K, V, then scores and P V of every head */
-    const double Td = (double)T, heads_flops = 4.0 * (double)B * (double)NH * Td * Td * (double)hs;
-    created->alone = 6.0 * (double)rows * (double)C * (double)D + heads_flops <
-                     ATTN_PARALLEL_MIN_FLOPS;
     created->arena = arena;
     for (int b = 0; b < ATTN_BUF_COUNT; b++)
         created->offset[b] = offsets[b];

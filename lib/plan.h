@@ -75,6 +75,13 @@ struct attn_plan {
 
 #define ATTN_ABSENT ((size_t)-1)
 
+/* For the creators (plan.c, sdpa_plan.c): *plan = a new plan with the
+ * settings of `fields`, its kernel set, an arena of arena_bytes with the
+ * buffers at `offsets`, and its threads at ATTN_THREADS_AUTO; on error
+ * (OUT_OF_MEMORY, or attn_plan_set_threads's) *plan is left untouched. */
+attn_status attn_plan_build(const attn_plan *fields, size_t arena_bytes,
+                            const size_t offsets[ATTN_BUF_COUNT], attn_plan **plan);
+
 /* For sdpa_plan.c: the buffers' byte offsets in an arena of *total bytes,
  * 64-byte aligned (absent when a count is 0); false on overflow. */
 int attn_plan_layout(const size_t counts[ATTN_BUF_COUNT], size_t element_size,

@@ -2,11 +2,15 @@
  * Products of a few rows against many (the decode step of sdpa_forward.c),
  * written in one vector vocabulary (simd/<isa>.h, VLEN lanes of `real`);
  * the including kernels_<isa>.c defines the names:
- *   ROWS_DOT_NAME   S (R, n) = A (R, d) B^T,  B (n, d): row j of B read once,
- *                   against all R rows (no transposed copy, unlike a GEMM's
+ *   ROWS_DOT_NAME   S (G*R, n) = A_g (R, d) B_g^T for G groups: group g's rows
+ *                   of A and S from row g*R, its B (n, d) the columns
+ *                   [g*d, g*d + d) of B's rows (the key/value heads of one
+ *                   cache row side by side); row j of B read once, whole,
+ *                   against every row (no transposed copy, unlike a GEMM's
  *                   packing of op(B) = B^T)
- *   ROWS_AXPY_NAME  C (R, m) += P (R, n) B (n, m): B read once, the R rows of
- *                   C held in registers a block of columns at a time
+ *   ROWS_AXPY_NAME  C (G*R, m) += P_g (R, n) B_g (n, m), groups likewise: B
+ *                   read once; one group's R rows of C held in registers a
+ *                   block of columns at a time, several groups' key by key
  * R <= ATTN_ROWS_MAX. Each result is summed in a fixed order (lanes, then
  * their sum; keys in increasing j), the same on every call.
  */
@@ -47,18 +51,20 @@ static inline __attribute__((always_inline)) void rows_dot_key(size_t R, size_t 
         S[r * lds] = v_hsum(acc[r]);
 }
 
-void ROWS_DOT_NAME(size_t R, size_t n, size_t d, const real *A, size_t lda, const real *B,
-                   size_t ldb, real *S, size_t lds);
-void ROWS_DOT_NAME(size_t R, size_t n, size_t d, const real *A, size_t lda, const real *B,
-                   size_t ldb, real *S, size_t lds)
+void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
+                   const real *B, size_t ldb, real *S, size_t lds);
+void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
+                   const real *B, size_t ldb, real *S, size_t lds)
 {
-#define ROWS_DOT_CASE(rows)                                                    \
-    case rows:                                                                 \
-        for (size_t j = 0; j < n; j++) {                                       \
-            if (j + ROWS_PREFETCH_DISTANCE < n)                                \
-                rows_prefetch(B + (j + ROWS_PREFETCH_DISTANCE) * ldb, d);      \
-            rows_dot_key(rows, d, A, lda, B + j * ldb, S + j, lds);            \
-        }                                                                      \
+#define ROWS_DOT_CASE(rows)                                                             \
+    case rows:                                                                          \
+        for (size_t j = 0; j < n; j++) {                                                \
+            if (j + ROWS_PREFETCH_DISTANCE < n)                                         \
+                rows_prefetch(B + (j + ROWS_PREFETCH_DISTANCE) * ldb, G * d);           \
+            for (size_t g = 0; g < G; g++)                                              \
+                rows_dot_key(rows, d, A + g * rows * lda, lda, B + j * ldb + g * d,     \
+                             S + g * rows * lds + j, lds);                              \
+        }                                                                               \
         return;
     switch (R) {
         ROWS_DOT_CASE(1)
@@ -106,11 +112,41 @@ static inline __attribute__((always_inline)) void rows_axpy_columns(
             v_store_part(C + r * ldc + v * VLEN, acc[r][v], lanes[v]);
 }
 
-void ROWS_AXPY_NAME(size_t R, size_t n, size_t m, const real *P, size_t ldp, const real *B,
-                    size_t ldb, real *C, size_t ldc);
-void ROWS_AXPY_NAME(size_t R, size_t n, size_t m, const real *P, size_t ldp, const real *B,
-                    size_t ldb, real *C, size_t ldc)
+/* Key j of every group: C rows (g*R + r) += P[g*R + r][j] B_j[g*m, g*m + m). */
+static inline __attribute__((always_inline)) void rows_axpy_key(size_t G, size_t R, size_t m,
+                                                                const real *P, size_t ldp,
+                                                                const real *Bj, real *C,
+                                                                size_t ldc)
 {
+    for (size_t g = 0; g < G; g++)
+        for (size_t r = 0; r < R; r++) {
+            const vec p = v_set1(P[(g * R + r) * ldp]);
+            const real *b = Bj + g * m;
+            real *c = C + (g * R + r) * ldc;
+            size_t i = 0;
+            for (; i + VLEN <= m; i += VLEN)
+                v_store(c + i, v_fmadd(p, v_load(b + i), v_load(c + i)));
+            if (i < m)
+                v_store_part(c + i,
+                             v_fmadd(p, v_load_part(b + i, m - i, REAL_C(0.0)),
+                                     v_load_part(c + i, m - i, REAL_C(0.0))),
+                             m - i);
+        }
+}
+
+void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
+                    const real *B, size_t ldb, real *C, size_t ldc);
+void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
+                    const real *B, size_t ldb, real *C, size_t ldc)
+{
+    if (G > 1) { /* key by key, each row of B read whole: C's rows stay in L1 */
+        for (size_t j = 0; j < n; j++) {
+            if (j + ROWS_PREFETCH_DISTANCE < n)
+                rows_prefetch(B + (j + ROWS_PREFETCH_DISTANCE) * ldb, G * m);
+            rows_axpy_key(G, R, m, P + j, ldp, B + j * ldb, C, ldc);
+        }
+        return;
+    }
 #define ROWS_AXPY_CASE(rows)                                                          \
     case rows:                                                                        \
         for (size_t c = 0; c < m; c += ROWS_COLUMNS)                                  \

@@ -35,6 +35,7 @@
  * of its rows. */
 typedef struct FN(sdpa_item) {
     size_t b, g, h0, heads, t0, queries, rows, split;
+    int all_groups; /* g is 0 and the item covers every key/value head */
     ptrdiff_t kmin, kmax;
 } FN(sdpa_item);
 
@@ -64,6 +65,20 @@ static FN(sdpa_item) FN(item_of)(const FN(attn_sdpa_run_args) *a, size_t index)
     FN(sdpa_item) it;
     it.split = index % l->splits;
     index /= l->splits;
+    it.all_groups = l->all_groups;
+    if (l->all_groups) { /* one query of every head of sequence b */
+        it.b = index;
+        it.g = 0;
+        it.h0 = 0;
+        it.heads = s->NH;
+        it.t0 = 0;
+        it.queries = 1;
+        it.rows = s->NH;
+        const attn_key_range r = FN(attn_sdpa_visible)(a, it.b, 0);
+        it.kmin = MAX(r.lo, 0);
+        it.kmax = MAX(r.hi, it.kmin);
+        return it;
+    }
     const size_t bgh = index % per_block;
     /* the last query blocks first: with a causal mask they cost the most */
     const size_t block = l->query_blocks - 1 - index / per_block;
@@ -127,9 +142,12 @@ static void FN(item_scores)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
     const real *K = FN(k_row)(a, it->b, it->g, k0);
     const real *packed = FN(packed_keys)(a, it, k0);
     const uint64_t start = attn_profile_begin(mm->profile);
-    if (it->queries == 1 && packed == NULL) {
+    if (it->all_groups) {
+        a->rows_dot(a->layout.shape.NH_kv, a->layout.group, kc, hs,
+                    FN(q_row)(a, it->b, 0, it->t0), hs, K, a->ldk, S, kc);
+    } else if (it->queries == 1 && packed == NULL) {
         for (size_t h = 0; h < it->heads; h += ATTN_ROWS_MAX)
-            a->rows_dot(MIN((size_t)ATTN_ROWS_MAX, it->heads - h), kc, hs,
+            a->rows_dot(1, MIN((size_t)ATTN_ROWS_MAX, it->heads - h), kc, hs,
                         FN(q_row)(a, it->b, it->h0 + h, it->t0), hs, K, a->ldk, S + h * kc, kc);
     } else {
         for (size_t h = 0; h < it->heads; h++)
@@ -221,8 +239,11 @@ static void FN(item_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
         const size_t lo = (size_t)MAX(range.lo - (ptrdiff_t)k0, 0);
         const size_t hi = (size_t)MIN(MAX(range.hi - (ptrdiff_t)k0, 0), (ptrdiff_t)kc);
         flops = hi > lo ? attn_product_flops(it->rows, hs_v, hi - lo) : 0.0;
-        for (size_t r = 0; hi > lo && r < it->rows; r += ATTN_ROWS_MAX)
-            a->rows_axpy(MIN((size_t)ATTN_ROWS_MAX, it->rows - r), hi - lo, hs_v,
+        if (it->all_groups && hi > lo)
+            a->rows_axpy(a->layout.shape.NH_kv, a->layout.group, hi - lo, hs_v, w->S + lo, kc,
+                         FN(v_row)(a, it->b, 0, k0 + lo), a->ldv, w->Y, hs_v);
+        for (size_t r = 0; !it->all_groups && hi > lo && r < it->rows; r += ATTN_ROWS_MAX)
+            a->rows_axpy(1, MIN((size_t)ATTN_ROWS_MAX, it->rows - r), hi - lo, hs_v,
                          w->S + r * kc + lo, kc, FN(v_row)(a, it->b, it->g, k0 + lo), a->ldv,
                          w->Y + r * hs_v, hs_v);
     } else if (a->causal && u < wnd) {

@@ -5,7 +5,6 @@
  */
 #include <float.h>
 #include <math.h>
-#include <stdlib.h>
 
 #include <attn/attn.h>
 
@@ -14,7 +13,6 @@
 #include "sdpa_layout.h"
 
 #define ATTN_SDPA_FLAGS (ATTN_CAUSAL | ATTN_INFERENCE)
-#define ATTN_ALIGNMENT ((size_t)64)
 #define ATTN_WORKER_ROUND ((size_t)16)
 
 /* Element counts of the arena's buffers; false on overflow. */
@@ -98,36 +96,19 @@ attn_status attn_sdpa_plan_create(attn_plan **plan, attn_dtype dtype,
     if (!attn_scale_valid(scale, largest))
         return ATTN_ERR_BAD_SCALE;
 
-    attn_plan *created = calloc(1, sizeof *created);
-    /* a plan without buffers still gets an arena: a NULL one means failure */
-    void *arena = aligned_alloc(ATTN_ALIGNMENT, arena_bytes > 0 ? arena_bytes : ATTN_ALIGNMENT);
-    if (created == NULL || arena == NULL) {
-        free(created);
-        free(arena);
-        return ATTN_ERR_OUT_OF_MEMORY;
-    }
-    created->kind = ATTN_PLAN_SDPA;
-    created->dtype = dtype;
-    created->sdpa = layout;
-    created->window = window;
-    created->tiled = 1;
-    created->worker_elements = worker;
-    created->pack_elements = pack;
-    created->scale = scale > 0.0 ? scale : 1.0 / sqrt((double)s.hs);
-    created->causal = (flags & ATTN_CAUSAL) != 0;
-    created->inference = inference;
-    created->isa = attn_isa_active();
+    attn_plan fields = {0};
+    fields.kind = ATTN_PLAN_SDPA;
+    fields.dtype = dtype;
+    fields.sdpa = layout;
+    fields.window = window;
+    fields.tiled = 1;
+    fields.worker_elements = worker;
+    fields.pack_elements = pack;
+    fields.scale = scale > 0.0 ? scale : 1.0 / sqrt((double)s.hs);
+    fields.causal = (flags & ATTN_CAUSAL) != 0;
+    fields.inference = inference;
     const double widest = (double)(s.hs > layout.shape.hs_v ? s.hs : layout.shape.hs_v);
-    created->alone = 4.0 * (double)s.B * (double)s.NH * (double)s.Tq * (double)s.Tk * widest <
-                     ATTN_PARALLEL_MIN_FLOPS;
-    created->arena = arena;
-    for (int b = 0; b < ATTN_BUF_COUNT; b++)
-        created->offset[b] = offsets[b];
-    const attn_status status = attn_plan_set_threads(created, ATTN_THREADS_AUTO);
-    if (status != ATTN_OK) {
-        attn_plan_destroy(created);
-        return status;
-    }
-    *plan = created;
-    return ATTN_OK;
+    fields.alone = 4.0 * (double)s.B * (double)s.NH * (double)s.Tq * (double)s.Tk * widest <
+                   ATTN_PARALLEL_MIN_FLOPS;
+    return attn_plan_build(&fields, arena_bytes, offsets, plan);
 }
