@@ -52,20 +52,23 @@ static attn_status FN(check_strides)(const attn_sdpa_layout *l, const FN(sdpa_ar
         return ATTN_ERR_BAD_STRIDE;
     size_t head = s.Tk, sequence, mask = 0;
     if (a->mask != NULL) {
-        /* each nonzero stride steps over the whole of what it repeats */
+        /* each nonzero stride steps over the whole of what it repeats; an
+         * extent that overflows is above every stride (BAD_STRIDE comes
+         * first), and SIZE_OVERFLOW if the strides are 0 */
+        int overflow = 0;
         if (a->mask_ld != 0 && a->mask_ld < s.Tk)
             return ATTN_ERR_BAD_STRIDE;
         if (a->mask_ld != 0 && !FN(rows_extent)(s.Tq, a->mask_ld, s.Tk, &head))
-            return ATTN_ERR_SIZE_OVERFLOW;
-        if (a->mask_sh != 0 && a->mask_sh < head)
+            overflow = 1;
+        if (a->mask_sh != 0 && (overflow || a->mask_sh < head))
             return ATTN_ERR_BAD_STRIDE;
         sequence = head;
         if (a->mask_sh != 0 && !FN(rows_extent)(s.NH, a->mask_sh, head, &sequence))
-            return ATTN_ERR_SIZE_OVERFLOW;
-        if (a->mask_sb != 0 && a->mask_sb < sequence)
+            overflow = 1;
+        if (a->mask_sb != 0 && (overflow || a->mask_sb < sequence))
             return ATTN_ERR_BAD_STRIDE;
         mask = sequence;
-        if (a->mask_sb != 0 && !FN(rows_extent)(s.B, a->mask_sb, sequence, &mask))
+        if (overflow || (a->mask_sb != 0 && !FN(rows_extent)(s.B, a->mask_sb, sequence, &mask)))
             return ATTN_ERR_SIZE_OVERFLOW;
     }
     x->mask = mask;

@@ -62,8 +62,9 @@ static inline attn_sdpa_layout attn_sdpa_layout_of(attn_sdpa_shape s)
     l.group = s.NH / s.NH_kv;
     l.queries = s.Tq < ATTN_QUERY_BLOCK ? s.Tq : ATTN_QUERY_BLOCK;
     l.heads = 1;
-    for (size_t h = l.group; h >= 1; h--)
-        if (l.group % h == 0 && h * l.queries <= ATTN_QUERY_BLOCK) {
+    const size_t most = ATTN_QUERY_BLOCK / l.queries; /* heads that fit a block */
+    for (size_t h = l.group < most ? l.group : most; h >= 1; h--)
+        if (l.group % h == 0) {
             l.heads = h;
             break;
         }
