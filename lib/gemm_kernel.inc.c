@@ -394,9 +394,24 @@ void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *
  * part left of the group's diagonal block is one product, then each row of
  * the group adds its own keys of the block, k = g .. i, as vector updates.
  */
+/* Rows of a triangle done row group by row group; larger ones are split in
+ * two halves, the block below the top half one packed product: a causal
+ * query block of 128 took 5.5% of an sdpa prefill forward in this kernel
+ * for 3% of its arithmetic (Xeon SPR). */
+#define LOWER_DIRECT_ROWS 32
+
 void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *B, size_t ldb,
                      real beta, real *C, size_t ldc, real *pack)
 {
+    if (M > LOWER_DIRECT_ROWS) {
+        const size_t top = (M / 2 + MR - 1) / MR * MR;
+        GEMM_LOWER_NAME(top, N, A, lda, B, ldb, beta, C, ldc, pack);
+        GEMM_NAME(0, 0, M - top, N, top, REAL_C(1.0), A + top * lda, lda, B, ldb, beta,
+                  C + top * ldc, ldc, pack);
+        GEMM_LOWER_NAME(M - top, N, A + top * lda + top, lda, B + top * ldb, ldb, REAL_C(1.0),
+                        C + top * ldc, ldc, pack);
+        return;
+    }
     for (size_t g = 0; g < M; g += MR) {
         const size_t rows = M - g < MR ? M - g : MR;
         GEMM_NAME(0, 0, rows, N, g, REAL_C(1.0), A + g * lda, lda, B, ldb, beta, C + g * ldc, ldc,
