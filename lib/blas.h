@@ -31,19 +31,4 @@ static inline void FN(attn_gemm)(attn_trans trans_a, attn_trans trans_b, size_t 
         (blasint)ldc);
 }
 
-/* B (M,N) = L B with L (M,M) the lower triangle of A (diagonal included),
- * row-major. The strictly upper part of A is never read, and row i of the
- * result never reads rows of B after i. */
-static inline void FN(attn_trmm_lower)(size_t M, size_t N, const real *A, size_t lda, real *B,
-                                       size_t ldb)
-{
-#if ATTN_REAL_BITS == 32
-    cblas_strmm(
-#else
-    cblas_dtrmm(
-#endif
-        CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, (blasint)M, (blasint)N,
-        REAL_C(1.0), A, (blasint)lda, B, (blasint)ldb);
-}
-
 #endif /* ATTN_BLAS_H */

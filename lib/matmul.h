@@ -70,18 +70,14 @@ static inline void FN(attn_mm_gemm_prepacked)(const FN(attn_mm) *mm, attn_trans 
                               Bp != NULL ? &Bp : NULL, beta, &C, ldc);
 }
 
-/* C (M,N) = tril(A) (M,M) B (M,N): row i of C never reads rows of B after i
- * (BLAS: B copied into C, then TRMM in place). */
+/* C (M,N) = tril(A) (M,M) B (M,N): row i of C never reads rows of B after i,
+ * on every engine the own kernel's triangular product (OpenBLAS's TRMM
+ * multiplies the zeros above the diagonal too: a NaN in a later row of B,
+ * the value of a key a causal query must not see, reached earlier rows). */
 static inline void FN(attn_mm_lower)(const FN(attn_mm) *mm, size_t M, size_t N, const real *A,
                                      size_t lda, const real *B, size_t ldb, real *C, size_t ldc)
 {
-    if (mm->blas && !attn_gemm_is_direct(M, N, M)) {
-        for (size_t i = 0; i < M; i++)
-            memcpy(C + i * ldc, B + i * ldb, N * sizeof(real));
-        FN(attn_trmm_lower)(M, N, A, lda, C, ldc);
-    } else {
-        mm->own_lower(M, N, A, lda, B, ldb, REAL_C(0.0), C, ldc, mm->pack);
-    }
+    mm->own_lower(M, N, A, lda, B, ldb, REAL_C(0.0), C, ldc, mm->pack);
 }
 
 #endif /* ATTN_MATMUL_H */

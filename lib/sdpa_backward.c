@@ -6,9 +6,9 @@
  * Shapes, per sequence b: Q, dQ (Tq, NH*hs) ld ldq; K, dK (Tk, NH_kv*hs) ld
  * ldk; V, dV (Tk, NH_kv*hs_v) ld ldv; out, dout (Tq, NH*hs_v) ld ldo;
  * lse, rowdot (NH, Tq). Tiles P, dS of at most ATTN_QUERY_BLOCK x
- * ATTN_QUERY_BLOCK (ld ATTN_BACKWARD_TILE_LD) in the worker's scratch.
+ * ATTN_SDPA_BACKWARD_KEYS (ld ATTN_SDPA_BACKWARD_LD) in the worker's scratch.
  *
- * For each key block j (keys [k0, k0+kc), kc <= ATTN_QUERY_BLOCK) of
+ * For each key block j (keys [k0, k0+kc), kc <= ATTN_SDPA_BACKWARD_KEYS) of
  * key/value head g, each query head h reading g and each query block i
  * that sees any of its keys (the forward formula each step differentiates
  * on the right):
@@ -29,7 +29,8 @@
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
-#define TILE_LD ATTN_BACKWARD_TILE_LD
+#define TILE_LD ATTN_SDPA_BACKWARD_LD
+#define KEYS ATTN_SDPA_BACKWARD_KEYS
 
 typedef struct FN(sdpa_backward_phase) {
     const FN(attn_sdpa_run_args) *a;
@@ -82,7 +83,7 @@ static int FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn_
         return 0;
     const uint64_t start = attn_profile_begin(mm->profile);
     const real *Q = a->Q + (b * s->Tq + t0) * a->ldq + h * s->hs;
-    /* key blocks start on panels of the packed K^T (ATTN_QUERY_BLOCK % NR == 0) */
+    /* key blocks start on panels of the packed K^T (sdpa_layout.h) */
     const real *kt = FN(attn_sdpa_packed_kt)(a, b * s->NH_kv + g);
     FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, s->hs, REAL_C(1.0), Q,
                                a->ldq, a->K + (b * s->Tk + k0) * a->ldk + g * s->hs, a->ldk,
@@ -179,14 +180,14 @@ static void FN(backward_item)(void *context, size_t item, unsigned worker)
     const size_t L = a->key_lengths != NULL ? a->key_lengths[b] : s->Tk;
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
     real *P = FN(attn_engine_tile)(f->e, worker), *dS = P + ATTN_QUERY_BLOCK * TILE_LD;
-    const size_t blocks = attn_sdpa_ceil_div(L, ATTN_QUERY_BLOCK);
+    const size_t blocks = attn_sdpa_ceil_div(L, KEYS);
     for (size_t h = g * heads; h < (g + 1) * heads; h++) {
         size_t ld;
         real *dQ = FN(dq_rows)(a, b, h, group, 0, &ld);
         FN(zero_rows)(dQ, s->Tq, s->hs, ld);
     }
     for (size_t j = group; j < blocks; j += groups) {
-        const size_t k0 = j * ATTN_QUERY_BLOCK, kc = MIN((size_t)ATTN_QUERY_BLOCK, L - k0);
+        const size_t k0 = j * KEYS, kc = MIN((size_t)KEYS, L - k0);
         FN(zero_rows)(a->dK + (b * s->Tk + k0) * a->ldk + g * s->hs, kc, s->hs, a->ldk);
         FN(zero_rows)(a->dV + (b * s->Tk + k0) * a->ldv + g * s->hs_v, kc, s->hs_v, a->ldv);
         for (size_t h = g * heads; h < (g + 1) * heads; h++)
@@ -211,10 +212,14 @@ static void FN(rowdot_item)(void *context, size_t item, unsigned worker)
     (void)worker;
     for (size_t t = 0; t < s->Tq; t++) {
         const size_t at = (b * s->Tq + t) * a->ldo + h * s->hs_v;
-        double dot = 0.0;
-        for (size_t c = 0; c < s->hs_v; c++)
-            dot += (double)a->dout[at + c] * (double)a->out[at + c];
-        a->rowdot[item * s->Tq + t] = (real)dot;
+        double dot[4] = {0.0, 0.0, 0.0, 0.0}; /* four chains: the adds overlap */
+        size_t c = 0;
+        for (; c + 4 <= s->hs_v; c += 4)
+            for (size_t k = 0; k < 4; k++)
+                dot[k] += (double)a->dout[at + c + k] * (double)a->out[at + c + k];
+        for (; c < s->hs_v; c++)
+            dot[0] += (double)a->dout[at + c] * (double)a->out[at + c];
+        a->rowdot[item * s->Tq + t] = (real)((dot[0] + dot[1]) + (dot[2] + dot[3]));
     }
 }
 

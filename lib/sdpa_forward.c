@@ -49,7 +49,7 @@ static FN(sdpa_tile) FN(tile_of)(const FN(attn_sdpa_run_args) *a, real *work)
 {
     FN(sdpa_tile) t;
     t.S = work;
-    t.Y = t.S + (size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS;
+    t.Y = t.S + ATTN_SDPA_SCORES_ELEMENTS;
     t.max = t.Y + (size_t)ATTN_QUERY_BLOCK * a->layout.shape.hs_v;
     t.sum = t.max + ATTN_QUERY_BLOCK;
     t.alpha = t.sum + ATTN_QUERY_BLOCK;
@@ -284,8 +284,9 @@ static void FN(row_alone)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm
     FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, 1, s->hs_v, n, REAL_C(1.0), row,
                      n, FN(v_row)(a, b, g, lo), a->ldv, REAL_C(0.0), FN(out_row)(a, b, h, t),
                      s->hs_v);
+    /* the row kernel makes a row with a NaN all NaN */
     if (a->lse != NULL)
-        a->lse[(b * s->NH + h) * s->Tq + t] = (real)INFINITY;
+        a->lse[(b * s->NH + h) * s->Tq + t] = row[0] != row[0] ? row[0] : (real)INFINITY;
 }
 
 /* out and lse of a row from its max, sum and unnormalized output. */

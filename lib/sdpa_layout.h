@@ -16,7 +16,7 @@
  * their log-sum-exp.
  *
  * Backward item: one (b, g) and one group of its key blocks of
- * ATTN_QUERY_BLOCK keys (j = group, group + groups, ...), against every
+ * ATTN_SDPA_BACKWARD_KEYS keys (j = group, group + groups, ...), against every
  * query of every head of g: dK and dV of those keys are the item's alone
  * (summed over the group's heads), dQ the item's when groups = 1, else a
  * part of its own that a last phase sums.
@@ -34,6 +34,22 @@
 
 /* Fewer work items than this and the engines split keys too. */
 #define ATTN_SDPA_ITEMS 8
+
+/* Keys per block of the backward, and the row stride of its tiles P and dS
+ * (ATTN_QUERY_BLOCK rows each; not a power of two). Twice the query block:
+ * fewer, larger products (dQ read and written half as often). A multiple
+ * of ATTN_GEMM_NR_MAX, so that a block starts on a panel of the packed K^T. */
+#define ATTN_SDPA_BACKWARD_KEYS 256
+#define ATTN_SDPA_BACKWARD_LD (ATTN_SDPA_BACKWARD_KEYS + 16)
+_Static_assert(ATTN_SDPA_BACKWARD_KEYS % ATTN_GEMM_NR_MAX == 0,
+               "a backward key block starts on a panel");
+
+/* Elements of the scores part of a worker's tile: the forward's tile of
+ * one item's rows against ATTN_TILE_KEYS keys, or the backward's P and dS. */
+#define ATTN_SDPA_SCORES_ELEMENTS                                                          \
+    ((size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS > 2 * (size_t)ATTN_QUERY_BLOCK * ATTN_SDPA_BACKWARD_LD \
+         ? (size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS                                       \
+         : 2 * (size_t)ATTN_QUERY_BLOCK * ATTN_SDPA_BACKWARD_LD)
 
 typedef struct attn_sdpa_layout {
     attn_sdpa_shape shape; /* hs_v resolved */
@@ -89,7 +105,8 @@ static inline attn_sdpa_layout attn_sdpa_layout_of(attn_sdpa_shape s)
         if (l.splits > key_tiles)
             l.splits = key_tiles;
     }
-    const size_t pairs = s.B * s.NH_kv, key_blocks = attn_sdpa_ceil_div(s.Tk, ATTN_QUERY_BLOCK);
+    const size_t pairs = s.B * s.NH_kv,
+                 key_blocks = attn_sdpa_ceil_div(s.Tk, ATTN_SDPA_BACKWARD_KEYS);
     l.groups = 1;
     if (pairs < ATTN_HEADS_PER_ITEM_MIN) {
         l.groups = attn_sdpa_ceil_div(ATTN_BACKWARD_ITEMS, pairs);
@@ -154,13 +171,12 @@ static inline size_t attn_sdpa_partial_elements(const attn_sdpa_layout *l)
     return l->shape.hs_v + 2;
 }
 
-/* Elements of a worker's tile: the scores of one item's rows against one key
- * tile (which also holds the backward's two tiles), the item's output rows,
- * three statistics per row, and one row of Tk scores (a row recomputed
- * alone). */
+/* Elements of a worker's tile: the scores (ATTN_SDPA_SCORES_ELEMENTS), the
+ * item's output rows, three statistics per row, and one row of Tk scores (a
+ * row recomputed alone). */
 static inline size_t attn_sdpa_tile_elements(const attn_sdpa_layout *l)
 {
-    return (size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS +
+    return ATTN_SDPA_SCORES_ELEMENTS +
            (size_t)ATTN_QUERY_BLOCK * l->shape.hs_v + 3 * (size_t)ATTN_QUERY_BLOCK +
            l->shape.Tk;
 }
