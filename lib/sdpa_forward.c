@@ -295,9 +295,10 @@ static void FN(finish_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, 
 {
     const attn_sdpa_shape *s = &a->layout.shape;
     real *out = FN(out_row)(a, b, h, t);
-    const real inverse = sum == REAL_C(0.0) ? REAL_C(0.0) : REAL_C(1.0) / sum;
-    for (size_t c = 0; c < s->hs_v; c++)
-        out[c] = y[c] * inverse;
+    if (sum == REAL_C(0.0)) /* no weight: 0, even where y met a non-finite value times 0 */
+        memset(out, 0, s->hs_v * sizeof(real));
+    for (size_t c = 0; sum != REAL_C(0.0) && c < s->hs_v; c++)
+        out[c] = y[c] / sum;
     if (a->lse != NULL)
         a->lse[(b * s->NH + h) * s->Tq + t] =
             sum == REAL_C(0.0) ? (real)-INFINITY : (real)((double)max + log((double)sum));

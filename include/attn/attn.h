@@ -336,7 +336,8 @@ ATTN_API attn_status attn_plan_get_threads(const attn_plan *plan, unsigned *thre
  * Keys j >= L_b are never read (a KV cache's unfilled slots may hold
  * anything); keys outside a row's causal range are never multiplied into
  * its output; keys that only the mask or the window hides may be multiplied
- * by a weight of 0 (a NaN in such a V reaches the row, as in PyTorch).
+ * by a weight of 0, so that a NaN or Inf in such a V reaches a row that has
+ * some weight elsewhere (as in PyTorch); a row with no weight at all is 0.
  *
  * The backward differentiates sum(out * dout) from the forward's out and
  * lse, recomputing the weights block by block (FlashAttention-2): O(Tq + Tk)
@@ -400,18 +401,20 @@ ATTN_API attn_status attn_sdpa_plan_create(attn_plan **plan, attn_dtype dtype,
  * BAD_STRIDE (ldq < NH*hs, ldk < NH_kv*hs, ldv < NH_kv*hs_v, ldo < NH*hs_v,
  * a nonzero mask stride smaller than what it steps over: mask_ld < Tk,
  * mask_sh < the extent of one head's (Tq,Tk), mask_sb < that of one
- * sequence's heads), SIZE_OVERFLOW (an array's extent), BAD_LENGTH (a key
- * length above Tk), ALIASING (out or lse overlapping an input or each
- * other). */
+ * sequence's heads), SIZE_OVERFLOW (an array's extent), BLAS_RANGE (a row
+ * stride above INT_MAX), BAD_LENGTH (a key length above Tk), ALIASING (out
+ * or lse overlapping an input, key_lengths included, or each other; overlap
+ * is judged by each array's span, its first to its last element). */
 ATTN_API attn_status attn_sdpa_forward_f32(attn_plan *plan, const attn_sdpa_args_f32 *a);
 ATTN_API attn_status attn_sdpa_forward_f64(attn_plan *plan, const attn_sdpa_args_f64 *a);
 
 /* The backward: dQ (with ldq), dK (ldk), dV (ldv) overwritten with the
  * gradients of sum(out * dout) (dout with ldo), from a->out and a->lse of
  * the forward of the same inputs. Errors: as the forward, NULL_POINTER
- * also for lse, dout, dQ, dK, dV; then INFERENCE_PLAN; ALIASING for a
- * gradient overlapping an input (out, lse and dout included) or another
- * gradient. */
+ * also for lse, dout, dQ, dK, dV, and INFERENCE_PLAN right after
+ * DTYPE_MISMATCH; ALIASING for a gradient overlapping an input (out, lse
+ * and dout included) or another gradient, by spans (dQ, dK, dV interleaved
+ * in one fused buffer are ALIASING: pass three arrays). */
 ATTN_API attn_status attn_sdpa_backward_f32(attn_plan *plan, const attn_sdpa_args_f32 *a,
                                             const float *dout, float *dQ, float *dK, float *dV);
 ATTN_API attn_status attn_sdpa_backward_f64(attn_plan *plan, const attn_sdpa_args_f64 *a,

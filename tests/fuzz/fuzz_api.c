@@ -9,7 +9,16 @@
  *   dtype, flags (unknown bits too) and scale, attn_plan_set_threads (BLAS
  *   threads, 1 to 3 threads of its own, or more than ATTN_MAX_THREADS), then
  *   up to 6 forwards and backwards in either precision (DTYPE_MISMATCH),
- *   with or without Wo and weights, then attn_plan_destroy.
+ *   with or without Wo and weights, then attn_plan_destroy; or an sdpa
+ *   plan (attention on given Q, K, V): attn_sdpa_plan_create with any dtype,
+ *   shape (B, NH, NH_kv, Tq, Tk, hs, hs_v), flags (the projected plans'
+ *   ATTN_MATERIALIZED and ATTN_TILED and unknown bits too), scale and window,
+ *   its threads, then up to 6 attn_sdpa_forward and attn_sdpa_backward calls
+ *   in either precision with any row strides (0, dense, padded, too small,
+ *   huge), key lengths (NULL, any up to Tk, above it; the unfilled slots of
+ *   K and V NaN), masks (NULL, every broadcast layout, any strides, -inf
+ *   entries) and lse or not, and PLAN_KIND calls both ways; or the one-shot
+ *   attn_sdpa_f32/f64 on the same choices.
  * Dimensions are mostly 1..8, sometimes 9..512, 0, or huge (2^31, 2^32,
  * 2^62, SIZE_MAX/2, SIZE_MAX, ...). Arrays get exactly the bytes their shape
  * documents (so ASan sees a read or write one element past an array) when
@@ -29,7 +38,11 @@
  *      overflow of every array and of the workspace (the plan's arena as
  *      attn.h's "Memory:" paragraph lays it out), BLAS range, stride, scale,
  *      aliasing, and for plans dtype, flags, mismatch, inference, no
- *      forward, Wo presence), predicted by an independent model here;
+ *      forward, Wo presence; for sdpa calls attn.h's order: NULL, plan
+ *      kind, dtype, inference, strides (a nonzero mask stride below what it
+ *      steps over, however large), extents, BLAS range of the row strides,
+ *      key lengths, aliasing (key_lengths an input too)), predicted by an
+ *      independent model here;
  *      attn_status_string never returns NULL;
  *   3. nonzero status: every byte of every buffer the call received (inputs
  *      and outputs) is unchanged, and *plan is untouched;
@@ -62,6 +75,15 @@
  *      within w_ref (expm1(2 dz) + sum_tol(n) + ...) of the double softmax,
  *      and out is within the matching bound of the double reference output
  *      (propagated through V's and Wo's rounding).
+ *   9. sdpa (check_sdpa_forward, check_sdpa_backward): a row that sees no
+ *      key, or whose visible scores are all -inf, is lse -inf and (V finite
+ *      on the keys only the mask or window hides) out 0 exactly; a NaN among a row's visible inputs makes its out and lse
+ *      NaN; a +inf score makes lse +inf; otherwise out and lse within
+ *      oracle 8's bounds (Q, K, V given exactly); the gaps between the rows
+ *      of strided outputs are unchanged; dK, dV of keys j >= L_b and dQ of
+ *      queries without keys are exactly 0; gradients finite under stated
+ *      magnitude bounds; a one-shot equals its ATTN_INFERENCE plan bit for
+ *      bit and a call made twice gives the same bytes.
  * sum_tol(n) = 2 exp_err + (min(n, 1024) + 8) u, with u the unit roundoff
  * and exp_err the kernels' exp accuracy (2e-7 f32, 1e-14 f64, kernels.h):
  * each weight carries a few exp and rounding errors, the normalizing sum
@@ -73,8 +95,8 @@
  * arguments, so ASan sees every element BLAS touches for the library.
  *
  * Input format (bytes; reading past the end gives 0): byte 0 the call (value
- * % 6: softmax_rows, lookup, self_attention, mha_forward, mha_backward,
- * plan); byte 1 bit 0 the precision (1: f64), bytes 1-3 the seed of the
+ * % 7: softmax_rows, lookup, self_attention, mha_forward, mha_backward,
+ * plan, sdpa); byte 1 bit 0 the precision (1: f64), bytes 1-3 the seed of the
  * value generator; then the call's fields in the order the fuzz_* functions
  * below read them (take_dim: a dimension; take_scale; take_null; take_alias;
  * fill_values: one array). corpus/ holds hand-made seeds, written by
@@ -1696,6 +1718,1044 @@ static void fuzz_plan(reader *r)
     attn_plan_destroy(NULL);
 }
 
+/* ---- attention on given Q, K, V (sdpa) ------------------------------------------------------ */
+
+/* The shape of an sdpa plan; hs_v resolved (hs when given as 0). */
+typedef struct sdpa_dims {
+    size_t B, NH, NH_kv, Tq, Tk, hs, hs_v;
+} sdpa_dims;
+
+/* The own kernel's scratch bound of a worker, attn_gemm_pack_bound for
+ * dimensions >= the key tile (lib/kernels.h: KC 256, NC 512, NR_MAX 64,
+ * MC 144, MR_MAX 16), rounded as the plan rounds it: "about 150k elements
+ * for the matrix-product kernel" (attn.h). */
+#define SDPA_PACK_ELEMENTS ((size_t)(256 * (512 + 64) + (144 + 16) * 256 + 16))
+#define SDPA_QUERY_BLOCK ((size_t)128) /* lib/tiling.h */
+#define SDPA_TILE_KEYS ((size_t)512)
+
+static size_t ceil_div(size_t n, size_t d)
+{
+    return n / d + (n % d != 0);
+}
+
+/* The work split of lib/sdpa_layout.h (attn.h: "for shapes of fewer than
+ * 8 (sequence, key/value head) pairs, partial results of key blocks"): the
+ * forward's key splits and the backward's key block groups. Called only
+ * once B*NH*Tq*hs is known to fit. */
+static void sdpa_splits(sdpa_dims s, size_t *splits, size_t *groups)
+{
+    const size_t group = s.NH / s.NH_kv;
+    const size_t queries = s.Tq < SDPA_QUERY_BLOCK ? s.Tq : SDPA_QUERY_BLOCK;
+    /* the most heads of the group (a divisor) whose rows fit a query block */
+    size_t heads = 1;
+    const size_t most = SDPA_QUERY_BLOCK / queries < group ? SDPA_QUERY_BLOCK / queries : group;
+    for (size_t h = most; h >= 1; h--)
+        if (group % h == 0) {
+            heads = h;
+            break;
+        }
+    const size_t items = s.B * s.NH_kv * (group / heads) * ceil_div(s.Tq, queries);
+    const size_t key_tiles = ceil_div(s.Tk, SDPA_TILE_KEYS);
+    *splits = 1;
+    if (items < 8) {
+        *splits = ceil_div(8, items);
+        if (*splits > key_tiles)
+            *splits = key_tiles;
+    }
+    const size_t pairs = s.B * s.NH_kv, key_blocks = ceil_div(s.Tk, SDPA_QUERY_BLOCK);
+    *groups = 1;
+    if (pairs < 4) {
+        *groups = ceil_div(8, pairs);
+        if (*groups > key_blocks)
+            *groups = key_blocks;
+    }
+}
+
+/* attn_sdpa_plan_create's SIZE_OVERFLOW: the dense arrays' byte counts, the
+ * arena (row sums, partial results, dQ parts; each padded to 64 bytes) and a
+ * worker's tile (128*512 scores, 128 rows of hs_v, 3*128 statistics, a row
+ * of Tk, rounding). */
+static int sdpa_sizes_fit(sdpa_dims s, size_t es, unsigned flags)
+{
+    int ok = 1;
+    const size_t q_rows = PRODUCT(&ok, s.B, s.Tq), k_rows = PRODUCT(&ok, s.B, s.Tk);
+    const size_t q_width = PRODUCT(&ok, s.NH, s.hs), o_width = PRODUCT(&ok, s.NH, s.hs_v);
+    const size_t k_width = PRODUCT(&ok, s.NH_kv, s.hs > s.hs_v ? s.hs : s.hs_v);
+    if (!ok)
+        return 0;
+    PRODUCT(&ok, q_rows, q_width > o_width ? q_width : o_width, es);
+    PRODUCT(&ok, k_rows, k_width, es);
+    if (!ok)
+        return 0;
+    size_t splits, groups;
+    sdpa_splits(s, &splits, &groups);
+    size_t partial_row;
+    if (__builtin_add_overflow(s.hs_v, (size_t)2, &partial_row))
+        return 0;
+    const size_t rows = PRODUCT(&ok, s.B, s.NH, s.Tq);
+    const size_t partials = PRODUCT(&ok, rows, splits, partial_row);
+    const size_t parts = PRODUCT(&ok, rows, groups, s.hs);
+    if (!ok)
+        return 0;
+    const int inference = (flags & ATTN_INFERENCE) != 0;
+    const size_t counts[3] = {splits > 1 ? partials : 0, inference ? 0 : rows,
+                              !inference && groups > 1 ? parts : 0};
+    size_t at = 0;
+    for (int i = 0; i < 3; i++) {
+        size_t bytes, padded;
+        if (counts[i] == 0)
+            continue;
+        if (__builtin_mul_overflow(counts[i], es, &bytes) ||
+            __builtin_add_overflow(bytes, (size_t)63, &padded) ||
+            __builtin_add_overflow(at, padded / 64 * 64, &at))
+            return 0;
+    }
+    size_t tile, head_rows;
+    const size_t fixed = SDPA_QUERY_BLOCK * SDPA_TILE_KEYS + 3 * SDPA_QUERY_BLOCK + 32;
+    if (__builtin_mul_overflow(SDPA_QUERY_BLOCK, s.hs_v, &head_rows) ||
+        __builtin_add_overflow(head_rows, s.Tk, &tile) ||
+        __builtin_add_overflow(tile, fixed, &tile) ||
+        __builtin_add_overflow(SDPA_PACK_ELEMENTS, tile / 16 * 16, &tile))
+        return 0;
+    return 1;
+}
+
+/* attn_sdpa_plan_create's checks after NULL, dtype and flags */
+static attn_status model_sdpa_create(sdpa_dims s, size_t es, double scale, double largest,
+                                     unsigned flags)
+{
+    const size_t dims[6] = {s.B, s.NH, s.NH_kv, s.Tq, s.Tk, s.hs};
+    if (any_zero(6, dims))
+        return ATTN_ERR_ZERO_DIMENSION;
+    if (s.NH % s.NH_kv != 0)
+        return ATTN_ERR_BAD_SHAPE;
+    if (!sdpa_sizes_fit(s, es, flags))
+        return ATTN_ERR_SIZE_OVERFLOW;
+    /* the dimensions a product of the engines gets (fit: checked above) */
+    const size_t blas[6] = {s.Tk, s.hs, s.hs_v, s.NH * s.hs,
+                            s.NH_kv * (s.hs > s.hs_v ? s.hs : s.hs_v), s.NH * s.hs_v};
+    if (over_int(6, blas))
+        return ATTN_ERR_BLAS_RANGE;
+    if (scale_bad(scale, largest))
+        return ATTN_ERR_BAD_SCALE;
+    return ATTN_OK;
+}
+
+static attn_status model_sdpa_flags(unsigned flags)
+{
+    return (flags & ~(unsigned)(ATTN_CAUSAL | ATTN_INFERENCE)) != 0 ? ATTN_ERR_BAD_FLAGS : ATTN_OK;
+}
+
+/* whether the arrays and the reference of a plan fit the harness's budget */
+static int sdpa_small(sdpa_dims s)
+{
+    const double B = (double)s.B, NH = (double)s.NH, NHkv = (double)s.NH_kv, Tq = (double)s.Tq;
+    const double Tk = (double)s.Tk, hs = (double)s.hs, hv = (double)s.hs_v;
+    const double elements = 3.0 * B * Tq * NH * (hs + hv) + 3.0 * B * Tk * NHkv * (hs + hv) +
+                            B * NH * Tq * Tk + 4.0 * B * NH * Tq;
+    const double work = B * NH * Tq * Tk * (hs + hv + 2.0);
+    const double arena = B * NH * Tq * (8.0 * (hv + 2.0) + 8.0 * hs + 1.0);
+    return elements <= (double)CAP_ELEMENTS && work <= (double)CAP_WORK &&
+           arena <= 8.0 * (double)CAP_ELEMENTS;
+}
+
+/* ---- one call's arguments -------------------------------------------------------------- */
+
+/* A row stride: 0 (dense), the row's width plus 0..7, 1..4 below it (or
+ * wrapped around to huge), or any dimension. */
+static size_t take_ld(reader *r, size_t width)
+{
+    const uint8_t b = take(r);
+    if (b < 0x80)
+        return 0;
+    if (b < 0xC0)
+        return width + (b & 7);
+    if (b < 0xE0)
+        return width - 1 - (b & 3);
+    return take_dim(r);
+}
+
+/* A mask stride for `exact` (what it steps over): 0, exact, a little more,
+ * one less, or any dimension. */
+static size_t take_mask_stride(reader *r, size_t exact)
+{
+    const uint8_t b = take(r);
+    if (b < 0x40)
+        return 0;
+    if (b < 0x80)
+        return exact;
+    if (b < 0xC0)
+        return exact + (b & 7);
+    if (b < 0xE0)
+        return exact - 1;
+    return take_dim(r);
+}
+
+/* a + b, saturated at SIZE_MAX; (rows-1)*ld + width likewise */
+static size_t sat_add(size_t a, size_t b)
+{
+    size_t s;
+    return __builtin_add_overflow(a, b, &s) ? SIZE_MAX : s;
+}
+
+static size_t sat_extent(size_t rows, size_t ld, size_t width)
+{
+    size_t span;
+    return __builtin_mul_overflow(rows - 1, ld, &span) ? SIZE_MAX : sat_add(span, width);
+}
+
+/* The decoded arguments of one sdpa forward or backward. */
+typedef struct sdpa_call {
+    size_t ldq, ldk, ldv, ldo;             /* as passed */
+    size_t rq, rk, rv, ro;                 /* resolved (0: the width) */
+    int has_mask;
+    size_t mask_ld, mask_sb, mask_sh;
+    uint8_t mask_fill;                     /* how many entries are -inf */
+    int has_lengths, nan_slots;
+    size_t lengths[8];
+    int null_at;
+    alias al;
+    /* extents in elements (SIZE_MAX: beyond size_t), mask 0 without one */
+    size_t nQ, nK, nV, nO, nM, nL;
+} sdpa_call;
+
+static void sdpa_call_resolve(sdpa_call *c, sdpa_dims s);
+
+/* The mask strides, lengths and row strides of a call on plan shape s. */
+static sdpa_call take_sdpa_call(reader *r, sdpa_dims s, int n_null, int n_outputs, int n_args)
+{
+    sdpa_call a;
+    memset(&a, 0, sizeof a);
+    const size_t wq = s.NH * s.hs, wk = s.NH_kv * s.hs, wv = s.NH_kv * s.hs_v, wo = s.NH * s.hs_v;
+    a.ldq = take_ld(r, wq);
+    a.ldk = take_ld(r, wk);
+    a.ldv = take_ld(r, wv);
+    a.ldo = take_ld(r, wo);
+    const uint8_t mb = take(r);
+    a.has_mask = mb >= 0x80;
+    if (a.has_mask) {
+        const size_t head = (s.Tq - 1) * s.Tk + s.Tk, seq = s.NH * head;
+        a.mask_fill = (uint8_t)((mb >> 4) & 3);
+        switch (mb & 7) {
+        case 0: /* (B,NH,Tq,Tk) */
+            a.mask_ld = s.Tk, a.mask_sh = head, a.mask_sb = seq;
+            break;
+        case 1: /* key padding */
+            a.mask_ld = 0, a.mask_sh = 0, a.mask_sb = s.Tk;
+            break;
+        case 2: /* shared by the heads */
+            a.mask_ld = s.Tk, a.mask_sh = 0, a.mask_sb = head;
+            break;
+        case 3: /* shared by the batch */
+            a.mask_ld = s.Tk, a.mask_sh = head, a.mask_sb = 0;
+            break;
+        case 4: /* one row */
+            a.mask_ld = a.mask_sh = a.mask_sb = 0;
+            break;
+        default: { /* each stride chosen */
+            a.mask_ld = take_mask_stride(r, s.Tk);
+            const size_t h = a.mask_ld ? sat_extent(s.Tq, a.mask_ld, s.Tk) : s.Tk;
+            a.mask_sh = take_mask_stride(r, h);
+            const size_t q = a.mask_sh ? sat_extent(s.NH, a.mask_sh, h) : h;
+            a.mask_sb = take_mask_stride(r, q);
+        }
+        }
+    }
+    const uint8_t lb = take(r);
+    a.has_lengths = lb >= 0x80 && s.B <= 8;
+    a.nan_slots = (lb >> 6) & 1;
+    for (size_t b = 0; a.has_lengths && b < s.B; b++) {
+        const uint8_t v = take(r);
+        a.lengths[b] = v >= 0xF0 ? s.Tk + 1 + (v & 3) : v >= 0xE8 ? SIZE_MAX : v % (s.Tk + 1);
+    }
+    a.null_at = take_null(r, n_null);
+    a.al = take_alias(r, n_outputs, n_args);
+    sdpa_call_resolve(&a, s);
+    TRACE("  ld q %zu k %zu v %zu o %zu, mask %d (ld %zu sh %zu sb %zu, -inf %d), lengths %d "
+          "(NaN slots %d), null %d, alias %d\n",
+          a.ldq, a.ldk, a.ldv, a.ldo, a.has_mask, a.mask_ld, a.mask_sh, a.mask_sb, a.mask_fill,
+          a.has_lengths, a.nan_slots, a.null_at, a.al.output);
+    return a;
+}
+
+/* the strides with 0 resolved and the extents of a call on shape s (valid) */
+static void sdpa_call_resolve(sdpa_call *c, sdpa_dims s)
+{
+    sdpa_call a = *c;
+    const size_t wq = s.NH * s.hs, wk = s.NH_kv * s.hs, wv = s.NH_kv * s.hs_v, wo = s.NH * s.hs_v;
+    a.rq = a.ldq ? a.ldq : wq;
+    a.rk = a.ldk ? a.ldk : wk;
+    a.rv = a.ldv ? a.ldv : wv;
+    a.ro = a.ldo ? a.ldo : wo;
+    a.nQ = sat_extent(s.B * s.Tq, a.rq, wq);
+    a.nK = sat_extent(s.B * s.Tk, a.rk, wk);
+    a.nV = sat_extent(s.B * s.Tk, a.rv, wv);
+    a.nO = sat_extent(s.B * s.Tq, a.ro, wo);
+    a.nL = s.B * s.NH * s.Tq;
+    a.nM = 0;
+    if (a.has_mask) {
+        const size_t h = a.mask_ld ? sat_extent(s.Tq, a.mask_ld, s.Tk) : s.Tk;
+        const size_t q = a.mask_sh ? sat_extent(s.NH, a.mask_sh, h) : h;
+        a.nM = a.mask_sb ? sat_extent(s.B, a.mask_sb, q) : q;
+    }
+    *c = a;
+}
+
+/* The documented checks of a call after its NULL pointers, PLAN_KIND and
+ * DTYPE_MISMATCH (and INFERENCE_PLAN): BAD_STRIDE (a row stride below its
+ * row; a nonzero mask stride below what it steps over, however large that
+ * is), SIZE_OVERFLOW (an extent, in elements or bytes), BLAS_RANGE (a row
+ * stride above INT_MAX), BAD_LENGTH. */
+static attn_status model_sdpa_args(sdpa_dims s, size_t es, const sdpa_call *a)
+{
+    if (a->rq < s.NH * s.hs || a->rk < s.NH_kv * s.hs || a->rv < s.NH_kv * s.hs_v ||
+        a->ro < s.NH * s.hs_v)
+        return ATTN_ERR_BAD_STRIDE;
+    if (a->has_mask) {
+        /* an extent beyond size_t is above every stride */
+        int over = 0;
+        size_t head = s.Tk, seq, span;
+        if (a->mask_ld && a->mask_ld < s.Tk)
+            return ATTN_ERR_BAD_STRIDE;
+        if (a->mask_ld)
+            over |= __builtin_mul_overflow(s.Tq - 1, a->mask_ld, &span) ||
+                    __builtin_add_overflow(span, s.Tk, &head);
+        if (a->mask_sh && (over || a->mask_sh < head))
+            return ATTN_ERR_BAD_STRIDE;
+        seq = head;
+        if (a->mask_sh)
+            over |= __builtin_mul_overflow(s.NH - 1, a->mask_sh, &span) ||
+                    __builtin_add_overflow(span, head, &seq);
+        if (a->mask_sb && (over || a->mask_sb < seq))
+            return ATTN_ERR_BAD_STRIDE;
+    }
+    const size_t extents[5] = {a->nQ, a->nK, a->nV, a->nO, a->nM};
+    for (int i = 0; i < 5; i++) {
+        size_t bytes;
+        if (extents[i] == SIZE_MAX || __builtin_mul_overflow(extents[i], es, &bytes))
+            return ATTN_ERR_SIZE_OVERFLOW;
+    }
+    const size_t lds[4] = {a->rq, a->rk, a->rv, a->ro};
+    if (over_int(4, lds))
+        return ATTN_ERR_BLAS_RANGE;
+    for (size_t b = 0; a->has_lengths && b < s.B; b++)
+        if (a->lengths[b] > s.Tk)
+            return ATTN_ERR_BAD_LENGTH;
+    return ATTN_OK;
+}
+
+/* a raw input argument of `bytes` (the key lengths) */
+static void *add_raw(call *c, const void *src, size_t bytes, int present)
+{
+    ORACLE(c->n < MAX_ARGS, "harness: too many arguments");
+    arg *a = &c->a[c->n++];
+    memset(a, 0, sizeof *a);
+    if (!present)
+        return NULL;
+    a->ptr = alloc(bytes);
+    memcpy(a->ptr, src, bytes);
+    a->alloc_bytes = a->bytes = bytes;
+    return a->ptr;
+}
+
+/* The arrays of one call, in the harness's argument list:
+ *   0 Q, 1 K, 2 V, 3 mask, 4 key_lengths, 5 out, 6 lse,
+ *   backward: 7 dout, 8 dQ, 9 dK, 10 dV. */
+typedef struct sdpa_arrays {
+    void *Q, *K, *V, *mask, *out, *lse, *dout, *dQ, *dK, *dV;
+    size_t *lengths;
+} sdpa_arrays;
+
+/* NaN in the rows of K and V of keys j >= L_b (never read, attn.h) */
+static void nan_fill_slots(const prec *p, sdpa_dims s, const sdpa_call *a, void *K, void *V)
+{
+    for (size_t b = 0; b < s.B; b++)
+        for (size_t j = a->lengths[b]; j < s.Tk; j++) {
+            for (size_t i = 0; i < s.NH_kv * s.hs; i++)
+                set(p, K, (b * s.Tk + j) * a->rk + i, (double)NAN);
+            for (size_t i = 0; i < s.NH_kv * s.hs_v; i++)
+                set(p, V, (b * s.Tk + j) * a->rv + i, (double)NAN);
+        }
+}
+
+/* -inf in the mask: mode 1 every third entry, 2 every entry of the first
+ * (sequence, head, query) row, 3 every entry */
+static void mask_fill_inf(const prec *p, void *mask, size_t n, size_t Tk, uint8_t mode)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((mode == 1 && i % 3 == 0) || (mode == 2 && i < Tk) || mode == 3)
+            set(p, mask, i, -(double)INFINITY);
+}
+
+static sdpa_arrays add_sdpa_arrays(call *c, reader *r, sdpa_dims s, const sdpa_call *a,
+                                   int backward, int out_is_input, int with_lse)
+{
+    const int nu = a->null_at;
+    sdpa_arrays x;
+    memset(&x, 0, sizeof x);
+    x.Q = add_array(c, r, a->nQ, 0, nu != 0);
+    x.K = add_array(c, r, a->nK, 0, nu != 1);
+    x.V = add_array(c, r, a->nV, 0, nu != 2);
+    x.mask = add_array(c, r, a->nM, 0, a->has_mask);
+    if (x.mask != NULL && !c->huge)
+        mask_fill_inf(c->p, x.mask, a->nM, s.Tk, a->mask_fill);
+    x.lengths = add_raw(c, a->lengths, s.B * sizeof(size_t), a->has_lengths);
+    if (a->has_lengths && a->nan_slots && !c->huge && x.K != NULL && x.V != NULL &&
+        model_sdpa_args(s, c->p->es, a) == ATTN_OK)
+        nan_fill_slots(c->p, s, a, x.K, x.V);
+    x.out = add_array(c, r, a->nO, !out_is_input, nu != 3);
+    x.lse = add_array(c, r, a->nL, !out_is_input, backward ? nu != 4 : with_lse);
+    if (backward) {
+        x.dout = add_array(c, r, a->nO, 0, nu != 5);
+        x.dQ = add_array(c, r, a->nQ, 1, nu != 6);
+        x.dK = add_array(c, r, a->nK, 1, nu != 7);
+        x.dV = add_array(c, r, a->nV, 1, nu != 8);
+    }
+    return x;
+}
+
+typedef struct sdpa_io {
+    const void *Q, *K, *V, *mask, *dout;
+    const size_t *lengths;
+    void *out, *lse, *dQ, *dK, *dV;
+} sdpa_io;
+
+static attn_sdpa_args_f32 sdpa_args32(const sdpa_call *a, const sdpa_io *x)
+{
+    const attn_sdpa_args_f32 g = {x->Q,       a->ldq,     x->K,       a->ldk,    x->V,
+                                  a->ldv,     x->mask,    a->mask_ld, a->mask_sb, a->mask_sh,
+                                  x->lengths, x->out,     a->ldo,     x->lse};
+    return g;
+}
+
+static attn_sdpa_args_f64 sdpa_args64(const sdpa_call *a, const sdpa_io *x)
+{
+    const attn_sdpa_args_f64 g = {x->Q,       a->ldq,     x->K,       a->ldk,    x->V,
+                                  a->ldv,     x->mask,    a->mask_ld, a->mask_sb, a->mask_sh,
+                                  x->lengths, x->out,     a->ldo,     x->lse};
+    return g;
+}
+
+/* kind 0 forward, 1 backward, 2 one-shot (shape, scale, flags, window) */
+static attn_status call_sdpa(int f64, int kind, attn_plan *plan, int null_args, const sdpa_call *a,
+                             const sdpa_io *x, const attn_sdpa_shape *shape, double scale,
+                             unsigned flags, size_t window)
+{
+    if (f64) {
+        const attn_sdpa_args_f64 g = sdpa_args64(a, x);
+        const attn_sdpa_args_f64 *gp = null_args ? NULL : &g;
+        return kind == 0   ? attn_sdpa_forward_f64(plan, gp)
+               : kind == 1 ? attn_sdpa_backward_f64(plan, gp, x->dout, x->dQ, x->dK, x->dV)
+                           : attn_sdpa_f64(shape, scale, flags, window, gp);
+    }
+    const attn_sdpa_args_f32 g = sdpa_args32(a, x);
+    const attn_sdpa_args_f32 *gp = null_args ? NULL : &g;
+    return kind == 0   ? attn_sdpa_forward_f32(plan, gp)
+           : kind == 1 ? attn_sdpa_backward_f32(plan, gp, x->dout, x->dQ, x->dK, x->dV)
+                       : attn_sdpa_f32(shape, scale, flags, window, gp);
+}
+
+static sdpa_io io_from(const call *c, const sdpa_arrays *x, int backward)
+{
+    sdpa_io io = {x->Q, x->K, x->V, x->mask, NULL, x->lengths, c->a[5].ptr, c->a[6].ptr,
+                  NULL, NULL, NULL};
+    if (backward) {
+        io.dout = x->dout;
+        io.dQ = c->a[8].ptr;
+        io.dK = c->a[9].ptr;
+        io.dV = c->a[10].ptr;
+    }
+    return io;
+}
+
+/* ALIASING of a forward: out, lse against the inputs and each other */
+static int sdpa_forward_aliases(const prec *p, sdpa_dims s, const sdpa_call *a, const sdpa_io *x)
+{
+    const size_t es = p->es;
+    const region in[5] = {{x->Q, a->nQ * es},
+                          {x->K, a->nK * es},
+                          {x->V, a->nV * es},
+                          {x->mask, a->nM * es},
+                          {x->lengths, x->lengths ? s.B * sizeof(size_t) : 0}};
+    const region outs[2] = {{x->out, a->nO * es}, {x->lse, a->nL * es}};
+    return outputs_alias(outs, 2, in, 5);
+}
+
+static int sdpa_backward_aliases(const prec *p, sdpa_dims s, const sdpa_call *a, const sdpa_io *x)
+{
+    const size_t es = p->es;
+    const region in[8] = {{x->Q, a->nQ * es},    {x->K, a->nK * es},
+                          {x->V, a->nV * es},    {x->mask, a->nM * es},
+                          {x->lengths, x->lengths ? s.B * sizeof(size_t) : 0},
+                          {x->out, a->nO * es},  {x->lse, a->nL * es},
+                          {x->dout, a->nO * es}};
+    const region outs[3] = {{x->dQ, a->nQ * es}, {x->dK, a->nK * es}, {x->dV, a->nV * es}};
+    return outputs_alias(outs, 3, in, 8);
+}
+
+/* ---- numeric oracles of a successful call ------------------------------------------------ */
+
+/* keys [*lo, *hi) that query t of sequence b sees */
+static void sdpa_visible(sdpa_dims s, int causal, size_t window, const size_t *lengths, size_t b,
+                         size_t t, size_t *lo, size_t *hi)
+{
+    const size_t L = lengths != NULL ? lengths[b] : s.Tk;
+    const long long p = (long long)L - (long long)s.Tq + (long long)t; /* small shapes */
+    *hi = L;
+    if (causal)
+        *hi = p < 0 ? 0 : (size_t)p + 1 < L ? (size_t)p + 1 : L;
+    *lo = 0;
+    if (window > 0 && p >= 0 && (size_t)p + 1 > window)
+        *lo = (size_t)p + 1 - window;
+}
+
+/* The forward's outputs against the double reference, row by row (oracles
+ * 5, 7 and 8 of the header, for sdpa):
+ *   - a row without a visible key, or whose visible scores are all -inf
+ *     (bounded scores, a -inf mask), is lse -inf exactly, and out 0 exactly
+ *     when V is finite on the keys it may multiply by 0 (below);
+ *   - a NaN among a row's visible inputs (its query, a visible key, a
+ *     visible mask entry) makes out and lse of the row NaN;
+ *   - a visible mask entry +inf (bounded scores, no NaN) gives lse +inf;
+ *   - otherwise, with every visible input finite and the scores' partial
+ *     sums below REAL_MAX/16: out within core_check's bound (the values V
+ *     given exactly: kv = 0; scores rounded with kq = hs + 4, the mask added
+ *     and the scale applied) and lse within dz + the weights' tolerance +
+ *     4u(|max| + |log sum| + 1).
+ * The gaps between out's rows are unchanged (ro > width). */
+static void check_sdpa_forward(const prec *p, sdpa_dims s, double scale, int causal,
+                               size_t window, const sdpa_call *a, const sdpa_io *x,
+                               const unsigned char *out_before)
+{
+    const double u = p->u;
+    const size_t group = s.NH / s.NH_kv, wo = s.NH * s.hs_v;
+    double *z = doubles(s.Tk), *bound = doubles(s.Tk), *w = doubles(s.Tk);
+    for (size_t r = 0; r + 1 < s.B * s.Tq && a->ro > wo; r++)
+        ORACLE(memcmp((const unsigned char *)x->out + (r * a->ro + wo) * p->es,
+                      out_before + (r * a->ro + wo) * p->es, (a->ro - wo) * p->es) == 0,
+               "bytes between out's rows %zu and %zu (ldo %zu) changed", r, r + 1, a->ro);
+    for (size_t b = 0; b < s.B; b++)
+        for (size_t h = 0; h < s.NH; h++)
+            for (size_t t = 0; t < s.Tq; t++) {
+                const size_t g = h / group, row = b * s.Tq + t;
+                const size_t o_at = row * a->ro + h * s.hs_v, l_at = (b * s.NH + h) * s.Tq + t;
+                size_t lo, hi;
+                sdpa_visible(s, causal, window, x->lengths, b, t, &lo, &hi);
+                /* attn.h: keys that only the mask or the window hides may be
+                 * multiplied by a weight of 0, so a NaN (or inf) in their V may
+                 * reach the row: out is claimed only when V is finite on every
+                 * key the row may multiply ([0, hi)) */
+                int v_finite = 1;
+                for (size_t j = 0; j < hi; j++)
+                    for (size_t c = 0; c < s.hs_v; c++)
+                        v_finite &=
+                            isfinite(get(p, x->V, (b * s.Tk + j) * a->rv + g * s.hs_v + c)) != 0;
+                if (hi <= lo) {
+                    for (size_t c = 0; c < s.hs_v && v_finite; c++)
+                        ORACLE(get(p, x->out, o_at + c) == 0.0,
+                               "row (b %zu, h %zu, t %zu) sees no key: out[%zu] = %g", b, h, t, c,
+                               get(p, x->out, o_at + c));
+                    ORACLE(x->lse == NULL || get(p, x->lse, l_at) == -(double)INFINITY,
+                           "row (b %zu, h %zu, t %zu) sees no key: lse %g", b, h, t,
+                           get(p, x->lse, l_at));
+                    continue;
+                }
+                const size_t q_at = row * a->rq + h * s.hs;
+                int has_nan = 0, finite = 1, plus_inf = 0, bounded = 1, v_ok = 1;
+                for (size_t i = 0; i < s.hs; i++) {
+                    has_nan |= isnan(get(p, x->Q, q_at + i)) != 0;
+                    finite &= isfinite(get(p, x->Q, q_at + i)) != 0;
+                }
+                double m = -(double)INFINITY, vmax = 0.0;
+                for (size_t j = lo; j < hi; j++) {
+                    const size_t k_at = (b * s.Tk + j) * a->rk + g * s.hs;
+                    double dot = 0.0, bd = 0.0;
+                    for (size_t i = 0; i < s.hs; i++) {
+                        const double q = get(p, x->Q, q_at + i), k = get(p, x->K, k_at + i);
+                        has_nan |= isnan(k) != 0;
+                        finite &= isfinite(k) != 0;
+                        dot += q * k;
+                        bd += fabs(q * k);
+                    }
+                    const double mk = x->mask != NULL
+                                          ? get(p, x->mask,
+                                                b * a->mask_sb + h * a->mask_sh + t * a->mask_ld + j)
+                                          : 0.0;
+                    has_nan |= isnan(mk) != 0;
+                    plus_inf |= mk == (double)INFINITY;
+                    bounded &= bd <= p->max / 16 && scale * bd <= p->max / 16;
+                    z[j] = scale * dot + mk;
+                    bound[j] = bd;
+                    if (z[j] > m)
+                        m = z[j];
+                    for (size_t c = 0; c < s.hs_v; c++) {
+                        const double v = get(p, x->V, (b * s.Tk + j) * a->rv + g * s.hs_v + c);
+                        v_ok &= isfinite(v) && fabs(v) <= p->max / 4;
+                        vmax = fmax(vmax, fabs(v));
+                    }
+                }
+                if (has_nan) {
+                    for (size_t c = 0; c < s.hs_v; c++)
+                        ORACLE(isnan(get(p, x->out, o_at + c)),
+                               "row (b %zu, h %zu, t %zu) has a NaN input: out[%zu] = %g", b, h,
+                               t, c, get(p, x->out, o_at + c));
+                    ORACLE(x->lse == NULL || isnan(get(p, x->lse, l_at)),
+                           "row (b %zu, h %zu, t %zu) has a NaN input: lse %g", b, h, t,
+                           get(p, x->lse, l_at));
+                    continue;
+                }
+                if (!finite || !bounded)
+                    continue;
+                if (plus_inf) {
+                    ORACLE(x->lse == NULL || get(p, x->lse, l_at) == (double)INFINITY,
+                           "row (b %zu, h %zu, t %zu) has a +inf score: lse %g", b, h, t,
+                           get(p, x->lse, l_at));
+                    continue;
+                }
+                if (m == -(double)INFINITY) {
+                    for (size_t c = 0; c < s.hs_v && v_finite; c++)
+                        ORACLE(get(p, x->out, o_at + c) == 0.0,
+                               "row (b %zu, h %zu, t %zu) fully masked: out[%zu] = %g", b, h, t,
+                               c, get(p, x->out, o_at + c));
+                    ORACLE(x->lse == NULL || get(p, x->lse, l_at) == -(double)INFINITY,
+                           "row (b %zu, h %zu, t %zu) fully masked: lse %g", b, h, t,
+                           get(p, x->lse, l_at));
+                    continue;
+                }
+                if (!v_ok || !v_finite)
+                    continue;
+                /* the accuracy bound (core_check's, for given Q, K, V) */
+                const size_t n = hi - lo;
+                double dz = 0.0;
+                exact_sum total = {0.0, 0.0};
+                for (size_t j = lo; j < hi; j++) {
+                    if (z[j] == -(double)INFINITY) {
+                        w[j] = 0.0;
+                        continue;
+                    }
+                    dz = fmax(dz, scale * u * (double)(s.hs + 4) * bound[j] +
+                                      2.0 * u * (fabs(z[j]) + fabs(z[j] - m)));
+                    w[j] = exp(z[j] - m);
+                    exact_add(&total, w[j]);
+                }
+                const double sum = exact_value(&total);
+                if (dz > 0.5 || !(sum > 0.0))
+                    continue;
+                const double tol = expm1(2.0 * dz) + 8.0 * p->exp_err + sum_tol(p, n) +
+                                   (double)(n / 64 + 4) * 4.0 * u;
+                for (size_t c = 0; c < s.hs_v; c++) {
+                    double y = 0.0, ay = 0.0;
+                    for (size_t j = lo; j < hi; j++) {
+                        const double v = get(p, x->V, (b * s.Tk + j) * a->rv + g * s.hs_v + c);
+                        y += w[j] / sum * v;
+                        ay += w[j] / sum * fabs(v);
+                    }
+                    const double err = 2.0 * ((tol + (double)(n + 2) * u) * (1.0 + tol) * ay +
+                                              (double)n * 4.0 * p->min * (1.0 + vmax));
+                    const double got = get(p, x->out, o_at + c);
+                    ORACLE(fabs(got - y) <= err,
+                           "out (b %zu, h %zu, t %zu)[%zu] = %.9g, reference %.9g, tolerance "
+                           "%.3g (dz %.3g, %zu keys)",
+                           b, h, t, c, got, y, err, dz, n);
+                }
+                if (x->lse != NULL) {
+                    const double ref = m + log(sum), got = get(p, x->lse, l_at);
+                    const double err = dz + tol + 4.0 * u * (fabs(m) + fabs(log(sum)) + 1.0);
+                    ORACLE(fabs(got - ref) <= err,
+                           "lse (b %zu, h %zu, t %zu) = %.9g, reference %.9g, tolerance %.3g", b,
+                           h, t, got, ref, err);
+                }
+            }
+}
+
+/* The backward's structure and finiteness: rows of dK, dV of keys j >= L_b
+ * and dQ rows of queries without a visible key (below) are exactly 0; with every
+ * input finite (the mask finite or -inf), the forward's out and lse, and the
+ * bounds below REAL_MAX/4, every gradient is finite:
+ *   |s| <= scale hs mq mk, |dP| <= hs_v md mv (= |D|), |dS| <= 2 |dP|,
+ *   |dV| <= Tq G md, |dQ| <= scale Tk |dS| mk, |dK| <= scale Tq G |dS| mq,
+ * G = NH / NH_kv. The gaps between the rows of dQ, dK, dV are unchanged. */
+static void check_sdpa_backward(const prec *p, sdpa_dims s, double scale, int causal,
+                                size_t window, const sdpa_call *a, const sdpa_io *x,
+                                int from_forward, const call *c)
+{
+    const size_t wq = s.NH * s.hs, wk = s.NH_kv * s.hs, wv = s.NH_kv * s.hs_v;
+    const struct {
+        const void *g, *before;
+        size_t rows, ld, width;
+        const char *name;
+    } gs[3] = {{x->dQ, c->a[8].snapshot, s.B * s.Tq, a->rq, wq, "dQ"},
+               {x->dK, c->a[9].snapshot, s.B * s.Tk, a->rk, wk, "dK"},
+               {x->dV, c->a[10].snapshot, s.B * s.Tk, a->rv, wv, "dV"}};
+    for (int i = 0; i < 3; i++)
+        for (size_t r = 0; gs[i].before != NULL && r + 1 < gs[i].rows && gs[i].ld > gs[i].width;
+             r++)
+            ORACLE(memcmp((const unsigned char *)gs[i].g + (r * gs[i].ld + gs[i].width) * p->es,
+                          (const unsigned char *)gs[i].before + (r * gs[i].ld + gs[i].width) * p->es,
+                          (gs[i].ld - gs[i].width) * p->es) == 0,
+                   "bytes between %s's rows %zu and %zu changed", gs[i].name, r, r + 1);
+    for (size_t b = 0; b < s.B; b++)
+        for (size_t j = x->lengths != NULL ? x->lengths[b] : s.Tk; j < s.Tk; j++) {
+            for (size_t i = 0; i < wk; i++)
+                ORACLE(get(p, x->dK, (b * s.Tk + j) * a->rk + i) == 0.0,
+                       "dK of key %zu >= L_%zu is %g", j, b, get(p, x->dK, (b * s.Tk + j) * a->rk + i));
+            for (size_t i = 0; i < wv; i++)
+                ORACLE(get(p, x->dV, (b * s.Tk + j) * a->rv + i) == 0.0,
+                       "dV of key %zu >= L_%zu is %g", j, b, get(p, x->dV, (b * s.Tk + j) * a->rv + i));
+        }
+    /* a query that sees no key has dQ 0, when nothing it could multiply by a
+     * weight of 0 is NaN or infinite: K and V of its sequence's keys, its
+     * out and dout rows (attn.h promises no more for the backward) */
+    for (size_t b = 0; b < s.B; b++)
+        for (size_t t = 0; t < s.Tq; t++) {
+            size_t lo, hi;
+            sdpa_visible(s, causal, window, x->lengths, b, t, &lo, &hi);
+            if (hi > lo)
+                continue;
+            int clean = 1;
+            const size_t L = x->lengths != NULL ? x->lengths[b] : s.Tk;
+            for (size_t j = 0; j < L; j++) {
+                for (size_t i = 0; i < wk; i++)
+                    clean &= isfinite(get(p, x->K, (b * s.Tk + j) * a->rk + i)) != 0;
+                for (size_t i = 0; i < wv; i++)
+                    clean &= isfinite(get(p, x->V, (b * s.Tk + j) * a->rv + i)) != 0;
+            }
+            for (size_t i = 0; i < s.NH * s.hs_v; i++)
+                clean &= isfinite(get(p, x->out, (b * s.Tq + t) * a->ro + i)) &&
+                         isfinite(get(p, x->dout, (b * s.Tq + t) * a->ro + i));
+            for (size_t i = 0; i < wq && clean; i++)
+                ORACLE(get(p, x->dQ, (b * s.Tq + t) * a->rq + i) == 0.0,
+                       "dQ of query %zu of sequence %zu (no key) is %g", t, b,
+                       get(p, x->dQ, (b * s.Tq + t) * a->rq + i));
+        }
+    if (!from_forward)
+        return;
+    double mq = 0.0, mk = 0.0, mv = 0.0, md = 0.0;
+    int finite = 1;
+    for (size_t r = 0; r < s.B * s.Tq; r++) {
+        for (size_t i = 0; i < wq; i++) {
+            finite &= isfinite(get(p, x->Q, r * a->rq + i)) != 0;
+            mq = fmax(mq, fabs(get(p, x->Q, r * a->rq + i)));
+        }
+        for (size_t i = 0; i < s.NH * s.hs_v; i++) {
+            finite &= isfinite(get(p, x->dout, r * a->ro + i)) != 0;
+            md = fmax(md, fabs(get(p, x->dout, r * a->ro + i)));
+        }
+    }
+    for (size_t b = 0; b < s.B; b++)
+        for (size_t j = 0; j < (x->lengths != NULL ? x->lengths[b] : s.Tk); j++) {
+            const size_t r = b * s.Tk + j;
+            for (size_t i = 0; i < wk; i++) {
+                finite &= isfinite(get(p, x->K, r * a->rk + i)) != 0;
+                mk = fmax(mk, fabs(get(p, x->K, r * a->rk + i)));
+            }
+            for (size_t i = 0; i < wv; i++) {
+                finite &= isfinite(get(p, x->V, r * a->rv + i)) != 0;
+                mv = fmax(mv, fabs(get(p, x->V, r * a->rv + i)));
+            }
+        }
+    for (size_t i = 0; x->mask != NULL && i < a->nM; i++) {
+        const double v = get(p, x->mask, i);
+        finite &= isfinite(v) || v == -(double)INFINITY;
+    }
+    const double L = p->max / 4, G = (double)(s.NH / s.NH_kv);
+    const double dP = (double)s.hs_v * md * mv, dS = 2.0 * dP;
+    if (!finite || !(scale * (double)s.hs * mq * mk <= L) || !(mq <= L && mk <= L && mv <= L) ||
+        !(dS <= L) || !((double)s.Tq * G * md <= L) ||
+        !(scale * (double)s.Tk * dS * mk <= L) || !(scale * (double)s.Tq * G * dS * mq <= L))
+        return;
+    for (int i = 0; i < 3; i++)
+        for (size_t r = 0; r < gs[i].rows; r++)
+            for (size_t k = 0; k < gs[i].width; k++)
+                ORACLE(isfinite(get(p, gs[i].g, r * gs[i].ld + k)),
+                       "%s[%zu][%zu] = %g from finite, bounded inputs", gs[i].name, r, k,
+                       get(p, gs[i].g, r * gs[i].ld + k));
+}
+
+/* ---- plans and steps -------------------------------------------------------------------- */
+
+typedef struct sdpa_plan_state {
+    attn_plan *plan;
+    const prec *p;
+    sdpa_dims s;
+    attn_sdpa_shape shape; /* as given (hs_v maybe 0) */
+    double scale;          /* as given */
+    unsigned flags;
+    size_t window;
+} sdpa_plan_state;
+
+/* attn_forward / attn_backward on an sdpa plan, or attn_sdpa_forward /
+ * attn_sdpa_backward on a projected plan: PLAN_KIND (every pointer set, so
+ * no NULL_POINTER; the arrays are dummies that must not be touched) */
+static void sdpa_kind_step(const sdpa_plan_state *ps, const prec *cp, uint8_t sb)
+{
+    call c = {cp, {{0}}, 0, 1};
+    void *d[12];
+    for (int i = 0; i < 12; i++)
+        d[i] = add_array(&c, NULL, 0, i >= 5, 1);
+    snapshot(&c);
+    attn_status st;
+    if (sb & 0x08) {
+        current_op = cp->f64 ? "attn_sdpa_forward_f64 on a projected plan"
+                             : "attn_sdpa_forward_f32 on a projected plan";
+        attn_plan *proj = NULL;
+        ORACLE(attn_plan_create(&proj, cp->f64 ? ATTN_F64 : ATTN_F32, 1, 2, 2, 1, 2, 0.0, 0u) ==
+                   ATTN_OK,
+               "a projected plan");
+        sdpa_call a;
+        memset(&a, 0, sizeof a);
+        const sdpa_io x = {d[0], d[1], d[2], NULL, d[3], NULL, d[5], d[6], d[7], d[8], d[9]};
+        st = call_sdpa(cp->f64, (sb & 4) ? 1 : 0, proj, 0, &a, &x, NULL, 0.0, 0u, 0);
+        attn_plan_destroy(proj);
+    } else if (sb & 4) {
+        current_op = cp->f64 ? "attn_backward_f64 on an sdpa plan" : "attn_backward_f32 on an sdpa plan";
+        void *g[5] = {d[6], d[7], d[8], d[9], d[10]};
+        st = call_backward(cp->f64, ps->plan, d[0], d[1], d[2], d[3], d[4], d[5], g);
+    } else {
+        current_op = cp->f64 ? "attn_forward_f64 on an sdpa plan" : "attn_forward_f32 on an sdpa plan";
+        st = call_forward(cp->f64, ps->plan, d[0], d[1], d[2], d[3], d[4], d[5], d[6]);
+    }
+    TRACE("%s\n", current_op);
+    settle(&c, st, ATTN_ERR_PLAN_KIND);
+}
+
+/* One forward (backward: 0) or backward (1) on the plan, in precision cp. */
+static void sdpa_step(const sdpa_plan_state *ps, reader *r, const prec *cp, uint8_t sb,
+                      int backward)
+{
+    current_op = backward ? (cp->f64 ? "attn_sdpa_backward_f64" : "attn_sdpa_backward_f32")
+                          : (cp->f64 ? "attn_sdpa_forward_f64" : "attn_sdpa_forward_f32");
+    const sdpa_dims s = ps->s;
+    /* the backward's out and lse: from a forward of the same inputs (0x80 clear), or values */
+    const int from_forward = backward && !(sb & 0x80);
+    TRACE("%s(from forward %d)\n", current_op, from_forward);
+    const sdpa_call a = backward ? take_sdpa_call(r, s, 11, 3, 11) : take_sdpa_call(r, s, 6, 2, 7);
+    const double elements = (double)a.nQ + (double)a.nK + (double)a.nV + 3.0 * (double)a.nO +
+                            (double)a.nM + (double)a.nL;
+    call c = {cp, {{0}}, 0, !(elements <= (double)CAP_ELEMENTS)};
+    sdpa_arrays arr = add_sdpa_arrays(&c, r, s, &a, backward, backward, !(sb & 4));
+    const int null_plan = a.null_at == (backward ? 9 : 4), null_args = a.null_at == (backward ? 10 : 5);
+    attn_plan *plan = null_plan ? NULL : ps->plan;
+
+    /* the status model */
+    attn_status want = ATTN_OK;
+    sdpa_io x = io_from(&c, &arr, backward);
+    const int any_null = !arr.Q || !arr.K || !arr.V || !x.out ||
+                         (backward && (!x.lse || !arr.dout || !x.dQ || !x.dK || !x.dV));
+    if (null_plan || null_args || any_null)
+        want = ATTN_ERR_NULL_POINTER;
+    else if (cp->f64 != ps->p->f64)
+        want = ATTN_ERR_DTYPE_MISMATCH;
+    else if (backward && (ps->flags & ATTN_INFERENCE))
+        want = ATTN_ERR_INFERENCE_PLAN;
+    else
+        want = model_sdpa_args(s, cp->es, &a);
+    if (c.huge && want == ATTN_OK)
+        return;
+    const double scale = used_scale(cp, ps->scale, s.hs);
+    const int causal = (ps->flags & ATTN_CAUSAL) != 0;
+    if (from_forward && want == ATTN_OK) {
+        /* out and lse of the forward of these inputs (the same plan) */
+        const char *op = current_op;
+        current_op = "the forward before a backward";
+        sdpa_io f = x;
+        ORACLE(call_sdpa(cp->f64, 0, plan, 0, &a, &f, NULL, 0.0, 0u, 0) == ATTN_OK,
+               "the forward of a valid backward's inputs failed");
+        current_op = op;
+    }
+    snapshot(&c);
+    apply_alias(&c, a.al, backward ? 8 : 5);
+    x = io_from(&c, &arr, backward);
+    if (want == ATTN_OK)
+        want = backward ? (sdpa_backward_aliases(cp, s, &a, &x) ? ATTN_ERR_ALIASING : ATTN_OK)
+                        : (sdpa_forward_aliases(cp, s, &a, &x) ? ATTN_ERR_ALIASING : ATTN_OK);
+    const attn_status st = call_sdpa(cp->f64, backward, plan, null_args, &a, &x, NULL, 0.0, 0u, 0);
+    if (!settle(&c, st, want))
+        return;
+    /* the same call again, into new outputs: the same bytes */
+    sdpa_io y = x;
+    const size_t es = cp->es;
+    if (backward) {
+        y.dQ = alloc(a.nQ * es), y.dK = alloc(a.nK * es), y.dV = alloc(a.nV * es);
+        fill_sentinel(y.dQ, a.nQ * es), fill_sentinel(y.dK, a.nK * es);
+        fill_sentinel(y.dV, a.nV * es);
+    } else {
+        y.out = alloc(a.nO * es);
+        fill_sentinel(y.out, a.nO * es);
+        y.lse = x.lse != NULL ? alloc(a.nL * es) : NULL;
+    }
+    ORACLE(call_sdpa(cp->f64, backward, plan, 0, &a, &y, NULL, 0.0, 0u, 0) == ATTN_OK,
+           "the same call again failed");
+    if (backward)
+        ORACLE(memcmp(x.dQ, y.dQ, a.nQ * es) == 0 && memcmp(x.dK, y.dK, a.nK * es) == 0 &&
+                   memcmp(x.dV, y.dV, a.nV * es) == 0,
+               "the same backward again gave other bytes");
+    else
+        ORACLE(memcmp(x.out, y.out, a.nO * es) == 0 &&
+                   (x.lse == NULL || memcmp(x.lse, y.lse, a.nL * es) == 0),
+               "the same forward again gave other bytes");
+    if (backward)
+        check_sdpa_backward(cp, s, scale, causal, ps->window, &a, &x, from_forward, &c);
+    else
+        check_sdpa_forward(cp, s, scale, causal, ps->window, &a, &x, c.a[5].snapshot);
+}
+
+/* dtype byte, B NH NH_kv Tq Tk hs, hs_v byte (>= 0x80: a dimension follows),
+ * scale, flags byte (bits 0-1 ATTN_CAUSAL/ATTN_INFERENCE, 4 ATTN_MATERIALIZED,
+ * 8 ATTN_TILED, 0x20 the one-shot instead of a plan, 0x80 an unknown bit
+ * follows), window byte (>= 0x80: a dimension follows), NULL choice (plan,
+ * shape); then the one-shot's call, or the threads byte and up to 6 steps
+ * (step byte: 1 backward, 0x42 the other precision, 0x30 a PLAN_KIND call
+ * (0x08 on a projected plan, 4 backward), 0x80 a backward's out and lse not
+ * from a forward, then the call's fields: take_sdpa_call, the arrays). */
+static void fuzz_sdpa(reader *r)
+{
+    current_op = "attn_sdpa_plan_create";
+    const uint8_t db = take(r);
+    attn_dtype dtype = ATTN_F32;
+    switch (db & 3) {
+    case 0:
+        dtype = ATTN_F32;
+        break;
+    case 1:
+        dtype = ATTN_F64;
+        break;
+    case 2:
+        dtype = (db & 4) ? ATTN_F64 : ATTN_F32;
+        break;
+    default:
+        dtype = (attn_dtype)(int)(int8_t)take(r);
+        break;
+    }
+    const prec *p = dtype == ATTN_F64 ? &prec_f64 : &prec_f32;
+    attn_sdpa_shape shape;
+    shape.B = take_dim(r);
+    shape.NH = take_dim(r);
+    shape.NH_kv = take_dim(r);
+    shape.Tq = take_dim(r);
+    shape.Tk = take_dim(r);
+    shape.hs = take_dim(r);
+    shape.hs_v = take(r) >= 0x80 ? take_dim(r) : 0;
+    const double scale = take_scale(r);
+    const uint8_t fb = take(r);
+    unsigned flags = fb & 3u;
+    if (fb & 4)
+        flags |= ATTN_MATERIALIZED;
+    if (fb & 8)
+        flags |= ATTN_TILED;
+    if (fb & 0x80)
+        flags |= 1u << (4 + take(r) % 28);
+    const int one_shot = (fb >> 5) & 1;
+    const size_t window = take(r) >= 0x80 ? take_dim(r) : 0;
+    const int null_at = take_null(r, 2);
+    const int null_plan = null_at == 0, null_shape = null_at == 1;
+    const int valid_dtype = dtype == ATTN_F32 || dtype == ATTN_F64;
+    const sdpa_dims s = {shape.B,  shape.NH, shape.NH_kv,
+                         shape.Tq, shape.Tk, shape.hs, shape.hs_v ? shape.hs_v : shape.hs};
+    TRACE("attn_sdpa%s(dtype %d, B %zu, NH %zu, NH_kv %zu, Tq %zu, Tk %zu, hs %zu, hs_v %zu, "
+          "scale %g, flags %#x, window %zu, null %d)\n",
+          one_shot ? " one-shot" : "_plan_create", (int)dtype, s.B, s.NH, s.NH_kv, s.Tq, s.Tk,
+          s.hs, shape.hs_v, scale, flags, window, null_at);
+
+    if (one_shot) {
+        /* attn_sdpa_f32/f64 (by the dtype's precision): the create's checks, then
+         * the forward's */
+        current_op = p->f64 ? "attn_sdpa_f64" : "attn_sdpa_f32";
+        attn_status want = model_sdpa_flags(flags);
+        if (want == ATTN_OK)
+            want = model_sdpa_create(s, p->es, scale, p->max, flags | ATTN_INFERENCE);
+        const int small = want == ATTN_OK && sdpa_small(s);
+        if (want == ATTN_OK && !small)
+            return; /* it would make a plan larger than the harness runs, whatever the arrays */
+        sdpa_dims as = s;
+        if (!small) /* the arrays' shape: anything small (dummies anyway) */
+            as = (sdpa_dims){1, 1, 1, 1, 1, 1, 1};
+        sdpa_call a = take_sdpa_call(r, as, 6, 2, 7);
+        if (want == ATTN_OK) { /* the model's extents are those of the real shape */
+            a.has_lengths &= s.B <= 8;
+            sdpa_call_resolve(&a, s);
+        }
+        const double elements = (double)a.nQ + (double)a.nK + (double)a.nV + 3.0 * (double)a.nO +
+                                (double)a.nM + (double)a.nL;
+        call c = {p, {{0}}, 0, !small || !(elements <= (double)CAP_ELEMENTS)};
+        sdpa_arrays arr = add_sdpa_arrays(&c, r, as, &a, 0, 0, !(fb & 0x40));
+        snapshot(&c);
+        apply_alias(&c, a.al, 5);
+        const sdpa_io x = io_from(&c, &arr, 0);
+        const int null_args = a.null_at == 5 || null_plan;
+        if (null_shape || null_args)
+            want = ATTN_ERR_NULL_POINTER;
+        else if (want == ATTN_OK && (!arr.Q || !arr.K || !arr.V || !x.out))
+            want = ATTN_ERR_NULL_POINTER;
+        else if (want == ATTN_OK)
+            want = model_sdpa_args(s, p->es, &a);
+        if (c.huge && want == ATTN_OK)
+            return;
+        if (want == ATTN_OK && sdpa_forward_aliases(p, s, &a, &x))
+            want = ATTN_ERR_ALIASING;
+        const attn_status st = call_sdpa(p->f64, 2, NULL, null_args, &a, &x,
+                                         null_shape ? NULL : &shape, scale, flags, window);
+        if (!settle(&c, st, want))
+            return;
+        /* the plan it is: ATTN_INFERENCE, default threads, the same bytes */
+        attn_plan *plan = NULL;
+        ORACLE(attn_sdpa_plan_create(&plan, p->f64 ? ATTN_F64 : ATTN_F32, &shape, scale,
+                                     flags | ATTN_INFERENCE, window) == ATTN_OK,
+               "the plan of a successful one-shot");
+        sdpa_io y = x;
+        y.out = alloc(a.nO * p->es);
+        fill_sentinel(y.out, a.nO * p->es);
+        y.lse = x.lse != NULL ? alloc(a.nL * p->es) : NULL;
+        const attn_status st2 = call_sdpa(p->f64, 0, plan, 0, &a, &y, NULL, 0.0, 0u, 0);
+        attn_plan_destroy(plan);
+        ORACLE(st2 == ATTN_OK && memcmp(x.out, y.out, a.nO * p->es) == 0 &&
+                   (x.lse == NULL || memcmp(x.lse, y.lse, a.nL * p->es) == 0),
+               "the one-shot and its plan give other bytes (%s)", attn_status_string(st2));
+        check_sdpa_forward(p, s, used_scale(p, scale, s.hs), (flags & ATTN_CAUSAL) != 0, window,
+                           &a, &x, c.a[5].snapshot);
+        return;
+    }
+
+    attn_status want;
+    if (null_plan || null_shape)
+        want = ATTN_ERR_NULL_POINTER;
+    else if (!valid_dtype)
+        want = ATTN_ERR_BAD_DTYPE;
+    else if ((want = model_sdpa_flags(flags)) == ATTN_OK)
+        want = model_sdpa_create(s, p->es, scale, p->max, flags);
+    if (want == ATTN_OK && !sdpa_small(s))
+        return; /* a plan larger than the harness runs */
+    static int sentinel_object;
+    attn_plan *const sentinel = (attn_plan *)(void *)&sentinel_object;
+    attn_plan *plan = sentinel;
+    const attn_status st = attn_sdpa_plan_create(null_plan ? NULL : &plan, dtype,
+                                                 null_shape ? NULL : &shape, scale, flags, window);
+    expect_status(st, want, current_op);
+    if (st != ATTN_OK) {
+        ORACLE(plan == sentinel, "*plan was written by a failing attn_sdpa_plan_create");
+        return;
+    }
+    ORACLE(plan != NULL && plan != sentinel, "attn_sdpa_plan_create succeeded without a plan");
+    const uint8_t tb = take(r);
+    const unsigned threads = (tb & 0x80) && (tb & 0x40) ? ATTN_MAX_THREADS + 1u : tb % 4u;
+    current_op = "attn_plan_set_threads";
+    TRACE("%s(%u)\n", current_op, threads);
+    expect_status(attn_plan_set_threads(plan, threads),
+                  threads > ATTN_MAX_THREADS ? ATTN_ERR_BAD_THREADS : ATTN_OK, current_op);
+    const sdpa_plan_state ps = {plan, p, s, shape, scale, flags, window};
+    const int steps = take(r) % 7;
+    for (int i = 0; i < steps; i++) {
+        const uint8_t sb = take(r);
+        const int other = (sb & 0x42) == 0x42;
+        const prec *cp = (p->f64 ^ other) ? &prec_f64 : &prec_f32;
+        if ((sb & 0x30) == 0x30)
+            sdpa_kind_step(&ps, cp, sb);
+        else
+            sdpa_step(&ps, r, cp, sb, sb & 1);
+    }
+    attn_plan_destroy(plan);
+}
+
 /* ---- entry ------------------------------------------------------------------------------ */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -1707,10 +2767,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     typedef void (*one_call)(const prec *p, reader *r);
     static const one_call calls[5] = {fuzz_softmax_rows, fuzz_lookup, fuzz_self_attention,
                                       fuzz_mha_forward, fuzz_mha_backward};
-    if (op % 6 < 5)
-        calls[op % 6](p, &r);
-    else
+    if (op % 7 < 5)
+        calls[op % 7](p, &r);
+    else if (op % 7 == 5)
         fuzz_plan(&r);
+    else
+        fuzz_sdpa(&r);
     free_all();
     return 0;
 }

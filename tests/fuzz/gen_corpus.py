@@ -14,7 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "corpus")
 
 OP = {"softmax_rows": 0, "lookup": 1, "self_attention": 2,
-      "mha_forward": 3, "mha_backward": 4, "plan": 5}
+      "mha_forward": 3, "mha_backward": 4, "plan": 5, "sdpa": 6}
 MEDIUM = [0, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 128, 129, 257, 511, 512]
 HUGE = {"0": 0, "2048": 1, "65536": 2, "2^20": 3, "INT_MAX": 4, "2^31": 5,
         "2^32": 6, "2^32+1": 7, "2^62": 8, "SIZE_MAX/2": 9, "SIZE_MAX/2+1": 10,
@@ -197,6 +197,161 @@ seed("plan_too_many_threads", head("plan"), [0x00], dim(1), dim(2), dim(2), dim(
      [0x00], [0x00], NO_NULL, [0xC0], [0])
 seed("plan_null", head("plan"), [0x00], dim(1), dim(2), dim(2), dim(1), dim(2), [0x00],
      [0x00], null(0), [0])
+
+# ---- sdpa: dtype byte, B NH NH_kv Tq Tk hs, hs_v byte (>= 0x80: a dimension follows), scale,
+# flags byte (1 causal, 2 inference, 4 MATERIALIZED, 8 TILED, 0x20 one-shot, 0x40 one-shot
+# without lse, 0x80 an unknown bit follows), window byte (>= 0x80: a dimension follows), null
+# (0 plan, 1 shape); then the one-shot's call, or the threads byte, the step count and the steps:
+# step byte (1 backward, 4 forward without lse, 0x42 the other precision, 0x30 a PLAN_KIND call:
+# 0x08 on a projected plan, 4 backward; 0x80 a backward's out and lse not from a forward), then
+# the call (SDPA_CALL) and its input arrays: Q K V [mask], backward: out lse dout
+def ld(kind, n=0):
+    """a row stride byte: dense (0), padded by n, n+1 below the row, or a dimension"""
+    if kind == "dense":
+        return [0x00]
+    if kind == "pad":
+        return [0x80 | n]
+    if kind == "below":
+        return [0xC0 | n]
+    return [0xE0] + dim(n)
+
+
+MASK = {"full": 0, "keypad": 1, "heads": 2, "batch": 3, "row": 4}
+
+
+def mask(kind, inf=0, strides=None):
+    """the mask byte: a layout (or strides chosen: 3 stride bytes) and its -inf mode"""
+    if kind is None:
+        return [0x00]
+    if kind == "strides":
+        return [0x80 | 5 | (inf << 4)] + strides
+    return [0x80 | MASK[kind] | (inf << 4)]
+
+
+def lengths(*values, nan_slots=False):
+    if not values:
+        return [0x00]
+    return [0x80 | (0x40 if nan_slots else 0)] + list(values)
+
+
+def sdpa_call(lds=("dense",) * 4, m=None, lens=None, nul=NO_NULL, al=NO_ALIAS):
+    out = []
+    for x in lds:
+        out += ld(*x) if isinstance(x, tuple) else ld(x)
+    out += m if m is not None else mask(None)
+    out += lens if lens is not None else lengths()
+    return out + nul + al
+
+
+def sdpa_plan(f64, B, NH, NH_kv, Tq, Tk, hs, hs_v=None, scale="default", flags=0, window=None,
+              nul=NO_NULL, unknown=None):
+    out = [0x01 if f64 else 0x00] + dim(B) + dim(NH) + dim(NH_kv) + dim(Tq) + dim(Tk) + dim(hs)
+    out += [0x80] + dim(hs_v) if hs_v is not None else [0x00]
+    out += [SCALE[scale], flags | (0x80 if unknown is not None else 0)]
+    if unknown is not None:
+        out += [unknown]
+    out += [0x80] + dim(window) if window is not None else [0x00]
+    return out + nul
+
+
+SFWD, SBWD = [0x00], [0x01]
+seed("sdpa_f32_gqa_causal_train", head("sdpa"), sdpa_plan(False, 2, 4, 2, 5, 7, 3, flags=1),
+     [2], [2], SFWD, sdpa_call(), normal(), normal(), normal(),
+     SBWD, sdpa_call(), normal(), normal(), normal(), normal(), normal(), normal())
+seed("sdpa_f64_decode_lengths_nan_slots", head("sdpa", True),
+     sdpa_plan(True, 3, 4, 1, 1, 65, 8, flags=3), [1], [1],
+     SFWD, sdpa_call(lens=lengths(64, 10, 0, nan_slots=True)), normal(), normal(), normal())
+seed("sdpa_train_lengths_backward", head("sdpa"), sdpa_plan(False, 2, 2, 1, 3, 9, 4, flags=1),
+     [0], [1], SBWD, sdpa_call(lens=lengths(9, 4, nan_slots=True)), normal(), normal(),
+     normal(), normal(), normal(), normal())
+seed("sdpa_mask_keypad", head("sdpa"), sdpa_plan(False, 3, 2, 2, 4, 6, 2), [1], [1],
+     SFWD, sdpa_call(m=mask("keypad", 1)), normal(), normal(), normal(), normal())
+seed("sdpa_mask_strides_padded_fully_masked_row", head("sdpa", True),
+     sdpa_plan(True, 2, 2, 1, 3, 5, 2, flags=1), [2], [2],
+     SFWD, sdpa_call(m=mask("strides", 2, [0x82, 0x81, 0x80])), normal(), normal(), normal(),
+     normal(),
+     SBWD, sdpa_call(m=mask("strides", 2, [0x82, 0x81, 0x80])), normal(), normal(), normal(),
+     normal(), normal(), normal(), normal())
+seed("sdpa_mask_heads_batch_row", head("sdpa"), sdpa_plan(False, 2, 4, 2, 3, 4, 2), [3], [3],
+     SFWD, sdpa_call(m=mask("heads", 1)), normal(), normal(), normal(), normal(),
+     SFWD, sdpa_call(m=mask("batch", 0)), normal(), normal(), normal(), normal(),
+     SFWD, sdpa_call(m=mask("row", 3)), normal(), normal(), normal(), normal())
+seed("sdpa_hs_v_strided", head("sdpa", True), sdpa_plan(True, 2, 3, 3, 4, 6, 2, hs_v=5, flags=1),
+     [2], [2], SFWD, sdpa_call(lds=(("pad", 3), ("pad", 1), ("pad", 2), ("pad", 4))), normal(),
+     normal(), normal(),
+     SBWD, sdpa_call(lds=(("pad", 3), ("pad", 1), ("pad", 2), ("pad", 4))), normal(), normal(),
+     normal(), normal(), normal(), normal())
+seed("sdpa_window_causal", head("sdpa"), sdpa_plan(False, 1, 2, 1, 8, 8, 3, flags=1, window=3),
+     [1], [2], SFWD, sdpa_call(), normal(), normal(), normal(),
+     SBWD, sdpa_call(), normal(), normal(), normal(), normal(), normal(), normal())
+seed("sdpa_nan_inputs", head("sdpa"), sdpa_plan(False, 1, 2, 2, 4, 4, 2, flags=1), [0], [1],
+     SFWD, sdpa_call(), specials((3, "nan")), specials((9, "nan")), specials((5, "inf")))
+seed("sdpa_large_tiles", head("sdpa"), sdpa_plan(False, 1, 1, 1, 129, 257, 2, flags=1), [2],
+     [2], SFWD, sdpa_call(), normal(), normal(), normal(),
+     SBWD, sdpa_call(), normal(), normal(), normal(), normal(), normal(), normal())
+seed("sdpa_decode_split", head("sdpa", True), sdpa_plan(True, 1, 2, 1, 1, "2048", 2), [1],
+     [2], SFWD, sdpa_call(), normal(), normal(), normal(),
+     SBWD, sdpa_call(), normal(), normal(), normal(), normal(), normal(), normal())
+seed("sdpa_bad_stride", head("sdpa"), sdpa_plan(False, 2, 2, 1, 3, 4, 2), [0], [1],
+     SFWD, sdpa_call(lds=(("below", 1), "dense", "dense", "dense")), normal(), normal(),
+     normal())
+seed("sdpa_mask_bad_stride", head("sdpa"), sdpa_plan(False, 2, 2, 1, 3, 4, 2), [0], [1],
+     SFWD, sdpa_call(m=mask("strides", 0, [0xC0, 0x40, 0x40])), normal(), normal(), normal(),
+     normal())
+seed("sdpa_stride_overflow", head("sdpa", True), sdpa_plan(True, 2, 2, 1, 3, 4, 2), [0], [1],
+     SFWD, sdpa_call(lds=(("dim", "SIZE_MAX/4"), "dense", "dense", "dense")))
+seed("sdpa_stride_blas_range", head("sdpa"), sdpa_plan(False, 2, 2, 1, 3, 4, 2), [0], [1],
+     SFWD, sdpa_call(lds=("dense", ("dim", "2^31"), "dense", "dense")))
+seed("sdpa_bad_length", head("sdpa"), sdpa_plan(False, 2, 2, 1, 3, 4, 2), [0], [1],
+     SFWD, sdpa_call(lens=lengths(0xF0, 1)), normal(), normal(), normal())
+seed("sdpa_alias_out_q", head("sdpa"), sdpa_plan(False, 1, 2, 1, 3, 4, 2), [0], [1],
+     SFWD, sdpa_call(al=alias(0, 0)), normal(), normal(), normal())
+seed("sdpa_alias_dk_k", head("sdpa", True), sdpa_plan(True, 1, 2, 1, 3, 4, 2), [0], [1],
+     SBWD, sdpa_call(al=alias(1, 1)), normal(), normal(), normal(), normal(), normal(),
+     normal())
+seed("sdpa_null_lse_backward", head("sdpa"), sdpa_plan(False, 1, 2, 1, 3, 4, 2), [0], [1],
+     SBWD, sdpa_call(nul=null(4)), normal(), normal(), normal(), normal(), normal())
+seed("sdpa_inference_backward", head("sdpa"), sdpa_plan(False, 1, 2, 1, 3, 4, 2, flags=2), [0],
+     [1], SBWD, sdpa_call(), normal(), normal(), normal(), normal(), normal(), normal())
+seed("sdpa_dtype_mismatch", head("sdpa"), sdpa_plan(False, 1, 2, 1, 3, 4, 2), [0], [1],
+     [0x42], sdpa_call(), normal(), normal(), normal())
+seed("sdpa_plan_kind", head("sdpa"), sdpa_plan(True, 1, 2, 1, 3, 4, 2), [1], [4],
+     [0x30], [0x34], [0x38], [0x3C])
+seed("sdpa_one_shot", head("sdpa"), sdpa_plan(False, 2, 4, 2, 3, 6, 2, flags=0x21), sdpa_call(),
+     normal(), normal(), normal())
+seed("sdpa_one_shot_f64_mask_no_lse", head("sdpa", True),
+     sdpa_plan(True, 2, 2, 2, 3, 5, 3, flags=0x60, window=2), sdpa_call(m=mask("full", 1)),
+     normal(), normal(), normal(), normal())
+seed("sdpa_one_shot_null_shape", head("sdpa"), sdpa_plan(False, 1, 1, 1, 1, 1, 1, flags=0x20,
+     nul=null(1)), sdpa_call())
+seed("sdpa_create_bad_shape", head("sdpa"), sdpa_plan(False, 1, 4, 3, 2, 2, 2), [0])
+seed("sdpa_create_bad_flags", head("sdpa"), sdpa_plan(False, 1, 2, 1, 2, 2, 2, flags=4), [0])
+seed("sdpa_create_unknown_flag", head("sdpa"), sdpa_plan(True, 1, 2, 1, 2, 2, 2, unknown=3),
+     [0])
+seed("sdpa_create_zero_kv_heads", head("sdpa"), sdpa_plan(False, 1, 2, "0", 2, 2, 2), [0])
+seed("sdpa_create_blas_range", head("sdpa"), sdpa_plan(False, 1, 1, 1, 1, 1, "2^31"), [0])
+seed("sdpa_create_bad_scale", head("sdpa"), sdpa_plan(False, 1, 1, 1, 1, 1, 2,
+     scale="above FLT_MAX"), [0])
+# found while writing the tests: B*NH_kv wrapping to 0 divided by zero in the
+# layout, and a window above PTRDIFF_MAX hid every key (then crashed)
+seed("sdpa_create_wrapping_products", head("sdpa"), sdpa_plan(False, "2^62", 4, 4, 1, 1, 1),
+     [0])
+# attn.h: BAD_STRIDE before SIZE_OVERFLOW, also when the extent a nonzero mask
+# stride steps over (a head's, (Tq-1)*mask_ld + Tk) is beyond size_t
+seed("sdpa_mask_stride_below_overflowing_extent", head("sdpa"),
+     sdpa_plan(False, 2, 2, 1, 3, 4, 2), [0], [1],
+     SFWD, sdpa_call(m=mask("strides", 0, [0xE0] + dim("SIZE_MAX/2") + [0xE0] + dim(2) + [0x00])))
+# found while writing the tests: a row with a +inf and a NaN score had lse +inf
+# (attn.h: NaN anywhere makes the row NaN)
+seed("sdpa_nan_with_inf_score", head("sdpa"), sdpa_plan(False, 1, 1, 1, 1, 2, 1, scale="1"),
+     [0], [1], SFWD, sdpa_call(), each("1"), each("inf", "nan"), normal())
+# a causal prefill on BLAS threads with a NaN in the value of key 1 (OpenBLAS's
+# TRMM multiplied it by the zeros above the diagonal; fuzz_cblas.c's loops do
+# not, so here it exercises the path, test_sdpa's nan_confinement the bug)
+seed("sdpa_blas_causal_nan_value", head("sdpa"), sdpa_plan(False, 1, 1, 1, 128, 128, 16, flags=3),
+     [0], [1], SFWD, sdpa_call(), normal(), normal(), specials((16, "nan")))
+seed("sdpa_window_size_max", head("sdpa"), sdpa_plan(False, 1, 2, 1, 4, 4, 2, flags=1,
+     window="SIZE_MAX"), [0], [1], SFWD, sdpa_call(), normal(), normal(), normal())
 
 
 def main():
