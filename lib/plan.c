@@ -182,11 +182,10 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
         !attn_mul3(rows, C > D ? C : D, element_size, &out_bytes))
         return ATTN_ERR_SIZE_OVERFLOW;
     const size_t blas_dims[] = {rows, T, C, D};
-    if (!attn_all_at_most(blas_dims, ATTN_COUNT(blas_dims), ATTN_BLAS_INT_MAX))
-        return ATTN_ERR_BLAS_RANGE;
-    const double largest = dtype == ATTN_F32 ? (double)FLT_MAX : DBL_MAX;
-    if (!attn_scale_valid(scale, largest))
-        return ATTN_ERR_BAD_SCALE;
+    const attn_status status = attn_plan_check_ranges(blas_dims, ATTN_COUNT(blas_dims), dtype,
+                                                      scale);
+    if (status != ATTN_OK)
+        return status;
 
     attn_plan fields = {0};
     fields.dtype = dtype;
@@ -203,6 +202,15 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     fields.alone = 6.0 * (double)rows * (double)C * (double)D + heads_flops <
                    ATTN_PARALLEL_MIN_FLOPS;
     return attn_plan_build(&fields, arena_bytes, offsets, plan);
+}
+
+attn_status attn_plan_check_ranges(const size_t *blas_dims, size_t count, attn_dtype dtype,
+                                   double scale)
+{
+    if (!attn_all_at_most(blas_dims, count, ATTN_BLAS_INT_MAX))
+        return ATTN_ERR_BLAS_RANGE;
+    const double largest = dtype == ATTN_F32 ? (double)FLT_MAX : DBL_MAX;
+    return attn_scale_valid(scale, largest) ? ATTN_OK : ATTN_ERR_BAD_SCALE;
 }
 
 attn_status attn_plan_build(const attn_plan *fields, size_t arena_bytes,

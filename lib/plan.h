@@ -75,6 +75,11 @@ struct attn_plan {
 
 #define ATTN_ABSENT ((size_t)-1)
 
+/* For the creators: BLAS_RANGE when a dimension handed to BLAS exceeds its
+ * range, then BAD_SCALE (attn.h's rule for `scale` in dtype), else OK. */
+attn_status attn_plan_check_ranges(const size_t *blas_dims, size_t count, attn_dtype dtype,
+                                   double scale);
+
 /* For the creators (plan.c, sdpa_plan.c): *plan = a new plan with the
  * settings of `fields`, its kernel set, an arena of arena_bytes with the
  * buffers at `offsets`, and its threads at ATTN_THREADS_AUTO; on error

@@ -3,7 +3,6 @@
  * work items (sdpa_layout.h) and the layout of its arena (plan.h). The
  * plan's threads, scratch and destruction are those of every plan (plan.c).
  */
-#include <float.h>
 #include <math.h>
 
 #include <attn/attn.h>
@@ -90,11 +89,10 @@ attn_status attn_sdpa_plan_create(attn_plan **plan, attn_dtype dtype,
         !attn_plan_layout(counts, element_size, offsets, &arena_bytes))
         return ATTN_ERR_SIZE_OVERFLOW;
     const size_t blas_dims[] = {s.Tk, s.hs, layout.shape.hs_v, q_width, k_width, o_width};
-    if (!attn_all_at_most(blas_dims, ATTN_COUNT(blas_dims), ATTN_BLAS_INT_MAX))
-        return ATTN_ERR_BLAS_RANGE;
-    const double largest = dtype == ATTN_F32 ? (double)FLT_MAX : DBL_MAX;
-    if (!attn_scale_valid(scale, largest))
-        return ATTN_ERR_BAD_SCALE;
+    const attn_status status = attn_plan_check_ranges(blas_dims, ATTN_COUNT(blas_dims), dtype,
+                                                      scale);
+    if (status != ATTN_OK)
+        return status;
 
     attn_plan fields = {0};
     fields.kind = ATTN_PLAN_SDPA;

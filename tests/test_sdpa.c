@@ -219,47 +219,31 @@ typedef struct sdpa_io {
     void *lse;
 } sdpa_io;
 
-static attn_sdpa_args_f32 args_f32(const sdpa_io *io)
-{
-    attn_sdpa_args_f32 a;
-    memset(&a, 0, sizeof a);
-    a.Q = io->Q;
-    a.ldq = io->ldq;
-    a.K = io->K;
-    a.ldk = io->ldk;
-    a.V = io->V;
-    a.ldv = io->ldv;
-    a.mask = io->mask;
-    a.mask_ld = io->mask_ld;
-    a.mask_sb = io->mask_sb;
-    a.mask_sh = io->mask_sh;
-    a.key_lengths = io->key_lengths;
-    a.out = io->out;
-    a.ldo = io->ldo;
-    a.lse = io->lse;
-    return a;
-}
-
-static attn_sdpa_args_f64 args_f64(const sdpa_io *io)
-{
-    attn_sdpa_args_f64 a;
-    memset(&a, 0, sizeof a);
-    a.Q = io->Q;
-    a.ldq = io->ldq;
-    a.K = io->K;
-    a.ldk = io->ldk;
-    a.V = io->V;
-    a.ldv = io->ldv;
-    a.mask = io->mask;
-    a.mask_ld = io->mask_ld;
-    a.mask_sb = io->mask_sb;
-    a.mask_sh = io->mask_sh;
-    a.key_lengths = io->key_lengths;
-    a.out = io->out;
-    a.ldo = io->ldo;
-    a.lse = io->lse;
-    return a;
-}
+/* The call's arguments of one precision from io (one body for both types). */
+#define DEFINE_ARGS(name, type)                                                    \
+    static type name(const sdpa_io *io)                                            \
+    {                                                                              \
+        type a;                                                                    \
+        memset(&a, 0, sizeof a);                                                   \
+        a.Q = io->Q;                                                               \
+        a.ldq = io->ldq;                                                           \
+        a.K = io->K;                                                               \
+        a.ldk = io->ldk;                                                           \
+        a.V = io->V;                                                               \
+        a.ldv = io->ldv;                                                           \
+        a.mask = io->mask;                                                         \
+        a.mask_ld = io->mask_ld;                                                   \
+        a.mask_sb = io->mask_sb;                                                   \
+        a.mask_sh = io->mask_sh;                                                   \
+        a.key_lengths = io->key_lengths;                                           \
+        a.out = io->out;                                                           \
+        a.ldo = io->ldo;                                                           \
+        a.lse = io->lse;                                                           \
+        return a;                                                                  \
+    }
+DEFINE_ARGS(args_f32, attn_sdpa_args_f32)
+DEFINE_ARGS(args_f64, attn_sdpa_args_f64)
+#undef DEFINE_ARGS
 
 /* attn_sdpa_forward of `via`'s precision; io NULL passes a NULL args pointer */
 static attn_status sdpa_forward(const test_prec *via, attn_plan *plan, const sdpa_io *io)
