@@ -388,7 +388,9 @@ typedef struct attn_sdpa_args_f64 {
  * a tile of 128*512 scores), the backward's row sums (B*NH*Tq) and, for
  * shapes of fewer than 8 (sequence, key/value head) pairs, partial results
  * of key blocks merged at the end: up to 8*B*NH*Tq*(hs_v+2) elements in
- * a forward of few queries (flash-decoding), 8*B*NH*Tq*hs in a backward.
+ * a forward of few queries (flash-decoding), 8*B*NH*Tq*hs in a backward;
+ * on attn's own threads with Tq >= 128 also K^T and V (in training V^T too)
+ * packed for its matrix-product kernel, about B*NH_kv*Tk*(hs + hs_v) each.
  * Errors, in order: NULL_POINTER (plan, shape), BAD_DTYPE, BAD_FLAGS,
  * ZERO_DIMENSION (B, NH, NH_kv, Tq, Tk, hs), BAD_SHAPE (NH % NH_kv),
  * SIZE_OVERFLOW, BLAS_RANGE, BAD_SCALE, OUT_OF_MEMORY. */
