@@ -2265,6 +2265,48 @@ static void defaults_are_exact(void **state)
     test_leave("defaults are exact");
 }
 
+/* Scores near the largest double (Q up to 3.4e38): the weights the backward
+ * recomputes from one rounded lse (ulp 1e22 there) must stay finite, and so
+ * must every gradient (the fuzz harness found NaN dQ). Finite is all that is
+ * asserted: with only lse, weights of such rows are not recoverable exactly. */
+static void huge_scores_backward(void **state)
+{
+    (void)state;
+    test_enter();
+    enum { NH = 4, TK = 4, HS = 8 };
+    double Q[NH * HS], K[TK * HS], V[TK * HS], out[NH * HS], lse[NH], dout[NH * HS];
+    double dQ[NH * HS], dK[TK * HS], dV[TK * HS];
+    for (int i = 0; i < NH * HS; i++) {
+        Q[i] = (i % 3 == 0 ? -3.4e38 : i % 3 == 1 ? 1e30 : 2.0) * (i % 2 ? 1 : -1);
+        dout[i] = 0.25 * (i % 5) - 0.5;
+    }
+    for (int i = 0; i < TK * HS; i++) {
+        K[i] = 0.37 * (i % 7) - 1.1;
+        V[i] = 0.21 * (i % 9) - 0.8;
+    }
+    const attn_sdpa_shape shape = {1, NH, 1, 1, TK, HS, 0};
+    const unsigned threads[] = {0, 1, 2};
+    for (size_t e = 0; e < N_OF(threads); e++) {
+        attn_plan *plan = NULL;
+        check_true(attn_sdpa_plan_create(&plan, ATTN_F64, &shape, 0.0, 0, 0) == ATTN_OK,
+                   "create");
+        if (plan == NULL)
+            continue;
+        check_true(attn_plan_set_threads(plan, threads[e]) == ATTN_OK, "threads %u", threads[e]);
+        const attn_sdpa_args_f64 a = {.Q = Q, .K = K, .V = V, .out = out, .lse = lse};
+        check_true(attn_sdpa_forward_f64(plan, &a) == ATTN_OK, "forward");
+        check_true(attn_sdpa_backward_f64(plan, &a, dout, dQ, dK, dV) == ATTN_OK, "backward");
+        for (int i = 0; i < NH * HS; i++)
+            check_true(isfinite(out[i]) && isfinite(dQ[i]), "threads %u: out[%d] %g dQ[%d] %g",
+                       threads[e], i, out[i], i, dQ[i]);
+        for (int i = 0; i < TK * HS; i++)
+            check_true(isfinite(dK[i]) && isfinite(dV[i]), "threads %u: dK[%d] %g dV[%d] %g",
+                       threads[e], i, dK[i], i, dV[i]);
+        attn_plan_destroy(plan);
+    }
+    test_leave("huge scores in the backward");
+}
+
 int main(void)
 {
     under_valgrind = valgrind_detected();
@@ -2288,6 +2330,7 @@ int main(void)
          * sanitizer build's run) */
         SDPA_CASE("huge_windows", huge_windows, NULL),
         SDPA_PREC_CASES(create_wrapping_products),
+        SDPA_CASE("huge_scores_backward", huge_scores_backward, NULL),
     };
     return cmocka_run_group_tests_name("sdpa", tests, NULL, NULL);
 }
