@@ -1628,25 +1628,27 @@ static void plan_backward_step(plan_state *ps, reader *r, const prec *cp, uint8_
     check_gradients(&h, md, Wo != NULL, g);
 }
 
+/* A plan's dtype from the input: byte & 3 is 0 f32, 1 f64, 2 either (bit 4),
+ * 3 any value (the next byte, signed: bad dtypes too). */
+static attn_dtype take_dtype(reader *r)
+{
+    const uint8_t db = take(r);
+    switch (db & 3) {
+    case 0:
+        return ATTN_F32;
+    case 1:
+        return ATTN_F64;
+    case 2:
+        return (db & 4) ? ATTN_F64 : ATTN_F32;
+    default:
+        return (attn_dtype)(int)(int8_t)take(r);
+    }
+}
+
 static void fuzz_plan(reader *r)
 {
     current_op = "attn_plan_create";
-    const uint8_t db = take(r);
-    attn_dtype dtype = ATTN_F32;
-    switch (db & 3) {
-    case 0:
-        dtype = ATTN_F32;
-        break;
-    case 1:
-        dtype = ATTN_F64;
-        break;
-    case 2:
-        dtype = (db & 4) ? ATTN_F64 : ATTN_F32;
-        break;
-    default:
-        dtype = (attn_dtype)(int)(int8_t)take(r);
-        break;
-    }
+    const attn_dtype dtype = take_dtype(r);
     const prec *p = dtype == ATTN_F64 ? &prec_f64 : &prec_f32;
     const size_t B = take_dim(r), T = take_dim(r), C = take_dim(r), NH = take_dim(r),
                  hs = take_dim(r);
@@ -2611,22 +2613,7 @@ static void sdpa_step(const sdpa_plan_state *ps, reader *r, const prec *cp, uint
 static void fuzz_sdpa(reader *r)
 {
     current_op = "attn_sdpa_plan_create";
-    const uint8_t db = take(r);
-    attn_dtype dtype = ATTN_F32;
-    switch (db & 3) {
-    case 0:
-        dtype = ATTN_F32;
-        break;
-    case 1:
-        dtype = ATTN_F64;
-        break;
-    case 2:
-        dtype = (db & 4) ? ATTN_F64 : ATTN_F32;
-        break;
-    default:
-        dtype = (attn_dtype)(int)(int8_t)take(r);
-        break;
-    }
+    const attn_dtype dtype = take_dtype(r);
     const prec *p = dtype == ATTN_F64 ? &prec_f64 : &prec_f32;
     attn_sdpa_shape shape;
     shape.B = take_dim(r);
