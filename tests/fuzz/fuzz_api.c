@@ -719,7 +719,7 @@ static void core_check(const prec *p, const core *k, const void *weights, size_t
             double sc = 0.0, bound = 0.0;
             for (size_t c = 0; c < k->hs; c++) {
                 sc += q[c] * kk[c];
-                bound += aq[c] * ak[c];
+                bound += aq[c] * ak[c] + p->min; /* + min: as in project() */
             }
             z[j] = k->scale * sc;
             dz = fmax(dz, k->scale * u * k->kq * bound);
@@ -820,7 +820,10 @@ static void project(const prec *p, const void *X, const void *W, size_t rows, si
             for (size_t kk = 0; kk < C; kk++) {
                 const double x = get(p, X, r * C + kk), w = get(p, W, kk * D + c);
                 s += x * w;
-                a += fabs(x * w);
+                /* + min: a product below the normal range rounds with an
+                 * absolute error up to u min (gradual underflow), which the
+                 * relative model kq u aQ then covers */
+                a += fabs(x * w) + p->min;
             }
             Q[r * D + c] = s;
             aQ[r * D + c] = a;
@@ -2460,11 +2463,14 @@ static void check_sdpa_backward(const prec *p, sdpa_dims s, double scale, int ca
         const double v = get(p, x->mask, i);
         finite &= isfinite(v) || v == -(double)INFINITY;
     }
-    const double L = p->max / 4, G = (double)(s.NH / s.NH_kv);
+    /* the products Q K^T, dS K and dS^T Q are accumulated unscaled (the
+     * scale is the GEMMs' alpha, as in PyTorch's flash backward): a scale
+     * below 1 does not shrink their partial sums */
+    const double L = p->max / 4, G = (double)(s.NH / s.NH_kv), sc = fmax(scale, 1.0);
     const double dP = (double)s.hs_v * md * mv, dS = 2.0 * dP;
-    if (!finite || !(scale * (double)s.hs * mq * mk <= L) || !(mq <= L && mk <= L && mv <= L) ||
+    if (!finite || !(sc * (double)s.hs * mq * mk <= L) || !(mq <= L && mk <= L && mv <= L) ||
         !(dS <= L) || !((double)s.Tq * G * md <= L) ||
-        !(scale * (double)s.Tk * dS * mk <= L) || !(scale * (double)s.Tq * G * dS * mq <= L))
+        !(sc * (double)s.Tk * dS * mk <= L) || !(sc * (double)s.Tq * G * dS * mq <= L))
         return;
     for (int i = 0; i < 3; i++)
         for (size_t r = 0; r < gs[i].rows; r++)
