@@ -15,11 +15,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "experiment.h"
-#include "help.h"
-#include "report_command.h"
-#include "run.h"
-#include "sdpa_run.h"
+#include "experiments/experiment.h"
+#include "run/help.h"
+#include "report/report_command.h"
+#include "run/run.h"
+#include "sdpa/sdpa_run.h"
 
 enum { EXIT_BAD_ARGUMENTS = 2 };
 

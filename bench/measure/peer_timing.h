@@ -1,0 +1,31 @@
+/*
+ * What a peer (an outside implementation timed on the same shapes) reports
+ * for one shape.
+ */
+#ifndef ATTN_BENCH_PEER_H
+#define ATTN_BENCH_PEER_H
+
+#include "util/timing.h"
+
+/* The peers, in the order of the table and CSV columns. numpy is the
+ * lesson's code unchanged (with NumPy >= 2 its f32 runs partly in float64),
+ * numpy32 the same computation kept in float32 (f32 shapes only). */
+typedef enum bench_peer_kind {
+    BENCH_PEER_KIND_NAIVE = 0,
+    BENCH_PEER_KIND_NUMPY = 1,
+    BENCH_PEER_KIND_NUMPY32 = 2,
+    BENCH_PEER_KIND_TORCH = 3
+} bench_peer_kind;
+#define BENCH_PEER_KINDS 4
+
+/* "naive", "numpy", "numpy32", "torch" */
+extern const char *const bench_peer_kind_names[BENCH_PEER_KINDS];
+
+typedef struct bench_peer_timing {
+    int measured;        /* 0: no numbers for this shape (see note) */
+    bench_timing timing; /* median, min, repeats as the peer measured them */
+    char out_dtype[16];  /* element type of the peer's output, e.g. "float64" */
+    char note[160];      /* why there are no numbers, when the peer says */
+} bench_peer_timing;
+
+#endif /* ATTN_BENCH_PEER_H */

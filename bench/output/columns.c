@@ -1,0 +1,32 @@
+#include "output/columns.h"
+
+#include <string.h>
+
+#include "util/text.h"
+
+void bench_columns_print_row(FILE *out, int width, const char *name, const char *meaning)
+{
+    fprintf(out, "  %-*s ", width, name);
+    for (const char *line = meaning; line;) {
+        const char *newline = strchr(line, '\n');
+        fprintf(out, "%.*s\n", newline ? (int)(newline - line) : (int)strlen(line), line);
+        line = newline ? newline + 1 : NULL;
+        if (line)
+            fprintf(out, "  %-*s ", width, "");
+    }
+}
+
+void bench_columns_print(FILE *out, int width, const char *const (*columns)[2], size_t count)
+{
+    for (size_t i = 0; i < count; ++i)
+        bench_columns_print_row(out, width, columns[i][0], columns[i][1]);
+}
+
+void bench_columns_join_names(char *header, size_t size, const char *const (*columns)[2],
+                              size_t count)
+{
+    for (size_t i = 0; i < count; ++i) {
+        bench_append_text(header, size, i ? "," : "");
+        bench_append_text(header, size, columns[i][0]);
+    }
+}

@@ -1,0 +1,97 @@
+#include "output/table.h"
+
+#include "output/columns.h"
+#include "output/csv_out.h"
+
+static const char *const table_columns[][2] = {
+    {"dtype op c api", "the configuration: element type, forward or backward, causal"},
+    {"path eng thr", "path asked for (--path), engine (--engine), threads"},
+    {"B T C NH hs wo", "the shape; wo = 1 with an output projection"},
+    {"check", "relative error of the reference check (skip: not checked,"},
+    {"", "FAIL: above tolerance, ERROR: the call failed)"},
+    {"attn_ms", "median time of one call, milliseconds"},
+    {"GFLOP/s", "FLOP count / median time"},
+    {"ceil%", "GFLOP/s as a percentage of the GEMM ceiling"},
+    {"PEER_ms", "each peer's median time, for PEER = naive, numpy, numpy32,"},
+    {"", "torch (\"-\": not measured)"},
+    {"xPEER", "peer time / attn time: above 1 means attn is faster;"},
+    {"", "x* (numpy on f32 rows): the peer computed in float64,"},
+    {"", "as the lesson's / np.sqrt(hs) promotes f32 scores under"},
+    {"", "NumPy >= 2; numpy32 is the same code kept in float32"},
+};
+
+void bench_table_print_columns(FILE *out)
+{
+    bench_columns_print(out, 26, table_columns, sizeof table_columns / sizeof table_columns[0]);
+}
+
+void bench_table_print_header(FILE *out)
+{
+    fprintf(out, "%-5s %-8s %1s %-7s %-12s %-4s %3s %3s %5s %5s %3s %4s %2s | %8s %9s %8s %5s |",
+            "dtype", "op", "c", "api", "path", "eng", "thr", "B", "T", "C", "NH", "hs", "wo",
+            "check", "attn_ms", "GFLOP/s", "ceil%");
+    for (size_t k = 0; k < BENCH_PEER_KINDS; ++k) {
+        char name[32];
+        snprintf(name, sizeof name, "%s_ms", bench_peer_kind_names[k]);
+        fprintf(out, " %10s", name);
+    }
+    fputs(" |", out);
+    for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
+        fprintf(out, " x%-7s", bench_peer_kind_names[k]);
+    fputc('\n', out);
+    fflush(out);
+}
+
+static void print_check(FILE *out, const bench_point *p)
+{
+    if (p->status == BENCH_POINT_CHECK_FAILED)
+        fprintf(out, "%8s", "FAIL");
+    else if (p->status != BENCH_POINT_TIMED)
+        fprintf(out, "%8s", "ERROR");
+    else if (p->check.status == BENCH_CHECK_SKIPPED)
+        fprintf(out, "%8s", "skip");
+    else
+        fprintf(out, "%8.1e", p->check.error);
+}
+
+void bench_table_print_row(FILE *out, const bench_point *p)
+{
+    const bench_config *c = &p->config;
+    const bench_shape *s = &c->shape;
+    fprintf(out, "%-5s %-8s %1d %-7s %-12s %-4s %3zu %3zu %5zu %5zu %3zu %4zu %2d | ",
+            bench_dtype_name(s->dtype), bench_op_names[s->op], s->causal,
+            bench_api_names[c->api], bench_path_names[c->path], bench_engine_names[c->engine],
+            s->threads, s->B, s->T, s->C, s->NH, s->hs, s->wo);
+    print_check(out, p);
+    if (p->status == BENCH_POINT_TIMED) {
+        double gflops = bench_gflops(p->flops, p->attn.median_s);
+        fprintf(out, " %9.4g %8.2f", p->attn.median_s * 1e3, gflops);
+        if (p->ceiling_gflops > 0.0)
+            fprintf(out, " %4.0f%%", 100.0 * gflops / p->ceiling_gflops);
+        else
+            fprintf(out, " %5s", "-");
+    } else {
+        fprintf(out, " %9s %8s %5s", "-", "-", "-");
+    }
+    fputs(" |", out);
+    for (size_t k = 0; k < BENCH_PEER_KINDS; ++k) {
+        if (p->peers[k].measured)
+            fprintf(out, " %10.4g", p->peers[k].timing.median_s * 1e3);
+        else
+            fprintf(out, " %10s", "-");
+    }
+    fputs(" |", out);
+    for (size_t k = 0; k < BENCH_PEER_KINDS; ++k) {
+        double speedup = bench_speedup_vs_peer(p, (bench_peer_kind)k);
+        /* x*: the peer computed in another type (NumPy's float64); no blank at the end */
+        const char *mark = bench_peer_promoted(p, (bench_peer_kind)k) ? "*"
+                           : k + 1 < BENCH_PEER_KINDS                 ? " "
+                                                                      : "";
+        if (speedup > 0.0)
+            fprintf(out, " %6.2fx%s", speedup, mark);
+        else
+            fprintf(out, " %7s%s", "-", mark);
+    }
+    fputc('\n', out);
+    fflush(out);
+}

@@ -1,0 +1,171 @@
+#include "run/help.h"
+
+#include "output/csv_out.h"
+#include "measure/options.h"
+#include "measure/phase_profile.h"
+#include "measure/reference.h"
+#include "output/table.h"
+
+#define BENCH_STRINGIFY_(x) #x
+#define BENCH_STRINGIFY(x) BENCH_STRINGIFY_(x)
+
+static const char commands_text[] =
+    "Commands:\n"
+    "  run        the benchmark sweep (the default command; see attn-bench run --help)\n"
+    "  sdpa       attention on given Q, K, V (attn_sdpa_*): prefill, decode, grouped\n"
+    "             heads, lengths, masks; against PyTorch, the bandwidth and the ceiling\n"
+    "             (attn-bench sdpa --help)\n"
+    "  report     Markdown summary and PNG plots of run CSVs (attn-bench report --help)\n"
+    "  scaling    experiment: why scores are divided by sqrt(hs)\n"
+    "  rank       experiment: singular values of Q K^T, numerical rank <= hs\n"
+    "  init       experiment: orthogonal against Gaussian projections\n"
+    "  asymmetry  experiment: ||S - S^T|| / ||S|| for separate and shared Wq, Wk\n"
+    "  help [COMMAND]  this text, or a command's help (same as COMMAND --help)\n";
+
+void bench_help_overview(FILE *out)
+{
+    fputs("attn-bench: the benchmark and the experiments of the attn library.\n"
+          "\n"
+          "Usage: attn-bench [COMMAND] [OPTIONS]\n"
+          "\n",
+          out);
+    fputs(commands_text, out);
+    fputs("\nWithout a command (or with options first) attn-bench runs the sweep.\n", out);
+}
+
+static const char run_intro[] =
+    "attn-bench run: times attn's attention calls over a sweep of configurations,\n"
+    "checks each against a naive reference first, and times peers (a naive C\n"
+    "implementation, the course's NumPy self_attention as it is and kept in\n"
+    "float32, PyTorch) on the same shapes and thread counts in the same run,\n"
+    "next to the machine's GEMM ceiling.\n"
+    "\n"
+    "Usage: attn-bench [run] [OPTIONS]\n"
+    "\n"
+    "Options (--name VALUE or --name=VALUE):\n";
+
+static const char run_sweep_text[] =
+    "\n"
+    "LISTS. --T, --C, --hs, --NH, --B, --threads are comma-separated numbers and\n"
+    "ranges: 64,256,1024; 64:1024:x2 (times 2 while <= 1024); 100:400:+100.\n"
+    "The other lists are comma-separated names. Every combination is one\n"
+    "configuration, nested threads > dtype > op > causal > B > C > heads > wo >\n"
+    "T > api > path > engine (engine varies fastest). Left out, with a count in\n"
+    "the header:\n"
+    "C not a multiple of NH; one-shots that do not exist (a single head's\n"
+    "backward or Wo: attn_self_attention is forward-only without Wo; weights\n"
+    "with attn_mha_*). --path chooses the path of plan forwards without weights\n"
+    "only; every other configuration runs once, as path auto. --engine chooses\n"
+    "the threads of plans only; one-shots run once, as engine auto (they run at\n"
+    "the default, ATTN_THREADS_AUTO).\n"
+    "\n"
+    "SWEEP FILES (--sweep FILE): one option per line, 'name = value' with the\n"
+    "command line's syntax ('T = 64:2048:x2', 'dtype = f32, f64'; flags take\n"
+    "yes/no); '#' starts a comment; the command line overrides the file.\n"
+    "bench/sweeps/ has examples.\n"
+    "\n"
+    "INPUTS. X ~ N(0,1); Wq, Wk, Wv ~ N(0,1)/sqrt(C); Wo ~ N(0,1)/sqrt(D);\n"
+    "dout ~ N(0,1); deterministic from --seed and (B, T, C, NH, hs); f32 gets\n"
+    "the same numbers rounded. D = NH*hs.\n"
+    "\n"
+    "CHECKS. Forwards: the first and last batch, --check-rows query rows each,\n"
+    "against plain loops in double: max|attn - ref| / max|ref| over out (and the\n"
+    "weights) must be <= %s (f32) or %s (f64). Backwards with T <=\n"
+    "--check-grad-max-T: every gradient against a naive double backward, <= %s\n"
+    "(f32) or %s (f64); longer ones are not checked (check = skipped). A\n"
+    "failed check is reported and the configuration is not timed.\n";
+
+static const char run_timing_text[] =
+    "\n"
+    "TIMING. --warmup untimed calls, then timed calls (CLOCK_MONOTONIC, one\n"
+    "sample per call) until at least --repeats samples adding up to at least\n"
+    "--min-time seconds, or --max-repeats samples; the median is reported.\n"
+    "api=plan creates the plan once, outside the timing; op=backward times the\n"
+    "forward and the backward together (a plan without ATTN_INFERENCE, or\n"
+    "attn_mha_backward).\n"
+    "\n"
+    "FLOP COUNTS (FLOP count of one call; a multiply-add counts 2; the softmax\n"
+    "is not counted; D = NH*hs):\n"
+    "  forward   3*2*B*T*C*D (projections) + 2*2*B*T*T*D (scores, weights x V)\n"
+    "            + 2*B*T*D*C with Wo; causal counts half of the T*T terms\n"
+    "            (attn skips the key blocks above the diagonal)\n"
+    "  backward  forward + the backward's GEMMs, exactly twice the forward's:\n"
+    "            3 x the forward count (see bench/flops.h for the derivation)\n"
+    "\n"
+    "CEILING. At the start, at each thread count of the sweep: one square sgemm\n"
+    "(f32) and dgemm (f64) of --ceiling sizes on attn's BLAS (OpenBLAS: the\n"
+    "kernels of the core the header names), 2*n^3 FLOPs over the median of 5\n"
+    "calls: what this BLAS reaches, not the CPU's theoretical peak. Every\n"
+    "GFLOP/s is also given as a fraction of the ceiling of its dtype and\n"
+    "thread count.\n"
+    "\n"
+    "PEERS (--peers), timed on the same shape right after attn, at the same\n"
+    "thread count; a peer that cannot run is skipped with a note, never faked:\n"
+    "  naive  plain C loops (bench/naive.h) in the element type; up to\n"
+    "         --naive-max-T; one warmup call, --naive-repeats timed calls\n"
+    "  numpy  bench/peers/numpy_peer.py: the lesson's self_attention, unchanged,\n"
+    "         per head (then Wo); forward only (the lesson has no backward);\n"
+    "         with NumPy >= 2 its / np.sqrt(hs) promotes f32 scores to float64\n"
+    "         (CSV numpy_out_dtype; the table marks those ratios x*)\n"
+    "  numpy32 numpy_peer.py --float32: the same code with sqrt(hs) as a\n"
+    "         float32 scalar, float32 throughout; f32 forwards only\n"
+    "  torch  bench/peers/torch_peer.py: torch.nn.functional.\n"
+    "         scaled_dot_product_attention on X@Wq, X@Wk, X@Wv (older PyTorch:\n"
+    "         the same composed from matmul and softmax), autograd for backward;\n"
+    "         its header lines give the build (BLAS_INFO, MKL, oneDNN, CPU\n"
+    "         capability, threads)\n"
+    "Each python peer is one process per thread count, started with\n"
+    "OPENBLAS_NUM_THREADS/OMP_NUM_THREADS/MKL_NUM_THREADS and --threads set.\n"
+    "INTERPRETERS: the first of --python (NumPy peers) or --torch-python that\n"
+    "gets the script ready; both lists begin with the venv that ./attn.sh peers\n"
+    "sets up (PyTorch 2.x and NumPy 2 from PyPI), then python3.\n"
+    "PEER SCRIPTS are found next to the executable's installed share/attn, else\n"
+    "in the source tree (" ATTN_BENCH_SOURCE_PEER_DIR "),\n"
+    "unless --numpy-script (both NumPy peers) / --torch-script name them.\n"
+    "\n"
+    "THREADS. attn-bench calls openblas_set_num_threads(N) before each\n"
+    "configuration and before the ceiling: it owns its process. The attn\n"
+    "library itself never changes the BLAS thread count. Engine auto is the\n"
+    "plan's default: attn's own engine on the process's shared threads (one per\n"
+    "CPU it may run on, whatever --threads says) when a SIMD kernel set runs,\n"
+    "else BLAS threads; ATTN_NUM_THREADS overrides it (0: BLAS threads, n: n own\n"
+    "threads). A header line and the CSV's engine_threads say what it was.\n"
+    "\n"
+    "OUTPUT. Lines starting with # describe the machine (CPU, SIMD kernel, BLAS\n"
+    "core and threads, compiler and flags), the ceiling, the sweep, the peers,\n"
+    "and at the end how busy other processes kept the CPUs. Progress goes to\n"
+    "stderr (--progress). Table columns (stdout):\n";
+
+static const char run_outputs_text[] =
+    "\n"
+    "CSV columns (--csv; a header row, then one row per configuration, appended\n"
+    "and flushed as soon as it is done; empty fields where there is no number).\n"
+    "--resume keeps the rows of an existing CSV with the same header and runs\n"
+    "only the configurations it lacks (an unfinished last line is dropped):\n";
+
+static const char run_outro[] =
+    "\n"
+    "JSON (--json): {tool, schema, command, csv, settings, machine, ceiling,\n"
+    "peers, wall_seconds, other_load_cpus, columns, rows}, rows being the CSV's\n"
+    "rows as objects (numbers as numbers, empty fields as null).\n"
+    "\n"
+    "Exit status: 0 every configuration passed its check and was timed;\n"
+    "1 a check failed, a call returned an error, memory ran out or an output\n"
+    "could not be written; 2 bad arguments.\n";
+
+void bench_help_run(FILE *out)
+{
+    fputs(run_intro, out);
+    bench_options_print_list(out);
+    fprintf(out, run_sweep_text, BENCH_STRINGIFY(BENCH_TOLERANCE_F32),
+            BENCH_STRINGIFY(BENCH_TOLERANCE_F64), BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F32),
+            BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F64));
+    fputs(run_timing_text, out);
+    bench_table_print_columns(out);
+    bench_phase_profile_print_help(out);
+    fputs(run_outputs_text, out);
+    bench_csv_print_columns(out);
+    fputs(run_outro, out);
+    fputc('\n', out);
+    fputs(commands_text, out);
+}

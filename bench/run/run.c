@@ -1,0 +1,416 @@
+#include "run/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "measure/attn_call.h"
+#include "machine/blas_info.h"
+#include "output/csv_out.h"
+#include "measure/flops.h"
+#include "run/help.h"
+#include "measure/options.h"
+#include "peers/peer_naive.h"
+#include "peers/peer_process.h"
+#include "util/progress.h"
+#include "report/report_command.h"
+#include "run/resume.h"
+#include "output/run_record.h"
+#include "run/sweep.h"
+#include "measure/sweep_list.h"
+#include "output/table.h"
+
+enum { EXIT_BENCH_FAILED = 1, EXIT_BAD_ARGUMENTS = 2 };
+
+/* The peers of a run: the python processes of the current thread count and
+ * the last shape's numbers (the configurations of one shape share them). */
+typedef struct peer_set {
+    const bench_options *options;
+    bench_peer_process processes[BENCH_PEER_KINDS]; /* the python peers' slots only */
+    size_t threads;                                 /* of the running processes; 0: none */
+    int have_shape;
+    bench_shape shape;
+    bench_peer_timing timings[BENCH_PEER_KINDS];
+    bench_run_record *record;
+} peer_set;
+
+static const unsigned peer_bits[BENCH_PEER_KINDS] = {BENCH_PEER_NAIVE, BENCH_PEER_NUMPY,
+                                                     BENCH_PEER_NUMPY32, BENCH_PEER_TORCH};
+
+static void announce_process(const bench_peer_process *process, int started)
+{
+    if (!started) {
+        printf("# %s peer skipped: %s\n", process->name, process->note);
+        if (strcmp(process->name, "torch") == 0)
+            printf("#   (optional: ./attn.sh peers sets up PyTorch 2.x from PyPI where "
+                   "attn-bench looks first)\n");
+        return;
+    }
+    printf("# %s peer: %s; %s (threads %zu)\n", process->name, process->info, process->python,
+           process->threads);
+    printf("#   BLAS: %s\n#   computes: %s\n", process->blas, process->impl);
+}
+
+static void stop_processes(peer_set *peers)
+{
+    for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k)
+        bench_peer_summary_stop(&peers->record->peers[k], &peers->processes[k]);
+    peers->threads = 0;
+}
+
+/* (Re)starts the python peers for a thread count. */
+static void start_processes(peer_set *peers, size_t threads)
+{
+    /* numpy32 is numpy_peer.py --float32: the lesson's code kept in float32 */
+    static const char *const scripts[BENCH_PEER_KINDS] = {NULL, "numpy_peer.py",
+                                                          "numpy_peer.py", "torch_peer.py"};
+    const bench_options *o = peers->options;
+    stop_processes(peers);
+    peers->threads = threads;
+    for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k) {
+        if (!(o->peers & peer_bits[k]))
+            continue;
+        const int torch = k == BENCH_PEER_KIND_TORCH;
+        const bench_peer_process_setup setup = {
+            .name = bench_peer_kind_names[k],
+            .script_name = scripts[k],
+            .script_options = k == BENCH_PEER_KIND_NUMPY32 ? "--float32" : NULL,
+            .script_override = torch ? o->torch_script : o->numpy_script,
+            .pythons = torch ? o->torch_python : o->python,
+            .threads = threads,
+            .policy = &o->repeat,
+            .seed = o->seed,
+        };
+        bench_peer_summary *summary = &peers->record->peers[k];
+        const int ran_before = summary->status && strcmp(summary->status, "ran") == 0;
+        const int started = bench_peer_process_start(&peers->processes[k], &setup) == 0;
+        if (started || ran_before || !summary->status) /* a repeated failure is said once */
+            announce_process(&peers->processes[k], started);
+        bench_peer_summary_take(summary, &peers->processes[k], started);
+    }
+}
+
+/* The peers' numbers for the point's shape: measured now (right after attn,
+ * on the same problem) unless the previous configuration had the same shape. */
+static void time_peers(peer_set *peers, const bench_problem *problem, bench_point *point)
+{
+    const bench_options *o = peers->options;
+    const bench_shape *shape = &point->config.shape;
+    if (!peers->have_shape || !bench_shape_equal(&peers->shape, shape)) {
+        memset(peers->timings, 0, sizeof peers->timings);
+        if (peers->threads != shape->threads)
+            start_processes(peers, shape->threads);
+        if ((o->peers & BENCH_PEER_NAIVE) && problem->X) {
+            bench_naive_peer_time(problem, &o->naive_repeat, o->naive_max_T,
+                                  &peers->timings[BENCH_PEER_KIND_NAIVE]);
+            peers->record->peers[BENCH_PEER_KIND_NAIVE].measured +=
+                (size_t)peers->timings[BENCH_PEER_KIND_NAIVE].measured;
+        }
+        for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k)
+            bench_peer_process_time(&peers->processes[k], shape, &peers->timings[k]);
+        peers->shape = *shape;
+        peers->have_shape = 1;
+    }
+    memcpy(point->peers, peers->timings, sizeof point->peers);
+}
+
+/* ---- the sweep --------------------------------------------------------------- */
+
+/* A prediction of a configuration's seconds for the progress estimate: the
+ * timing floor or the calls' FLOPs at a nominal rate, per implementation. */
+static double predicted_cost(const bench_options *o, const bench_config *config,
+                             int with_peers)
+{
+    const double flops = bench_shape_flops(&config->shape);
+    const double floor = o->repeat.min_time_s;
+    double attn = flops * (double)(o->repeat.min_repeats + o->repeat.warmup) / 20e9;
+    double cost = attn > floor ? attn : floor;
+    if (!with_peers)
+        return cost + 0.01;
+    for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k)
+        if (o->peers & peer_bits[k])
+            cost += floor > attn * 4.0 ? floor : attn * 4.0;
+    if ((o->peers & BENCH_PEER_NAIVE) && config->shape.T <= o->naive_max_T)
+        cost += flops * (double)(o->naive_repeat.min_repeats + 1) / 1e9;
+    return cost + 0.01;
+}
+
+static void progress_label(const bench_config *c, char *label, size_t size)
+{
+    const bench_shape *s = &c->shape;
+    snprintf(label, size, "%s %s causal=%d %s/%s/%s B=%zu T=%zu C=%zu NH=%zu hs=%zu thr=%zu",
+             bench_dtype_name(s->dtype), bench_op_names[s->op], s->causal,
+             bench_api_names[c->api], bench_path_names[c->path], bench_engine_names[c->engine],
+             s->B, s->T, s->C, s->NH, s->hs, s->threads);
+}
+
+static void report_failure(const bench_point *p, const char *error)
+{
+    char label[256];
+    progress_label(&p->config, label, sizeof label);
+    fprintf(stderr, "attn-bench: %s: %s\n", label, error);
+}
+
+typedef struct sweep_outcome {
+    size_t measured, resumed, failures;
+    int csv_failed;
+    int promoted; /* a peer computed in float64 on an f32 row (the table's x*) */
+} sweep_outcome;
+
+/* Whether BLAS threads (attn-bench's or a python peer's) may still poll for
+ * work when a configuration on attn's own threads starts: only after
+ * multi-threaded BLAS calls, so only in a sweep with a thread count above 1. */
+static int blas_threads_may_poll(const bench_options *o)
+{
+    return bench_size_list_max(&o->threads) > 1;
+}
+
+static void run_one(const bench_config *config, peer_set *peers, FILE *csv,
+                    const bench_ceiling *ceiling, bench_progress *progress,
+                    sweep_outcome *outcome)
+{
+    const bench_options *o = peers->options;
+    bench_blas_set_threads(config->shape.threads);
+    const int own_threads = config->engine == BENCH_ENGINE_OWN ||
+                            (config->engine == BENCH_ENGINE_AUTO && bench_attn_auto_threads() > 0);
+    if (own_threads && blas_threads_may_poll(o))
+        bench_settle_blas_threads();
+    bench_point point;
+    bench_problem problem;
+    char error[512] = "";
+    bench_measure_point(config, o, &problem, &point, error, sizeof error);
+    time_peers(peers, &problem, &point);
+    bench_problem_destroy(&problem);
+    point.ceiling_gflops =
+        bench_ceiling_gflops(ceiling, config->shape.dtype, config->shape.threads);
+
+    bench_progress_hide(progress);
+    bench_table_print_row(stdout, &point);
+    for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
+        outcome->promoted |= bench_peer_promoted(&point, (bench_peer_kind)k);
+    if (o->profile && point.status == BENCH_POINT_TIMED) {
+        bench_phase_profile_print(stdout, &point.profile, point.ceiling_gflops);
+        char key[256];
+        bench_csv_format_key(config, key, sizeof key);
+        if (point.profile.measured &&
+            bench_phase_profile_log_add(&peers->record->profiles, key, &point.profile,
+                                        point.ceiling_gflops) != 0)
+            fprintf(stderr, "attn-bench: out of memory: a profile is not in the JSON\n");
+    }
+    if (point.status != BENCH_POINT_TIMED) {
+        report_failure(&point, error);
+        outcome->failures++;
+    }
+    if (!outcome->csv_failed && bench_csv_write_row(csv, &point) != 0) {
+        perror(o->csv_path);
+        outcome->csv_failed = 1;
+    }
+    outcome->measured++;
+}
+
+static void run_sweep(const bench_sweep *sweep, const bench_resume *resume, peer_set *peers,
+                      FILE *csv, const bench_ceiling *ceiling, sweep_outcome *outcome)
+{
+    const bench_options *o = peers->options;
+    double total_cost = 0.0;
+    for (size_t i = 0; i < sweep->count; ++i) {
+        const int first_of_shape =
+            i == 0 || !bench_shape_equal(&sweep->configs[i].shape, &sweep->configs[i - 1].shape);
+        total_cost += predicted_cost(o, &sweep->configs[i], first_of_shape);
+    }
+    bench_progress progress;
+    bench_progress_start(&progress, o->progress, stderr, sweep->count, total_cost);
+    for (size_t i = 0; i < sweep->count; ++i) {
+        const bench_config *config = &sweep->configs[i];
+        const int first_of_shape =
+            i == 0 || !bench_shape_equal(&config->shape, &sweep->configs[i - 1].shape);
+        char label[256];
+        progress_label(config, label, sizeof label);
+        if (bench_resume_has(resume, config)) {
+            outcome->resumed++;
+            bench_progress_step(&progress, 0.0, label);
+            progress.total_cost -= predicted_cost(o, config, first_of_shape);
+            continue;
+        }
+        run_one(config, peers, csv, ceiling, &progress, outcome);
+        bench_progress_step(&progress, predicted_cost(o, config, first_of_shape), label);
+    }
+    bench_progress_finish(&progress);
+}
+
+/* ---- header and footer ----------------------------------------------------------- */
+
+static void print_settings(const bench_options *o, const bench_sweep *sweep,
+                           const bench_resume *resume)
+{
+    const bench_repeat_policy *r = &o->repeat;
+    printf("# sweep: %zu configurations", sweep->count);
+    if (resume->count)
+        printf(" (%zu rows already in %s are kept)", resume->count, o->csv_path);
+    printf("; warmup %zu, then >= %zu calls and >= %g s (at most %zu); weights %s; seed %llu\n",
+           r->warmup, r->min_repeats, r->min_time_s, r->max_repeats,
+           o->with_weights ? "written" : "NULL", (unsigned long long)o->seed);
+    bench_omissions_print(stdout, &sweep->omitted);
+    bench_attn_auto_threads_print(stdout,
+                                  "plans at their default, ATTN_THREADS_AUTO; every one-shot");
+    printf("# FLOP counts: %s\n", bench_flops_formula);
+    if (o->peers & BENCH_PEER_NAIVE)
+        printf("# naive peer: plain C loops in the element type, up to T = %zu, %zu timed "
+               "calls after one warmup\n",
+               o->naive_max_T, o->naive_repeat.min_repeats);
+    else
+        printf("# naive peer: not asked for\n");
+    for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k)
+        if (!(o->peers & peer_bits[k]))
+            printf("# %s peer: not asked for\n", bench_peer_kind_names[k]);
+}
+
+static void print_footer(const bench_options *o, const bench_run_record *record,
+                         const sweep_outcome *outcome)
+{
+    if (outcome->promoted)
+        printf("# x*: the peer's output was float64 on an f32 row: with NumPy >= 2 the "
+               "lesson's / np.sqrt(hs) promotes float32 scores to float64, so that NumPy time "
+               "is partly double-precision work; numpy32 (the same code kept in float32) gives "
+               "the float32 ratio\n");
+    for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k) {
+        const bench_peer_summary *summary = &record->peers[k];
+        if (summary->status && strcmp(summary->status, "ran") == 0 && summary->note[0])
+            printf("# %s peer: first error: %s\n", summary->name, summary->note);
+    }
+    bench_other_load_print(stdout, record->other_load_cpus, &record->machine);
+    printf("# %zu configurations measured", outcome->measured);
+    if (outcome->resumed)
+        printf(", %zu kept from the CSV", outcome->resumed);
+    printf(", in %.1f s wall time (checks, ceiling and peers included); CSV: %s\n",
+           record->wall_seconds, o->csv_path);
+}
+
+static int finish_outputs(const bench_options *o, const bench_run_record *record)
+{
+    char error[512];
+    int failed = 0;
+    if (o->json_path) {
+        if (bench_run_record_write_json(o->json_path, record, error, sizeof error) != 0) {
+            fprintf(stderr, "attn-bench: JSON: %s\n", error);
+            failed = 1;
+        } else {
+            printf("# JSON: %s\n", o->json_path);
+        }
+    }
+    if (o->report_dir) {
+        const char *csvs[1] = {o->csv_path};
+        if (bench_report_write(csvs, 1, o->json_path, o->report_dir, stdout) != 0)
+            failed = 1;
+    }
+    return failed;
+}
+
+/* The first configuration the CSV does not have yet, or NULL. */
+static const bench_config *first_to_run(const bench_sweep *sweep, const bench_resume *resume)
+{
+    for (size_t i = 0; i < sweep->count; ++i)
+        if (!bench_resume_has(resume, &sweep->configs[i]))
+            return &sweep->configs[i];
+    return NULL;
+}
+
+static int run_configured(const bench_options *o, const bench_sweep *sweep)
+{
+    bench_resume resume = {0};
+    char error[512];
+    if (o->resume && bench_resume_load(o->csv_path, &resume, error, sizeof error) != 0) {
+        fprintf(stderr, "attn-bench: %s\n", error);
+        return EXIT_BENCH_FAILED;
+    }
+    FILE *csv = bench_csv_open(o->csv_path, resume.file_exists);
+    if (!csv) {
+        perror(o->csv_path);
+        bench_resume_free(&resume);
+        return EXIT_BENCH_FAILED;
+    }
+    bench_run_record record;
+    memset(&record, 0, sizeof record);
+    record.options = o;
+    for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
+        record.peers[k].name = bench_peer_kind_names[k];
+    record.peers[BENCH_PEER_KIND_NAIVE].status = o->peers & BENCH_PEER_NAIVE ? "ran" : NULL;
+    bench_cpu_snapshot start, end;
+    bench_cpu_snapshot_take(&start);
+    bench_machine_describe(&record.machine);
+    bench_machine_print(stdout, &record.machine);
+    if (bench_ceiling_measure(&record.ceiling, o->dtypes, o->dtype_count, o->threads.values,
+                              o->threads.count, o->ceiling_n) != 0)
+        fprintf(stderr, "attn-bench: out of memory for the ceiling's GEMM\n");
+    bench_ceiling_print(stdout, &record.ceiling, &record.machine);
+    print_settings(o, sweep, &resume);
+    fflush(stdout);
+
+    peer_set peers = {.options = o, .record = &record};
+    sweep_outcome outcome = {0};
+    const bench_config *first = first_to_run(sweep, &resume);
+    if (first) {
+        start_processes(&peers, first->shape.threads); /* their header lines come first */
+        bench_table_print_header(stdout);
+    }
+    run_sweep(sweep, &resume, &peers, csv, &record.ceiling, &outcome);
+    stop_processes(&peers);
+    for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
+        if (!record.peers[k].status)
+            record.peers[k].status = o->peers & peer_bits[k] ? "not needed" : "not asked for";
+    if (fclose(csv) != 0 && !outcome.csv_failed) {
+        perror(o->csv_path);
+        outcome.csv_failed = 1;
+    }
+    bench_cpu_snapshot_take(&end);
+    record.wall_seconds = end.wall_s - start.wall_s;
+    record.other_load_cpus = bench_other_load(&start, &end);
+    print_footer(o, &record, &outcome);
+    int outputs_failed = finish_outputs(o, &record);
+    bench_phase_profile_log_free(&record.profiles);
+    bench_resume_free(&resume);
+    if (outcome.failures)
+        fprintf(stderr, "attn-bench: %zu of %zu configurations failed\n", outcome.failures,
+                outcome.measured);
+    return outcome.failures || outcome.csv_failed || outputs_failed ? EXIT_BENCH_FAILED
+                                                                    : EXIT_SUCCESS;
+}
+
+static void format_key(const void *configs, size_t index, char *key, size_t size)
+{
+    bench_csv_format_key(&((const bench_config *)configs)[index], key, size);
+}
+
+/* --list: the configurations as the CSV's key columns. */
+static int list_sweep(const bench_sweep *sweep)
+{
+    bench_sweep_list_print(stdout, bench_csv_header(), BENCH_CSV_KEY_COLUMNS, sweep->configs,
+                           sweep->count, format_key, &sweep->omitted);
+    return EXIT_SUCCESS;
+}
+
+int bench_run_command(int argc, char **argv, int first)
+{
+    char error[512];
+    bench_options options;
+    switch (bench_options_parse(argc, argv, first, &options, error, sizeof error)) {
+    case BENCH_OPTIONS_HELP:
+        bench_help_run(stdout);
+        return EXIT_SUCCESS;
+    case BENCH_OPTIONS_BAD:
+        fprintf(stderr, "attn-bench: %s\nTry 'attn-bench --help'.\n", error);
+        return EXIT_BAD_ARGUMENTS;
+    case BENCH_OPTIONS_RUN:
+        break;
+    }
+    bench_sweep sweep;
+    if (bench_sweep_build(&options, &sweep, error, sizeof error) != 0) {
+        fprintf(stderr, "attn-bench: %s\n", error);
+        bench_options_free(&options);
+        return EXIT_BAD_ARGUMENTS;
+    }
+    int status = options.list ? list_sweep(&sweep) : run_configured(&options, &sweep);
+    bench_sweep_free(&sweep);
+    bench_options_free(&options);
+    return status;
+}

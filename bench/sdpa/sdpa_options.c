@@ -1,0 +1,450 @@
+#include "sdpa/sdpa_options.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/option_values.h"
+#include "util/text.h"
+
+#ifndef ATTN_BENCH_PEERS_PYTHON
+#error "define ATTN_BENCH_PEERS_PYTHON: the python of ./attn.sh peers' venv (.venv-peers)"
+#endif
+
+typedef enum sdpa_option_id {
+    O_B,
+    O_NH,
+    O_NH_KV,
+    O_TQ,
+    O_TK,
+    O_HS,
+    O_HS_V,
+    O_LENGTHS,
+    O_WINDOW,
+    O_MASK,
+    O_CAUSAL,
+    O_OP,
+    O_DTYPE,
+    O_ENGINE,
+    O_THREADS,
+    O_CACHE,
+    O_WARMUP,
+    O_REPEATS,
+    O_MIN_TIME,
+    O_MAX_REPEATS,
+    O_CHECK_ROWS,
+    O_SEED,
+    O_PEERS,
+    O_TORCH_PYTHON,
+    O_TORCH_SCRIPT,
+    O_CEILING,
+    O_BANDWIDTH_MIB,
+    O_CSV,
+    O_JSON,
+    O_PROGRESS,
+    O_SWEEP,
+    O_LIST,
+    O_QUICK,
+    O_HELP,
+    O_COUNT
+} sdpa_option_id;
+
+static const bench_cli_option specs[O_COUNT] = {
+    [O_B] = {"B", "LIST", "1", "2", "sequences (batch size)"},
+    [O_NH] = {"NH", "LIST", "32", "4", "query heads"},
+    [O_NH_KV] = {"NH-kv", "LIST", "8", "2",
+                 "key/value heads: NH (multi-head), 1 (multi-query) or a\n"
+                 "divisor of NH (grouped); NH not a multiple is left out"},
+    [O_TQ] = {"Tq", "LIST", "1,1024", "1,7", "queries per sequence (1: a decode step)"},
+    [O_TK] = {"Tk", "LIST", "1024,4096", "33",
+              "key/value slots per sequence (a KV cache's capacity)"},
+    [O_HS] = {"hs", "LIST", "128", "8", "head size of Q and K"},
+    [O_HS_V] = {"hs-v", "LIST", "hs", NULL,
+                "head size of V and out; the item 'hs' is --hs's"},
+    [O_LENGTHS] = {"lengths", "LIST", "full", "full,12/33",
+                   "key lengths: comma-separated items, each 'full' (every\n"
+                   "sequence Tk keys) or L0/L1/... (one per sequence, or a\n"
+                   "single L for all); an item that does not match B, or a\n"
+                   "length above Tk, is left out"},
+    [O_WINDOW] = {"window", "LIST", "0", "0,5",
+                  "sliding window: 0 = none, w = keys j > p - w (see MASKS)"},
+    [O_MASK] = {"mask", "LIST", "none", "none,padding,full",
+                "none (lengths as key_lengths), padding (additive\n"
+                "(B,1,1,Tk), -inf beyond each length, mask_ld = mask_sh\n"
+                "= 0) or full (additive (B,NH,Tq,Tk): a bias, -inf beyond\n"
+                "each length); see MASKS"},
+    [O_CAUSAL] = {"causal", "LIST", "1", "0,1", "0 or 1 (bottom-right aligned, see MASKS)"},
+    [O_OP] = {"op", "LIST", "forward", "forward,backward",
+              "forward; backward = forward + backward timed together"},
+    [O_DTYPE] = {"dtype", "LIST", "f32", "f32,f64", "element types: f32, f64"},
+    [O_ENGINE] = {"engine", "LIST", "auto", NULL,
+                  "auto (no attn_plan_set_threads call: the plan's\n"
+                  "ATTN_THREADS_AUTO), blas (attn_plan_set_threads(plan,\n"
+                  "0): --threads BLAS threads) or own\n"
+                  "(attn_plan_set_threads(plan, --threads))"},
+    [O_THREADS] = {"threads", "LIST", "1", NULL,
+                   "threads: openblas_set_num_threads before each\n"
+                   "configuration, the bandwidth and ceiling measurements,\n"
+                   "own engines and the peer's torch.set_num_threads"},
+    [O_CACHE] = {"cache", "LIST", "warm", NULL,
+                 "warm (calls back to back) or cold (the bandwidth buffer\n"
+                 "is read before every call, untimed, so K and V come from\n"
+                 "memory as in a decode step of a many-layer model)"},
+    [O_WARMUP] = {"warmup", "N", "2", "1", "untimed calls before timing"},
+    [O_REPEATS] = {"repeats", "N", "9", "3", "at least N timed calls (N >= 1)"},
+    [O_MIN_TIME] = {"min-time", "SECONDS", "0.2", "0.002",
+                    "keep timing until the timed calls add up to this"},
+    [O_MAX_REPEATS] = {"max-repeats", "N", "10000", "200",
+                       "at most N timed calls (never below --repeats)"},
+    [O_CHECK_ROWS] = {"check-rows", "N", "32", NULL,
+                      "rows (and keys) the check samples per checked sequence\n"
+                      "and head of a large configuration; 0 = check all (see\n"
+                      "CHECKS)"},
+    [O_SEED] = {"seed", "N", "1", NULL, "seed of the inputs"},
+    [O_PEERS] = {"peers", "LIST", "torch", NULL, "torch or none"},
+    [O_TORCH_PYTHON] = {"torch-python", "LIST",
+                        ATTN_BENCH_PEERS_PYTHON ",python3,/usr/bin/python3", NULL,
+                        "interpreters tried for the PyTorch peer: the first\n"
+                        "that imports torch runs it (the first one is the venv\n"
+                        "of ./attn.sh peers)"},
+    [O_TORCH_SCRIPT] = {"torch-script", "PATH", NULL, NULL,
+                        "the peer script (default: torch_sdpa_peer.py, found as\n"
+                        "the run command's peers are)"},
+    [O_CEILING] = {"ceiling", "N32,N64", "2048,1536", "128,96",
+                   "sizes of the square sgemm and dgemm of the GEMM ceiling\n"
+                   "(the run command's); 0 = none"},
+    [O_BANDWIDTH_MIB] = {"bandwidth-mib", "N", "auto", "32",
+                         "MiB of the streaming read of the bandwidth measurement\n"
+                         "(and of the cold-cache read); auto = 8 x the last-level\n"
+                         "cache, at least 256 and at most 1024; 0 = not measured"},
+    [O_CSV] = {"csv", "PATH", "attn-bench-sdpa.csv", NULL,
+               "CSV output, one row per configuration, written as each\n"
+               "one is done"},
+    [O_JSON] = {"json", "PATH", "attn-bench-sdpa.json", NULL,
+                "JSON output (machine, ceiling, bandwidth, peer, rows);\n"
+                "none = no JSON"},
+    [O_PROGRESS] = {"progress", "MODE", "auto", NULL,
+                    "progress on stderr: bar, lines, none, auto"},
+    [O_SWEEP] = {"sweep", "FILE", NULL, NULL,
+                 "read options from FILE ('name = value' lines, as for the\n"
+                 "run command); the command line overrides it"},
+    [O_LIST] = {"list", NULL, NULL, NULL, "print the configurations (the CSV's key columns);\nrun nothing"},
+    [O_QUICK] = {"quick", NULL, NULL, NULL,
+                 "tiny configurations for tests: the --quick values\n"
+                 "replace the defaults (explicit options still win)"},
+    [O_HELP] = BENCH_CLI_HELP_OPTION,
+};
+
+static const bench_cli_table table = {specs, O_COUNT};
+
+void bench_sdpa_options_print_list(FILE *out)
+{
+    bench_cli_print_options(out, &table);
+}
+
+/* A list whose items are numbers or ranges, or `word` (stored as 0). */
+static int list_with_word(const bench_option_values *values, sdpa_option_id id,
+                          const char *word, size_t *list, size_t capacity, size_t *list_count)
+{
+    const char *text = bench_option_text(values, id);
+    const char *name = values->table->options[id].name;
+    *list_count = 0;
+    for (const char *cursor = text; cursor;) {
+        const char *comma = strchr(cursor, ',');
+        char item[128];
+        const size_t length = comma ? (size_t)(comma - cursor) : strlen(cursor);
+        if (length == 0 || length >= sizeof item)
+            return bench_option_fail(values, id, "a list of numbers");
+        memcpy(item, cursor, length);
+        item[length] = '\0';
+        cursor = comma ? comma + 1 : NULL;
+        bench_size_list sizes = {0};
+        char reason[160];
+        if (strcmp(item, word) == 0) {
+            if (*list_count < capacity)
+                list[(*list_count)++] = 0;
+            continue;
+        }
+        if (bench_size_list_parse(item, &sizes, reason, sizeof reason) != 0) {
+            snprintf(values->error, values->error_size, "--%s: %s", name, reason);
+            return -1;
+        }
+        for (size_t i = 0; i < sizes.count; ++i) {
+            int seen = 0;
+            for (size_t k = 0; k < *list_count; ++k)
+                seen |= list[k] == sizes.values[i];
+            if (seen)
+                continue;
+            if (*list_count == capacity) {
+                bench_size_list_free(&sizes);
+                snprintf(values->error, values->error_size, "--%s: more than %zu values", name,
+                         capacity);
+                return -1;
+            }
+            list[(*list_count)++] = sizes.values[i];
+        }
+        bench_size_list_free(&sizes);
+    }
+    return 0;
+}
+
+static int parse_hs_v(const bench_option_values *values, bench_sdpa_options *o)
+{
+    o->hs_v.values = malloc(BENCH_SIZE_LIST_MAX * sizeof *o->hs_v.values);
+    if (!o->hs_v.values) {
+        snprintf(values->error, values->error_size, "out of memory");
+        return -1;
+    }
+    return list_with_word(values, O_HS_V, "hs", o->hs_v.values, BENCH_SIZE_LIST_MAX,
+                          &o->hs_v.count);
+}
+
+static int parse_lengths(const bench_option_values *values, bench_sdpa_options *o)
+{
+    const char *text = bench_option_text(values, O_LENGTHS);
+    o->lengths_count = 0;
+    for (const char *cursor = text; cursor;) {
+        const char *comma = strchr(cursor, ',');
+        const size_t length = comma ? (size_t)(comma - cursor) : strlen(cursor);
+        if (o->lengths_count == BENCH_SDPA_MAX_LENGTHS_ITEMS)
+            return bench_option_fail(values, O_LENGTHS, "a list of at most 64 items");
+        bench_sdpa_lengths *item = &o->lengths[o->lengths_count];
+        memset(item, 0, sizeof *item);
+        if (length == 0 || length >= sizeof item->text)
+            return bench_option_fail(values, O_LENGTHS, "a list of 'full' or L0/L1/... items");
+        memcpy(item->text, cursor, length);
+        item->text[length] = '\0';
+        cursor = comma ? comma + 1 : NULL;
+        o->lengths_count++;
+        if (strcmp(item->text, "full") == 0)
+            continue;
+        size_t parts = 1;
+        for (const char *c = item->text; *c; ++c)
+            parts += *c == '/';
+        item->values = malloc(parts * sizeof *item->values);
+        if (!item->values) {
+            snprintf(values->error, values->error_size, "out of memory");
+            return -1;
+        }
+        char copy[256];
+        bench_copy_text(copy, sizeof copy, item->text);
+        for (char *part = copy; part;) {
+            char *slash = strchr(part, '/');
+            if (slash)
+                *slash = '\0';
+            if (bench_parse_size(part, &item->values[item->count]) != 0) {
+                snprintf(values->error, values->error_size,
+                         "--lengths: '%s' in '%s' is not a whole number (items are 'full' or "
+                         "L0/L1/...)",
+                         part, item->text);
+                return -1;
+            }
+            item->count++;
+            part = slash ? slash + 1 : NULL;
+        }
+    }
+    return 0;
+}
+
+static const char *const binary_names[2] = {"0", "1"};
+static const char *const dtype_names[BENCH_DTYPE_COUNT] = {"f32", "f64"};
+static const char *const peer_names[2] = {"torch", "none"};
+
+static int resolve_axes(const bench_option_values *values, bench_sdpa_options *o)
+{
+    if (bench_option_size_list(values, O_B, &o->B) ||
+        bench_option_size_list(values, O_NH, &o->NH) ||
+        bench_option_size_list(values, O_NH_KV, &o->NH_kv) ||
+        bench_option_size_list(values, O_TQ, &o->Tq) ||
+        bench_option_size_list(values, O_TK, &o->Tk) ||
+        bench_option_size_list(values, O_HS, &o->hs) ||
+        bench_option_size_list(values, O_THREADS, &o->threads) || parse_hs_v(values, o) ||
+        parse_lengths(values, o) ||
+        list_with_word(values, O_WINDOW, "0", o->windows, BENCH_SDPA_MAX_WINDOWS,
+                       &o->window_count))
+        return -1;
+    if (bench_option_choices(values, O_MASK, bench_sdpa_mask_names, BENCH_SDPA_MASK_COUNT,
+                             o->masks, &o->mask_count) ||
+        bench_option_choices(values, O_CAUSAL, binary_names, 2, o->causal,
+                             &o->causal_count) ||
+        bench_option_choices(values, O_OP, bench_op_names, BENCH_OP_COUNT, o->ops,
+                             &o->op_count) ||
+        bench_option_choices(values, O_DTYPE, dtype_names, BENCH_DTYPE_COUNT, o->dtypes,
+                             &o->dtype_count) ||
+        bench_option_choices(values, O_ENGINE, bench_engine_names, BENCH_ENGINE_COUNT,
+                             o->engines, &o->engine_count) ||
+        bench_option_choices(values, O_CACHE, bench_sdpa_cache_names, BENCH_SDPA_CACHE_COUNT,
+                             o->caches, &o->cache_count))
+        return -1;
+    int peers[2];
+    size_t peer_count = 0;
+    if (bench_option_choices(values, O_PEERS, peer_names, 2, peers, &peer_count))
+        return -1;
+    o->torch = 0;
+    for (size_t i = 0; i < peer_count; ++i)
+        o->torch |= peers[i] == 0;
+    return 0;
+}
+
+static int resolve_scalars(const bench_option_values *values, bench_sdpa_options *o)
+{
+    bench_repeat_policy *r = &o->repeat;
+    size_t seed = 0;
+    if (bench_option_count(values, O_WARMUP, 0, &r->warmup) ||
+        bench_option_count(values, O_REPEATS, 1, &r->min_repeats) ||
+        bench_option_count(values, O_MAX_REPEATS, 1, &r->max_repeats) ||
+        bench_option_count(values, O_CHECK_ROWS, 0, &o->check_rows) ||
+        bench_option_count(values, O_SEED, 0, &seed))
+        return -1;
+    o->seed = (uint64_t)seed;
+    if (bench_cli_parse_seconds(bench_option_text(values, O_MIN_TIME), &r->min_time_s) != 0)
+        return bench_option_fail(values, O_MIN_TIME, "a number of seconds >= 0");
+    if (r->max_repeats < r->min_repeats)
+        r->max_repeats = r->min_repeats;
+    if (bench_option_ceiling(values, O_CEILING, o->ceiling_n) != 0)
+        return -1;
+    const char *bandwidth = bench_option_text(values, O_BANDWIDTH_MIB);
+    if (strcmp(bandwidth, "auto") == 0)
+        o->bandwidth_mib = SIZE_MAX;
+    else if (bench_cli_parse_count(bandwidth, 0, &o->bandwidth_mib) != 0 ||
+             o->bandwidth_mib > (SIZE_MAX >> 21))
+        return bench_option_fail(values, O_BANDWIDTH_MIB, "a number of MiB, 0 or auto");
+    if (bench_option_progress(values, O_PROGRESS, &o->progress) != 0)
+        return -1;
+    o->torch_python = bench_option_text(values, O_TORCH_PYTHON);
+    o->torch_script = bench_option_text(values, O_TORCH_SCRIPT);
+    o->csv_path = bench_option_text(values, O_CSV);
+    o->json_path = bench_option_text(values, O_JSON);
+    if (strcmp(o->json_path, "none") == 0)
+        o->json_path = NULL;
+    o->list = values->given[O_LIST] != NULL;
+    return 0;
+}
+
+bench_options_outcome bench_sdpa_options_parse(int argc, char **argv, int first,
+                                               bench_sdpa_options *o, char *error,
+                                               size_t error_size)
+{
+    memset(o, 0, sizeof *o);
+    const char *given[O_COUNT] = {0};
+    bench_option_values values = {&table, given, 0, error, error_size};
+    const bench_options_outcome outcome = bench_option_values_collect(
+        &values, argc, argv, first, NULL, 0, &o->sweep_path, &o->sweep_text);
+    if (outcome == BENCH_OPTIONS_BAD)
+        bench_sdpa_options_free(o);
+    if (outcome != BENCH_OPTIONS_RUN)
+        return outcome;
+    o->quick = values.quick;
+    o->command_line = bench_option_command_line("attn-bench sdpa", argc, argv, first);
+    if (!o->command_line) {
+        snprintf(error, error_size, "out of memory");
+        bench_sdpa_options_free(o);
+        return BENCH_OPTIONS_BAD;
+    }
+    if (resolve_axes(&values, o) != 0 || resolve_scalars(&values, o) != 0) {
+        bench_sdpa_options_free(o);
+        return BENCH_OPTIONS_BAD;
+    }
+    return BENCH_OPTIONS_RUN;
+}
+
+void bench_sdpa_options_free(bench_sdpa_options *o)
+{
+    bench_size_list *lists[] = {&o->B, &o->NH, &o->NH_kv, &o->Tq, &o->Tk,
+                                &o->hs, &o->hs_v, &o->threads};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; ++i)
+        bench_size_list_free(lists[i]);
+    for (size_t i = 0; i < BENCH_SDPA_MAX_LENGTHS_ITEMS; ++i) {
+        free(o->lengths[i].values);
+        o->lengths[i].values = NULL;
+    }
+    free(o->command_line);
+    free(o->sweep_text);
+    o->command_line = o->sweep_text = NULL;
+}
+
+/* ---- the configurations ------------------------------------------------------- */
+
+static const char *invalid_reason(const bench_sdpa_shape *s)
+{
+    if (s->NH % s->NH_kv != 0)
+        return "NH not a multiple of NH-kv";
+    const bench_sdpa_lengths *l = s->lengths;
+    if (l->count > 1 && l->count != s->B)
+        return "a --lengths item with neither 1 nor B lengths";
+    for (size_t i = 0; i < l->count; ++i)
+        if (l->values[i] > s->Tk)
+            return "a key length above Tk";
+    return NULL;
+}
+
+int bench_sdpa_sweep_build(const bench_sdpa_options *o, bench_sdpa_sweep *sweep, char *error,
+                           size_t error_size)
+{
+    memset(sweep, 0, sizeof *sweep);
+    const size_t counts[] = {o->threads.count, o->dtype_count,   o->op_count,  o->causal_count,
+                             o->window_count,  o->mask_count,    o->B.count,   o->NH.count,
+                             o->NH_kv.count,   o->hs.count,      o->hs_v.count, o->Tq.count,
+                             o->Tk.count,      o->lengths_count, o->cache_count,
+                             o->engine_count};
+    size_t total = 1;
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
+        if (counts[i] == 0 || counts[i] > BENCH_SDPA_SWEEP_MAX / total) {
+            snprintf(error, error_size, "more than %d combinations", BENCH_SDPA_SWEEP_MAX);
+            return -1;
+        }
+        total *= counts[i];
+    }
+    sweep->configs = malloc(total * sizeof *sweep->configs);
+    if (!sweep->configs) {
+        snprintf(error, error_size, "out of memory");
+        return -1;
+    }
+    size_t index[16] = {0};
+    for (size_t n = 0; n < total; ++n) {
+        size_t rest = n;
+        for (size_t k = sizeof counts / sizeof counts[0]; k-- > 0;) {
+            index[k] = rest % counts[k];
+            rest /= counts[k];
+        }
+        bench_sdpa_config c;
+        memset(&c, 0, sizeof c);
+        bench_sdpa_shape *s = &c.shape;
+        s->threads = o->threads.values[index[0]];
+        s->dtype = (bench_dtype)o->dtypes[index[1]];
+        s->op = (bench_op)o->ops[index[2]];
+        s->causal = o->causal[index[3]];
+        s->window = o->windows[index[4]];
+        s->mask = (bench_sdpa_mask)o->masks[index[5]];
+        s->B = o->B.values[index[6]];
+        s->NH = o->NH.values[index[7]];
+        s->NH_kv = o->NH_kv.values[index[8]];
+        s->hs = o->hs.values[index[9]];
+        s->hs_v = o->hs_v.values[index[10]] ? o->hs_v.values[index[10]] : s->hs;
+        s->Tq = o->Tq.values[index[11]];
+        s->Tk = o->Tk.values[index[12]];
+        s->lengths = &o->lengths[index[13]];
+        s->cache = (bench_sdpa_cache)o->caches[index[14]];
+        c.engine = (bench_engine)o->engines[index[15]];
+        const char *reason = invalid_reason(s);
+        if (reason) {
+            bench_omissions_add(&sweep->omitted, reason);
+            continue;
+        }
+        sweep->configs[sweep->count++] = c;
+    }
+    if (sweep->count == 0) {
+        snprintf(error, error_size, "no configuration to run: %s",
+                 sweep->omitted.count ? sweep->omitted.reasons[0].reason : "empty lists");
+        bench_sdpa_sweep_free(sweep);
+        return -1;
+    }
+    return 0;
+}
+
+void bench_sdpa_sweep_free(bench_sdpa_sweep *sweep)
+{
+    free(sweep->configs);
+    sweep->configs = NULL;
+    sweep->count = 0;
+}

@@ -1,0 +1,84 @@
+/*
+ * The options of `attn-bench sdpa` and the configurations they make. One
+ * table (sdpa_options.c) drives the parser, sweep files (--sweep), --quick
+ * and the option list of --help, as for the run command.
+ */
+#ifndef ATTN_BENCH_SDPA_OPTIONS_H
+#define ATTN_BENCH_SDPA_OPTIONS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "measure/omissions.h"
+#include "cli/option_values.h"
+#include "util/progress.h"
+#include "sdpa/sdpa_config.h"
+#include "cli/size_list.h"
+#include "util/timing.h"
+
+#define BENCH_SDPA_MAX_LENGTHS_ITEMS 64
+#define BENCH_SDPA_MAX_WINDOWS 64
+#define BENCH_SDPA_SWEEP_MAX 100000
+
+typedef struct bench_sdpa_options {
+    bench_size_list B, NH, NH_kv, Tq, Tk, hs, hs_v, threads; /* hs_v: 0 means = hs */
+    size_t windows[BENCH_SDPA_MAX_WINDOWS];
+    size_t window_count;
+    bench_sdpa_lengths lengths[BENCH_SDPA_MAX_LENGTHS_ITEMS];
+    size_t lengths_count;
+    int masks[BENCH_SDPA_MASK_COUNT];
+    size_t mask_count;
+    int causal[2];
+    size_t causal_count;
+    int ops[BENCH_OP_COUNT];
+    size_t op_count;
+    int dtypes[BENCH_DTYPE_COUNT];
+    size_t dtype_count;
+    int engines[BENCH_ENGINE_COUNT];
+    size_t engine_count;
+    int caches[BENCH_SDPA_CACHE_COUNT];
+    size_t cache_count;
+    bench_repeat_policy repeat;
+    size_t check_rows; /* rows (and keys) sampled per checked (sequence, head); 0: all */
+    uint64_t seed;
+    int torch; /* --peers torch */
+    const char *torch_python;
+    const char *torch_script; /* NULL: the default places */
+    size_t ceiling_n[BENCH_DTYPE_COUNT];
+    size_t bandwidth_mib; /* 0: not measured; SIZE_MAX: auto */
+    const char *csv_path;
+    const char *json_path; /* NULL: none */
+    const char *sweep_path;
+    bench_progress_mode progress;
+    int list;
+    int quick;
+    char *command_line;
+    char *sweep_text;
+} bench_sdpa_options;
+
+/* Parses argv[first..argc-1] (bench_options_outcome: option_values.h). */
+bench_options_outcome bench_sdpa_options_parse(int argc, char **argv, int first,
+                                               bench_sdpa_options *options, char *error,
+                                               size_t error_size);
+
+void bench_sdpa_options_free(bench_sdpa_options *options);
+
+/* The option list of --help. */
+void bench_sdpa_options_print_list(FILE *out);
+
+typedef struct bench_sdpa_sweep {
+    bench_sdpa_config *configs;
+    size_t count;
+    bench_omissions omitted;
+} bench_sdpa_sweep;
+
+/* Every combination, nested threads > dtype > op > causal > window > mask >
+ * B > NH > NH_kv > hs > hs_v > Tq > Tk > lengths > cache > engine (engine
+ * fastest); those that cannot run are counted in omitted. Returns 0, or -1
+ * with the reason in error (nothing to run, too many, out of memory). */
+int bench_sdpa_sweep_build(const bench_sdpa_options *options, bench_sdpa_sweep *sweep,
+                           char *error, size_t error_size);
+
+void bench_sdpa_sweep_free(bench_sdpa_sweep *sweep);
+
+#endif /* ATTN_BENCH_SDPA_OPTIONS_H */

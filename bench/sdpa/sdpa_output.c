@@ -1,0 +1,302 @@
+#include "sdpa/sdpa_output.h"
+
+#include <math.h>
+
+#include "output/columns.h"
+#include "output/json_out.h"
+#include "util/text.h"
+
+/* ---- table ----------------------------------------------------------------------- */
+
+static const char *const table_columns[][2] = {
+    {"dtype op c win mask", "element type, forward or backward (forward + backward),"},
+    {"", "causal, window (0: none), mask (none, padding, full)"},
+    {"eng thr cache", "engine (--engine), threads, warm or cold caches"},
+    {"B NH kv Tq Tk hs hsv", "the shape (kv: NH_kv; hsv: hs_v)"},
+    {"lengths", "the --lengths item (full: every sequence Tk keys)"},
+    {"check", "relative error of the reference check (FAIL: above the"},
+    {"", "tolerance, ERROR: the call failed)"},
+    {"attn_ms", "median time of one call, milliseconds"},
+    {"GF/s", "FLOP count / median time (FLOP COUNTS)"},
+    {"ceil%", "GF/s as a share of the GEMM ceiling (not on decode rows)"},
+    {"GB/s", "decode rows (Tq <= 16): K+V bytes / median time (BYTES)"},
+    {"bw%", "decode rows: GB/s as a share of the measured read bandwidth"},
+    {"torch_ms GF/s GB/s", "the PyTorch peer's median and rates (\"-\": not measured)"},
+    {"xtorch", "torch time / attn time: above 1 means attn is faster"},
+};
+
+void bench_sdpa_table_print_columns(FILE *out)
+{
+    bench_columns_print(out, 22, table_columns, sizeof table_columns / sizeof table_columns[0]);
+}
+
+void bench_sdpa_table_print_header(FILE *out)
+{
+    fprintf(out,
+            "%-5s %-8s %1s %5s %-7s %-4s %3s %-5s %3s %4s %3s %6s %6s %4s %4s %-19s | %8s %9s "
+            "%8s %5s %7s %5s | %9s %8s %7s %7s\n",
+            "dtype", "op", "c", "win", "mask", "eng", "thr", "cache", "B", "NH", "kv", "Tq",
+            "Tk", "hs", "hsv", "lengths", "check", "attn_ms", "GF/s", "ceil%", "GB/s", "bw%",
+            "torch_ms", "GF/s", "GB/s", "xtorch");
+    fflush(out);
+}
+
+static double rate(double amount, double seconds)
+{
+    return seconds > 0.0 ? amount / seconds * 1e-9 : 0.0;
+}
+
+void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *p)
+{
+    const bench_sdpa_config *c = &p->config;
+    const bench_sdpa_shape *s = &c->shape;
+    const int decode = bench_sdpa_is_decode(s);
+    fprintf(out, "%-5s %-8s %1d %5zu %-7s %-4s %3zu %-5s %3zu %4zu %3zu %6zu %6zu %4zu %4zu %-19s | ",
+            bench_dtype_name(s->dtype), bench_op_names[s->op], s->causal, s->window,
+            bench_sdpa_mask_names[s->mask], bench_engine_names[c->engine], s->threads,
+            bench_sdpa_cache_names[s->cache], s->B, s->NH, s->NH_kv, s->Tq, s->Tk, s->hs,
+            s->hs_v, s->lengths->text);
+    if (p->status == BENCH_POINT_CHECK_FAILED)
+        fprintf(out, "%8s", "FAIL");
+    else if (p->status != BENCH_POINT_TIMED)
+        fprintf(out, "%8s", "ERROR");
+    else
+        fprintf(out, "%8.1e", p->check.error);
+    if (p->status == BENCH_POINT_TIMED) {
+        const double gflops = rate(p->flops, p->attn.median_s);
+        const double gbps = rate(p->kv_bytes, p->attn.median_s);
+        fprintf(out, " %9.4g %8.2f", p->attn.median_s * 1e3, gflops);
+        if (!decode && p->ceiling_gflops > 0.0)
+            fprintf(out, " %4.0f%%", 100.0 * gflops / p->ceiling_gflops);
+        else
+            fprintf(out, " %5s", "-");
+        if (decode)
+            fprintf(out, " %7.2f", gbps);
+        else
+            fprintf(out, " %7s", "-");
+        if (decode && p->bandwidth_gbps > 0.0)
+            fprintf(out, " %4.0f%%", 100.0 * gbps / p->bandwidth_gbps);
+        else
+            fprintf(out, " %5s", "-");
+    } else {
+        fprintf(out, " %9s %8s %5s %7s %5s", "-", "-", "-", "-", "-");
+    }
+    fputs(" |", out);
+    if (p->torch.measured) {
+        const double t = p->torch.timing.median_s;
+        fprintf(out, " %9.4g %8.2f", t * 1e3, rate(p->flops, t));
+        if (decode)
+            fprintf(out, " %7.2f", rate(p->kv_bytes, t));
+        else
+            fprintf(out, " %7s", "-");
+        if (p->status == BENCH_POINT_TIMED && p->attn.median_s > 0.0)
+            fprintf(out, " %6.2fx", t / p->attn.median_s);
+        else
+            fprintf(out, " %7s", "-");
+    } else {
+        fprintf(out, " %9s %8s %7s %7s", "-", "-", "-", "-");
+    }
+    fputc('\n', out);
+    fflush(out);
+}
+
+/* ---- CSV ------------------------------------------------------------------------- */
+
+static const char *const csv_columns[][2] = {
+    {"dtype", "f32 or f64"},
+    {"op", "forward, or backward (forward + backward timed together)"},
+    {"causal", "0 or 1"},
+    {"window", "sliding window, 0: none"},
+    {"mask", "none, padding or full"},
+    {"engine", "auto, blas or own (--engine)"},
+    {"threads", "threads (--threads)"},
+    {"cache", "warm or cold"},
+    {"B", "sequences"},
+    {"NH", "query heads"},
+    {"NH_kv", "key/value heads"},
+    {"Tq", "queries per sequence"},
+    {"Tk", "key/value slots per sequence"},
+    {"hs", "head size of Q, K"},
+    {"hs_v", "head size of V, out"},
+    {"lengths", "the --lengths item: full or L0/L1/... (these 16 are the key)"},
+    {"engine_threads", "the engine attn ran on: 0 BLAS threads, n own threads"},
+    {"visible_pairs", "visible (query, key) pairs of all query heads"},
+    {"flops", "FLOP count of one call (FLOP COUNTS)"},
+    {"kv_bytes", "K+V bytes one call must read (BYTES)"},
+    {"status", "timed, check_failed, call_failed or setup_failed"},
+    {"check", "passed or failed"},
+    {"check_sampled", "0: every row and key compared; 1: a sample (CHECKS)"},
+    {"check_rows", "query rows compared (of every compared head)"},
+    {"check_keys", "key rows of dK, dV compared (backward)"},
+    {"check_error", "the largest relative error over the arrays"},
+    {"check_worst", "the array it was in: out, lse, dQ, dK or dV"},
+    {"check_tolerance", "the tolerance it was compared with"},
+    {"attn_repeats", "timed calls"},
+    {"attn_median_ms", "median time of one call"},
+    {"attn_min_ms", "fastest call"},
+    {"attn_gflops", "flops / median / 1e9"},
+    {"attn_kv_gbps", "kv_bytes / median / 1e9"},
+    {"bandwidth_gbps", "the read bandwidth measured at this thread count"},
+    {"attn_bandwidth_fraction", "attn_kv_gbps / bandwidth_gbps"},
+    {"ceiling_gflops", "the GEMM ceiling of this dtype and thread count"},
+    {"attn_ceiling_fraction", "attn_gflops / ceiling_gflops"},
+    {"torch_repeats", "the peer's timed calls (empty: not measured)"},
+    {"torch_median_ms", "its median"},
+    {"torch_min_ms", "its fastest call"},
+    {"torch_gflops", "flops / its median / 1e9"},
+    {"torch_kv_gbps", "kv_bytes / its median / 1e9"},
+    {"torch_bandwidth_fraction", "torch_kv_gbps / bandwidth_gbps"},
+    {"torch_ceiling_fraction", "torch_gflops / ceiling_gflops"},
+    {"speedup_vs_torch", "torch median / attn median: above 1, attn is faster"},
+    {"torch_out_dtype", "the element type of torch's output"},
+    {"torch_check_error", "the peer's own check of its output (PEER)"},
+    {"torch_mask", "what torch got: is_causal, none, bool(...) or float32(...)"},
+    {"torch_note", "why the peer has no numbers, when known"},
+};
+
+#define CSV_COLUMN_COUNT (sizeof csv_columns / sizeof csv_columns[0])
+
+const char *bench_sdpa_csv_header(void)
+{
+    static char header[2048];
+    if (header[0])
+        return header;
+    bench_columns_join_names(header, sizeof header, csv_columns, CSV_COLUMN_COUNT);
+    return header;
+}
+
+void bench_sdpa_csv_print_columns(FILE *out)
+{
+    bench_columns_print(out, 25, csv_columns, CSV_COLUMN_COUNT);
+}
+
+void bench_sdpa_csv_format_key(const bench_sdpa_config *c, char *key, size_t size)
+{
+    const bench_sdpa_shape *s = &c->shape;
+    snprintf(key, size, "%s,%s,%d,%zu,%s,%s,%zu,%s,%zu,%zu,%zu,%zu,%zu,%zu,%zu,%s",
+             bench_dtype_name(s->dtype), bench_op_names[s->op], s->causal, s->window,
+             bench_sdpa_mask_names[s->mask], bench_engine_names[c->engine], s->threads,
+             bench_sdpa_cache_names[s->cache], s->B, s->NH, s->NH_kv, s->Tq, s->Tk, s->hs,
+             s->hs_v, s->lengths->text);
+}
+
+FILE *bench_sdpa_csv_open(const char *path)
+{
+    FILE *csv = fopen(path, "w");
+    if (!csv)
+        return NULL;
+    fprintf(csv, "%s\n", bench_sdpa_csv_header());
+    fflush(csv);
+    return csv;
+}
+
+static void write_fraction(FILE *csv, double value, double of)
+{
+    if (value > 0.0 && of > 0.0)
+        fprintf(csv, "%.4g", value / of);
+}
+
+int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
+{
+    char key[512];
+    bench_sdpa_csv_format_key(&p->config, key, sizeof key);
+    const int timed = p->status == BENCH_POINT_TIMED;
+    const int checked = timed || p->status == BENCH_POINT_CHECK_FAILED;
+    fprintf(csv, "%s,", key);
+    if (checked)
+        fprintf(csv, "%u", p->engine_threads);
+    fprintf(csv, ",%.0f,%.0f,%.0f,%s,", p->pairs, p->flops, p->kv_bytes,
+            bench_point_status_names[p->status]);
+    if (checked)
+        fprintf(csv, "%s,%d,%zu,%zu,%.3e,%s,%.0e,", bench_check_status_names[p->check.status],
+                p->check.sampled, p->check.rows, p->check.keys, p->check.error,
+                p->check.worst ? p->check.worst : "", p->check.tolerance);
+    else
+        fputs(",,,,,,,", csv);
+    const double gflops = timed ? rate(p->flops, p->attn.median_s) : 0.0;
+    const double gbps = timed ? rate(p->kv_bytes, p->attn.median_s) : 0.0;
+    if (timed)
+        fprintf(csv, "%zu,%.6g,%.6g,%.4g,%.4g,", p->attn.repeats, p->attn.median_s * 1e3,
+                p->attn.min_s * 1e3, gflops, gbps);
+    else
+        fputs(",,,,,", csv);
+    if (p->bandwidth_gbps > 0.0)
+        fprintf(csv, "%.4g", p->bandwidth_gbps);
+    fputc(',', csv);
+    write_fraction(csv, gbps, p->bandwidth_gbps);
+    fputc(',', csv);
+    if (p->ceiling_gflops > 0.0)
+        fprintf(csv, "%.4g", p->ceiling_gflops);
+    fputc(',', csv);
+    write_fraction(csv, gflops, p->ceiling_gflops);
+    const bench_sdpa_peer_timing *t = &p->torch;
+    if (t->measured) {
+        const double median = t->timing.median_s;
+        const double t_gflops = rate(p->flops, median), t_gbps = rate(p->kv_bytes, median);
+        fprintf(csv, ",%zu,%.6g,%.6g,%.4g,%.4g,", t->timing.repeats, median * 1e3,
+                t->timing.min_s * 1e3, t_gflops, t_gbps);
+        write_fraction(csv, t_gbps, p->bandwidth_gbps);
+        fputc(',', csv);
+        write_fraction(csv, t_gflops, p->ceiling_gflops);
+        fputc(',', csv);
+        if (timed && p->attn.median_s > 0.0)
+            fprintf(csv, "%.4g", median / p->attn.median_s);
+        fprintf(csv, ",%s,", t->out_dtype);
+        if (t->check_error >= 0.0 || isnan(t->check_error))
+            fprintf(csv, "%.3e", t->check_error);
+        fputc(',', csv);
+        bench_csv_write_field(csv, t->mask);
+    } else {
+        fputs(",,,,,,,,,,,", csv);
+    }
+    fputc(',', csv);
+    bench_csv_write_field(csv, t->note);
+    fputc('\n', csv);
+    return fflush(csv) == 0 && !ferror(csv) ? 0 : -1;
+}
+
+/* ---- JSON ------------------------------------------------------------------------ */
+
+static void write_bandwidth(FILE *out, const bench_sdpa_record *r)
+{
+    fprintf(out,
+            "  \"bandwidth\": {\"method\": \"streaming read: the sum of the 64-bit words of a "
+            "buffer, one slice per thread\", \"buffer_bytes\": %zu, "
+            "\"last_level_cache_bytes\": %zu, \"repeats\": %d, \"entries\": [",
+            r->bandwidth_bytes, r->last_level_cache, BENCH_BANDWIDTH_REPEATS);
+    for (size_t i = 0; i < r->bandwidth.count; ++i) {
+        const bench_bandwidth_entry *e = &r->bandwidth.entries[i];
+        fprintf(out, "%s\n    {\"threads\": %zu, \"gbps\": %.4g, \"best_gbps\": %.4g}",
+                i ? "," : "", e->threads, e->gbps, e->best_gbps);
+    }
+    fputs(r->bandwidth.count ? "\n  ]},\n" : "]},\n", out);
+}
+
+static void write_body(FILE *out, const bench_csv_table *table, const void *context)
+{
+    const bench_sdpa_record *r = context;
+    const bench_sdpa_options *o = r->options;
+    bench_json_write_head(out, "sdpa", o->command_line, o->csv_path);
+    const bench_repeat_policy *p = &o->repeat;
+    fprintf(out,
+            "  \"settings\": {\"seed\": %llu, \"warmup\": %zu, \"repeats\": %zu, "
+            "\"min_time_s\": %.6g, \"max_repeats\": %zu, \"check_rows\": %zu, "
+            "\"ceiling_n\": [%zu, %zu], \"quick\": %s},\n",
+            (unsigned long long)o->seed, p->warmup, p->min_repeats, p->min_time_s,
+            p->max_repeats, o->check_rows, o->ceiling_n[BENCH_F32], o->ceiling_n[BENCH_F64],
+            o->quick ? "true" : "false");
+    bench_json_write_member(out, "  ", "flop_count", bench_sdpa_flops_formula, ",\n");
+    bench_json_write_machine(out, &r->machine);
+    bench_json_write_ceiling(out, &r->ceiling);
+    write_bandwidth(out, r);
+    bench_json_write_peers(out, &r->torch, 1);
+    bench_json_write_times(out, r->wall_seconds, r->other_load_cpus);
+    bench_json_write_rows(out, table, NULL, NULL);
+    fputs("}\n", out);
+}
+
+int bench_sdpa_write_json(const char *path, const bench_sdpa_record *r, char *error,
+                          size_t error_size)
+{
+    return bench_json_write_file(path, r->options->csv_path, write_body, r, error, error_size);
+}

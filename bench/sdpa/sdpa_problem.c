@@ -1,0 +1,192 @@
+#include "sdpa/sdpa_problem.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/rng.h"
+
+static int multiply(size_t *product, size_t factor)
+{
+    if (factor != 0 && *product > SIZE_MAX / factor)
+        return -1;
+    *product *= factor;
+    return 0;
+}
+
+/* The product of n sizes into *count; -1 on overflow. */
+static int element_count(size_t *count, size_t n, const size_t *factors)
+{
+    *count = 1;
+    for (size_t i = 0; i < n; ++i)
+        if (multiply(count, factors[i]) != 0)
+            return -1;
+    return 0;
+}
+
+static void *allocate(size_t count, bench_dtype dtype)
+{
+    size_t bytes = count;
+    if (multiply(&bytes, bench_dtype_size(dtype)) != 0)
+        return NULL;
+    return malloc(bytes ? bytes : 1);
+}
+
+static void fill_uniform(bench_rng *rng, bench_dtype dtype, void *array, size_t count)
+{
+    const double half_width = sqrt(3.0);
+    if (dtype == BENCH_F32) {
+        float *x = array;
+        for (size_t i = 0; i < count; ++i)
+            x[i] = (float)((2.0 * bench_rng_uniform(rng) - 1.0) * half_width);
+    } else {
+        double *x = array;
+        for (size_t i = 0; i < count; ++i)
+            x[i] = (2.0 * bench_rng_uniform(rng) - 1.0) * half_width;
+    }
+}
+
+static void fill_value(bench_dtype dtype, void *array, size_t first, size_t count, double value)
+{
+    for (size_t i = 0; i < count; ++i)
+        bench_dtype_store(dtype, array, first + i, value);
+}
+
+/* The KV cache slots j >= L_b of every sequence: NaN. */
+static void poison_slots(bench_sdpa_problem *p)
+{
+    const bench_sdpa_shape *s = &p->shape;
+    const size_t k_row = s->NH_kv * s->hs, v_row = s->NH_kv * s->hs_v;
+    for (size_t b = 0; b < s->B; ++b) {
+        const size_t length = bench_sdpa_length(s, b);
+        fill_value(s->dtype, p->K, (b * s->Tk + length) * k_row, (s->Tk - length) * k_row, (double)NAN);
+        fill_value(s->dtype, p->V, (b * s->Tk + length) * v_row, (s->Tk - length) * v_row, (double)NAN);
+    }
+    p->poisoned_slots = 1;
+}
+
+static void fill_mask(bench_sdpa_problem *p, bench_rng *rng)
+{
+    const bench_sdpa_shape *s = &p->shape;
+    if (s->mask == BENCH_SDPA_MASK_PADDING) {
+        for (size_t b = 0; b < s->B; ++b) {
+            const size_t length = bench_sdpa_length(s, b);
+            fill_value(s->dtype, p->mask, b * s->Tk, length, 0.0);
+            fill_value(s->dtype, p->mask, b * s->Tk + length, s->Tk - length, -(double)INFINITY);
+        }
+        return;
+    }
+    fill_uniform(rng, s->dtype, p->mask, p->mask_count); /* [-sqrt 3, sqrt 3], then -inf */
+    for (size_t b = 0; b < s->B; ++b) {
+        const size_t length = bench_sdpa_length(s, b);
+        for (size_t row = 0; row < s->NH * s->Tq; ++row)
+            fill_value(s->dtype, p->mask, (b * s->NH * s->Tq + row) * s->Tk + length,
+                       s->Tk - length, -(double)INFINITY);
+    }
+}
+
+int bench_sdpa_problem_create(bench_sdpa_problem *p, const bench_sdpa_shape *shape,
+                              uint64_t seed, char *error, size_t error_size)
+{
+    memset(p, 0, sizeof *p);
+    p->shape = *shape;
+    const bench_sdpa_shape *s = &p->shape;
+    const size_t q[] = {s->B, s->Tq, s->NH, s->hs}, k[] = {s->B, s->Tk, s->NH_kv, s->hs},
+                 v[] = {s->B, s->Tk, s->NH_kv, s->hs_v}, o[] = {s->B, s->Tq, s->NH, s->hs_v},
+                 l[] = {s->B, s->NH, s->Tq}, m[] = {s->B, s->NH, s->Tq, s->Tk};
+    if (element_count(&p->q_count, 4, q) || element_count(&p->kv_count, 4, k) ||
+        element_count(&p->v_count, 4, v) || element_count(&p->out_count, 4, o) ||
+        element_count(&p->lse_count, 3, l) || element_count(&p->mask_count, 4, m)) {
+        snprintf(error, error_size, "the arrays' sizes overflow");
+        return -1;
+    }
+    if (s->mask == BENCH_SDPA_MASK_PADDING) {
+        p->mask_count = s->B * s->Tk;
+        p->mask_sb = s->Tk; /* mask_ld = mask_sh = 0: broadcast over heads and queries */
+    } else if (s->mask == BENCH_SDPA_MASK_FULL) {
+        p->mask_ld = s->Tk;
+        p->mask_sh = s->Tq * s->Tk;
+        p->mask_sb = s->NH * s->Tq * s->Tk;
+    } else {
+        p->mask_count = 0;
+    }
+    const bench_dtype d = s->dtype;
+    const int backward = s->op == BENCH_OP_BACKWARD;
+    p->Q = allocate(p->q_count, d);
+    p->K = allocate(p->kv_count, d);
+    p->V = allocate(p->v_count, d);
+    p->out = allocate(p->out_count, d);
+    p->lse = allocate(p->lse_count, d);
+    int failed = !p->Q || !p->K || !p->V || !p->out || !p->lse;
+    if (p->mask_count) {
+        p->mask = allocate(p->mask_count, d);
+        failed |= !p->mask;
+    }
+    if (backward) {
+        p->dout = allocate(p->out_count, d);
+        p->dQ = allocate(p->q_count, d);
+        p->dK = allocate(p->kv_count, d);
+        p->dV = allocate(p->v_count, d);
+        failed |= !p->dout || !p->dQ || !p->dK || !p->dV;
+    }
+    const int with_lengths =
+        s->mask == BENCH_SDPA_MASK_NONE && s->lengths && s->lengths->count > 0;
+    if (with_lengths) {
+        p->key_lengths = malloc(s->B * sizeof *p->key_lengths);
+        failed |= !p->key_lengths;
+    }
+    if (failed) {
+        bench_sdpa_problem_destroy(p);
+        snprintf(error, error_size, "out of memory for the arrays");
+        return -1;
+    }
+    bench_rng rng;
+    uint64_t mixed = bench_seed_mix(seed, d);
+    const size_t sizes[] = {s->B, s->NH, s->NH_kv, s->Tq, s->Tk, s->hs, s->hs_v};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
+        mixed = bench_seed_mix(mixed, sizes[i]);
+    bench_rng_seed(&rng, mixed);
+    fill_uniform(&rng, d, p->Q, p->q_count);
+    fill_uniform(&rng, d, p->K, p->kv_count);
+    fill_uniform(&rng, d, p->V, p->v_count);
+    if (backward)
+        fill_uniform(&rng, d, p->dout, p->out_count);
+    if (p->mask)
+        fill_mask(p, &rng);
+    if (with_lengths) {
+        for (size_t b = 0; b < s->B; ++b)
+            p->key_lengths[b] = bench_sdpa_length(s, b);
+        poison_slots(p);
+    }
+    return 0;
+}
+
+int bench_sdpa_problem_fits(const bench_sdpa_problem *p, const bench_sdpa_shape *s)
+{
+    const bench_sdpa_shape *a = &p->shape;
+    return p->Q && a->dtype == s->dtype && a->op == s->op && a->mask == s->mask &&
+           a->B == s->B && a->NH == s->NH && a->NH_kv == s->NH_kv && a->Tq == s->Tq &&
+           a->Tk == s->Tk && a->hs == s->hs && a->hs_v == s->hs_v && a->lengths == s->lengths;
+}
+
+void bench_sdpa_problem_poison_outputs(bench_sdpa_problem *p)
+{
+    const bench_dtype d = p->shape.dtype;
+    fill_value(d, p->out, 0, p->out_count, (double)NAN);
+    fill_value(d, p->lse, 0, p->lse_count, (double)NAN);
+    if (p->dQ) {
+        fill_value(d, p->dQ, 0, p->q_count, (double)NAN);
+        fill_value(d, p->dK, 0, p->kv_count, (double)NAN);
+        fill_value(d, p->dV, 0, p->v_count, (double)NAN);
+    }
+}
+
+void bench_sdpa_problem_destroy(bench_sdpa_problem *p)
+{
+    void *arrays[] = {p->Q, p->K, p->V, p->mask, p->out, p->lse, p->dout, p->dQ, p->dK, p->dV,
+                      p->key_lengths};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i)
+        free(arrays[i]);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,58 @@
+/*
+ * The check of an sdpa configuration before it is timed: a naive reference
+ * in double (plain loops over the visible keys of each query, sdpa_config.h)
+ * on the call's own inputs, compared with what attn wrote.
+ *
+ * Per (sequence b, query head h, query t), g = h / (NH/NH_kv):
+ *   s_j = <Q[b,t,h], K[b,j,g]> / sqrt(hs) + mask(b,h,t,j)   (visible j)
+ *   lse = log sum_j exp(s_j),  out = sum_j exp(s_j - lse) V[b,j,g]
+ *   (no visible key, or all s_j = -inf: out = 0, lse = -inf)
+ * Backward of sum(out * dout), D_t = <dout_t, out_t>:
+ *   P_tj = exp(s_tj - lse_t), dS_tj = P_tj (<dout_t, V_j> - D_t)
+ *   dQ_t = sum_j dS_tj K_j / sqrt(hs)
+ *   dK_j = sum_{h in g} sum_t dS_tj Q_t / sqrt(hs),  dV_j = sum_{h in g} sum_t P_tj dout_t
+ *   (0 for keys no query sees, the slots beyond key_lengths included)
+ *
+ * What is compared. Small configurations (the reference's multiply-adds at
+ * most BENCH_SDPA_FULL_CHECK_MACS) or --check-rows 0: everything: every
+ * row of out (and lse, dQ) and every key row of dK, dV, the backward's lse_t
+ * and D_t computed by the reference. Larger ones: the first and the last
+ * sequence; the query heads of the first and the last key/value head; in
+ * each, --check-rows query rows spread evenly over [0, Tq) (both ends) for
+ * out, lse and dQ, and --check-rows key rows spread over [0, Tk) plus the
+ * keys L_b - 1 and L_b for dK and dV; those key rows take lse_t and D_t of
+ * every query from attn's own forward (its lse and out), which is what
+ * attn_sdpa_backward differentiates from (attn.h), the rows compared above
+ * vouching for them.
+ *
+ * Error per array: max |attn - ref| / max |ref| over the compared entries
+ * (an lse of -inf must be -inf exactly; a NaN anywhere fails); the largest
+ * over the arrays is compared with the run command's tolerances: forward
+ * 1e-4 (f32) / 1e-10 (f64), backward rows 1e-3 / 1e-9.
+ */
+#ifndef ATTN_BENCH_SDPA_REFERENCE_H
+#define ATTN_BENCH_SDPA_REFERENCE_H
+
+#include <stddef.h>
+
+#include "measure/reference.h"
+#include "sdpa/sdpa_problem.h"
+
+#define BENCH_SDPA_FULL_CHECK_MACS 1.5e8
+
+typedef struct bench_sdpa_check {
+    bench_check_status status;
+    double error; /* the largest of the arrays' relative errors */
+    double tolerance;
+    const char *worst; /* the array with the largest error: "out", "lse", "dQ", "dK", "dV" */
+    size_t rows;       /* query rows compared (of every head compared) */
+    size_t keys;       /* key rows of dK, dV compared */
+    int sampled;       /* 0: everything compared */
+} bench_sdpa_check;
+
+/* Checks what the last call wrote into the problem's outputs (lse too when
+ * lse_written). Returns 0, or -1 when memory for the reference runs out. */
+int bench_sdpa_check_problem(const bench_sdpa_problem *problem, size_t check_rows,
+                             int lse_written, bench_sdpa_check *check);
+
+#endif /* ATTN_BENCH_SDPA_REFERENCE_H */
