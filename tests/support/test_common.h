@@ -1,0 +1,55 @@
+/*
+ * Common includes of the test programs: cmocka (with the headers it needs
+ * first) and the shared helpers. PREC_CASES(fn) registers one test function
+ * twice, with the float and the double test_prec as its state; every test
+ * frees its talloc buffers in teardown.
+ */
+#ifndef ATTN_TEST_COMMON_H
+#define ATTN_TEST_COMMON_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <attn/attn.h>
+
+#include "support/check.h"
+#include "support/precision.h"
+#include "reference/reference.h"
+#include "support/rng.h"
+#include "support/talloc.h"
+
+#define CASE_WITH_STATE(name, fn, state) {name, fn, NULL, talloc_teardown, (void *)(state)}
+#define PREC_CASES(fn)                                        \
+    CASE_WITH_STATE("f32/" #fn, fn, &test_prec_f32),          \
+    CASE_WITH_STATE("f64/" #fn, fn, &test_prec_f64)
+#define PLAIN_CASE(fn) CASE_WITH_STATE(#fn, fn, NULL)
+
+/* One (element type, kernel set) pair: the state of the kernel tests. */
+typedef struct isa_case {
+    const test_prec *prec;
+    attn_isa isa;
+} isa_case;
+/* [precision (0 f32, 1 f64)][isa] */
+extern const isa_case isa_cases[2][ATTN_ISA_COUNT];
+
+/* ISA_CASES(fn) registers fn once per precision and kernel set. */
+#define ISA_CASES(fn)                                                      \
+    CASE_WITH_STATE("scalar/f32/" #fn, fn, &isa_cases[0][ATTN_ISA_SCALAR]), \
+    CASE_WITH_STATE("avx2/f32/" #fn, fn, &isa_cases[0][ATTN_ISA_AVX2]),     \
+    CASE_WITH_STATE("avx512/f32/" #fn, fn, &isa_cases[0][ATTN_ISA_AVX512]), \
+    CASE_WITH_STATE("scalar/f64/" #fn, fn, &isa_cases[1][ATTN_ISA_SCALAR]), \
+    CASE_WITH_STATE("avx2/f64/" #fn, fn, &isa_cases[1][ATTN_ISA_AVX2]),     \
+    CASE_WITH_STATE("avx512/f64/" #fn, fn, &isa_cases[1][ATTN_ISA_AVX512])
+
+/* The isa_case of an ISA_CASES test; skips the test (with a message) when
+ * the CPU cannot run the kernel set or the library was built without it. */
+const isa_case *isa_case_enter(void **state);
+
+/* the test_prec a PREC_CASES test runs with */
+#define TEST_PREC(state) ((const test_prec *)*(state))
+
+#endif /* ATTN_TEST_COMMON_H */

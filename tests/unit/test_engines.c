@@ -1,0 +1,660 @@
+/*
+ * test_engines: every engine a plan can run on, the ones the default
+ * (ATTN_THREADS_AUTO) picks among them, against the naive double reference
+ * at large, awkward shapes, forward and backward, in both precisions, on the
+ * kernel set this process runs. ctest registers it once per kernel set
+ * (ATTN_SIMD=scalar|avx2|avx512, and the CPU's best without); a forced set
+ * that the library does not run (the CPU or the build lacks it, so the
+ * library silently keeps another) exits 77, which ctest reports as skipped.
+ *
+ * Engines, each on a fresh plan: the default (attn_plan_set_threads never
+ * called; attn.h: attn's own engine on the shared threads with a SIMD
+ * kernel set, BLAS threads with the scalar one, unless ATTN_NUM_THREADS
+ * says otherwise; checked with attn_plan_get_threads), BLAS threads (0),
+ * and 1, 2 and 3 own threads.
+ *
+ * Shapes (full): no dimension a multiple of a block of the engines
+ * (lib/kernels.h: KC 256, NC 512, MC 144, micro-tiles of MR rows x 2-4
+ * vectors; lib/tiling.h: query blocks of 128, tiled key blocks of 512;
+ * projections in row blocks of at most 144 rows, lib/engine.h), and each
+ * crossing several of them: C > 512 (three or four K blocks of the packed
+ * weights), T > 1024 (9-11 query blocks, 3 key blocks, the last partial),
+ * D = NH*hs not a multiple of 16 (75, 44, 40, 36) and hs 25, 22, 18 not of
+ * 8 (head columns at unaligned offsets).
+ *   forward, inference plans, each case on the default path (tiled, as
+ *   T >= ATTN_TILED_MIN_T) and on ATTN_MATERIALIZED:
+ *     B 1, T 1301, C 600, NH 3, hs 25 (D 75): causal with Wo (materialized
+ *       with the weights requested), neither (materialized without);
+ *     B 2, T 1100, C 777, NH 2, hs 22 (D 44), scale 0.2: Wo without the
+ *       mask (weights requested), the mask without Wo (not requested);
+ *   backward, training plans (forward with the weights requested, then
+ *   backward):
+ *     B 1, T 1037, C 600, NH 1, hs 40: fewer than ATTN_HEADS_PER_ITEM_MIN
+ *       (batch, head) pairs, so the own engine splits the head's 9 key
+ *       blocks into groups with a dQ part each; causal with Wo, neither;
+ *     B 2, T 300, C 777, NH 2, hs 18 (D 36), scale 0.2: four pairs, one
+ *       item per (batch, head); Wo without the mask, the mask without Wo.
+ *   The backward goes no further (T 1037, one head; four heads at T 300)
+ *   because its reference, ref_mha_backward, takes the softmax through its
+ *   explicit Jacobian: O(T^3) per (batch, head), 0.8 s for one head at
+ *   T = 1037 in Release.
+ * Shapes (medium, small): the same cases, smaller, where code runs many
+ * times slower and memory errors, not rounding, are the question:
+ *   medium, in unoptimized and sanitizer builds (the CI's Debug ASan+UBSan
+ *     build takes ~2 minutes per kernel set on the full shapes): the first
+ *     forward shape at T 1100 (three key blocks), C 530 (three K blocks),
+ *     NH 2, hs 3, the second at B 2, T 150, C 530, hs 5; the backward at
+ *     T 300 (one head, C 260) and B 2, T 150 (two heads, C 530), hs 3-5;
+ *   small, under valgrind (detected; ~100x slower): medium with the first
+ *     forward shape at T 530 (two key blocks), C 260.
+ * ATTN_ENGINES_SHAPES=full|medium|small forces one set.
+ *
+ * References (tests/reference.c, in double, on the inputs rounded to the
+ * element type):
+ *   forward: the output and weight rows of a subset of query positions in
+ *     every batch element: the first and last rows of every block above
+ *     and every 11th position (~140 of 1301). They are built from the
+ *     reference's own pieces: K, V = X Wk, X Wv in full (ref_matmul),
+ *     q = X_t Wq, each head's ref_attend over keys [0, t] (causal) or all
+ *     keys, y Wo. A row of the output depends on its own query alone, so no
+ *     T x T reference is needed.
+ *   backward: ref_mha_backward (all five gradients), once per case: the
+ *     inputs are drawn rounded to float, so one reference serves both
+ *     precisions (as in test_backward's f32-against-f64 cases; the f64
+ *     library then multiplies float-representable values, but each of its
+ *     sums still rounds in double). The training forward's output and
+ *     weights are checked as the forward's.
+ *
+ * Residuals (mha.h): out max|out - ref| / (max|V| * max_c sum_k |Wo[k][c]|)
+ * (without Wo: / max|V|); weights row by row (check.h); each gradient array
+ * max|G - ref| / max(max|ref G|, 0.01 * the largest max|ref| of the five).
+ *
+ * Tolerances: the suite's (precision.h: forward f64 1e-12, f32 1e-5,
+ * justified for sums of length <= ~130; mha_grad_tol: gradients f64 1e-12,
+ * f32 1e-4, justified in test_backward.c for sums of length <= 260), times
+ * sqrt(K / K0), K the longest sum of the shape and K0 the length that
+ * tolerance was justified for (130 forward, 260 backward), never below 1.
+ * The rounding error of a sum of K terms of random sign grows like
+ * sqrt(K) u (its worst case, K u, is not approached by random data), and
+ * these shapes sum longer than any other suite's:
+ *   forward: K = max(C, T, D): the projections sum over C, P V over T keys
+ *     (a convex combination of rows of V, whose error lives on max|V| as the
+ *     residual does), the output projection over D. At T = 1301 that is
+ *     3.2x: f32 3.2e-5, f64 3.2e-12. The scores sum over hs only but inherit
+ *     the error of the projections (~sqrt(C) u |q| |k|), which is what the
+ *     weight rows show: observed up to 4e-6 in f32 here (C = 600, 777),
+ *     against the ~1e-6 precision.h reports for the other suites' shapes.
+ *   backward: K = max(B*T, C): dW* = X^T dQ* sum over the B*T rows, dV, dQ
+ *     and dK over T, dY = dout Wo^T over C. At T = 1037 that is 2.0x: f32
+ *     2.0e-4, f64 2.0e-12.
+ * Observed (every kernel set, full shapes): out <= 6.6e-7 (f32), 1.9e-15
+ * (f64); weights <= 4.0e-6, 1.3e-14; gradients <= 1.3e-6, 3.6e-15. A real
+ * defect (a wrong block edge, a skipped K block, a head column offset, a
+ * stale packed weight, a lost mask) is off by 1e-3 or more: the own
+ * kernel's third K block read from the second's packed weights, which
+ * every other suite passes, gives up to 8e-2 in out and 20 in the weights.
+ *
+ * Every output buffer is filled with NaN before each run: an element the
+ * library does not write (or adds to) fails. Every check is made and each
+ * failure printed (kernel set, precision, path, engine, shape, residual,
+ * and where) before the test fails, so one run shows which engines agree
+ * and which do not; the largest residuals are printed.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define ENGINES_HAVE_VALGRIND_H 1
+#endif
+#endif
+
+#include "reference/mha.h"
+#include "support/test_common.h"
+
+/* a build whose code runs many times slower than Release: unoptimized, or
+ * instrumented by a sanitizer (gcc defines __SANITIZE_*, clang has
+ * __has_feature) */
+#if !defined(__OPTIMIZE__) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ENGINES_SLOW_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define ENGINES_SLOW_BUILD 1
+#endif
+#endif
+
+#define N_OF(array) (sizeof(array) / sizeof((array)[0]))
+
+/* ---- engines ---------------------------------------------------------------- */
+
+typedef struct engine {
+    const char *name;
+    int set;          /* 0: the plan's default, attn_plan_set_threads not called */
+    unsigned threads; /* the argument of attn_plan_set_threads */
+} engine;
+
+static const engine engines[] = {
+    {"default (ATTN_THREADS_AUTO)", 0, ATTN_THREADS_AUTO},
+    {"BLAS threads (0)", 1, 0},
+    {"1 own thread", 1, 1},
+    {"2 own threads", 1, 2},
+    {"3 own threads", 1, 3},
+};
+
+/* ---- failures, recorded without leaving the test -------------------------- */
+
+static int failures;
+
+typedef struct worst {
+    double residual, tol;
+} worst;
+
+static void expect_within(worst *w, double residual, double tol, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void expect_within(worst *w, double residual, double tol, const char *fmt, ...)
+{
+    if (!(residual <= tol)) {
+        char context[512];
+        va_list args;
+        va_start(args, fmt);
+        vsnprintf(context, sizeof context, fmt, args);
+        va_end(args);
+        print_error("FAILED %s: residual %.3e exceeds tolerance %.2e\n", context, residual, tol);
+        failures++;
+    }
+    /* the largest residual relative to its tolerance (NaN included) */
+    if (w->tol == 0.0 || !(residual / tol <= w->residual / w->tol)) {
+        w->residual = residual;
+        w->tol = tol;
+    }
+}
+
+static void expect_true(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void expect_true(int ok, const char *fmt, ...)
+{
+    if (ok)
+        return;
+    char context[512];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(context, sizeof context, fmt, args);
+    va_end(args);
+    print_error("FAILED %s\n", context);
+    failures++;
+}
+
+static void test_enter(void)
+{
+    failures = 0;
+}
+
+static void test_leave(const char *what)
+{
+    check_true(failures == 0, "%s: %d check(s) failed (listed above)", what, failures);
+}
+
+/* ---- shapes ------------------------------------------------------------------- */
+
+typedef struct engine_case {
+    mha_dims dims;
+    int causal, with_Wo;
+    int weights; /* forward: ATTN_MATERIALIZED with the weights (1) or without (0) */
+} engine_case;
+
+/* The shapes to run (see the top): full, medium in slow builds, small
+ * under valgrind; ATTN_ENGINES_SHAPES=full|medium|small says which. */
+typedef enum shapes { SHAPES_FULL, SHAPES_MEDIUM, SHAPES_SMALL } shapes;
+static const char *const shapes_names[] = {"full", "medium", "small"};
+
+static shapes shapes_to_run(void)
+{
+    const char *env = getenv("ATTN_ENGINES_SHAPES");
+    for (int i = SHAPES_FULL; env != NULL && i <= SHAPES_SMALL; i++)
+        if (strcmp(env, shapes_names[i]) == 0)
+            return (shapes)i;
+#ifdef ENGINES_HAVE_VALGRIND_H
+    if (RUNNING_ON_VALGRIND)
+        return SHAPES_SMALL;
+#endif
+    /* valgrind also preloads its own libraries into the program it runs */
+    const char *preload = getenv("LD_PRELOAD");
+    if (preload != NULL && strstr(preload, "vgpreload") != NULL)
+        return SHAPES_SMALL;
+#ifdef ENGINES_SLOW_BUILD
+    return SHAPES_MEDIUM;
+#else
+    return SHAPES_FULL;
+#endif
+}
+
+/* the cases of one set */
+typedef struct case_set {
+    const engine_case *cases;
+    size_t n;
+} case_set;
+#define CASE_SET(array) {array, N_OF(array)}
+
+static const engine_case forward_full[] = {
+    {{1, 1301, 600, 3, 25, 0.0}, 1, 1, 1},
+    {{1, 1301, 600, 3, 25, 0.0}, 0, 0, 0},
+    {{2, 1100, 777, 2, 22, 0.2}, 0, 1, 1},
+    {{2, 1100, 777, 2, 22, 0.2}, 1, 0, 0},
+};
+static const engine_case forward_medium[] = {
+    {{1, 1100, 530, 2, 3, 0.0}, 1, 1, 1},
+    {{1, 1100, 530, 2, 3, 0.0}, 0, 0, 0},
+    {{2, 150, 530, 2, 5, 0.3}, 0, 1, 1},
+    {{2, 150, 530, 2, 5, 0.3}, 1, 0, 0},
+};
+static const engine_case forward_small[] = {
+    {{1, 530, 260, 2, 3, 0.0}, 1, 1, 1},
+    {{1, 530, 260, 2, 3, 0.0}, 0, 0, 0},
+    {{2, 150, 530, 2, 5, 0.3}, 0, 1, 1},
+    {{2, 150, 530, 2, 5, 0.3}, 1, 0, 0},
+};
+static const engine_case backward_full[] = {
+    {{1, 1037, 600, 1, 40, 0.0}, 1, 1, 0},
+    {{1, 1037, 600, 1, 40, 0.0}, 0, 0, 0},
+    {{2, 300, 777, 2, 18, 0.2}, 0, 1, 0},
+    {{2, 300, 777, 2, 18, 0.2}, 1, 0, 0},
+};
+static const engine_case backward_small[] = { /* medium too */
+    {{1, 300, 260, 1, 5, 0.0}, 1, 1, 0},
+    {{1, 300, 260, 1, 5, 0.0}, 0, 0, 0},
+    {{2, 150, 530, 2, 3, 0.3}, 0, 1, 0},
+    {{2, 150, 530, 2, 3, 0.3}, 1, 0, 0},
+};
+static const case_set forward_sets[] = {
+    CASE_SET(forward_full), CASE_SET(forward_medium), CASE_SET(forward_small)};
+static const case_set backward_sets[] = {
+    CASE_SET(backward_full), CASE_SET(backward_small), CASE_SET(backward_small)};
+
+static size_t max_size(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+/* the suite's tolerance `base`, justified for sums of length <= k0, for
+ * sums of length k (see the top) */
+static double scaled_tol(double base, size_t k, size_t k0)
+{
+    return k > k0 ? base * sqrt((double)k / (double)k0) : base;
+}
+
+static double forward_tol(const test_prec *p, const mha_shape *s)
+{
+    return scaled_tol(p->tol, max_size(max_size(s->C, s->T), mha_D(s)), 130);
+}
+
+static double grad_tol(const test_prec *p, const mha_shape *s)
+{
+    return scaled_tol(mha_grad_tol(p), max_size(s->B * s->T, s->C), 260);
+}
+
+/* ---- the forward reference on a subset of query rows ------------------------ */
+
+#define MAX_ROWS 200
+
+typedef struct rows_ref {
+    size_t rows[MAX_ROWS], n; /* the query positions checked, in every batch element */
+    size_t width;             /* of an output row: C with Wo, else D */
+    double *out;              /* (B, n, width) */
+    double *weights;          /* (B, NH, n, T) */
+    double out_scale;         /* of the out residual (mha.h) */
+} rows_ref;
+
+static int has_row(const rows_ref *r, size_t t)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->rows[i] == t)
+            return 1;
+    return 0;
+}
+
+static void add_row(rows_ref *r, size_t t, size_t T)
+{
+    if (t < T && r->n < MAX_ROWS && !has_row(r, t))
+        r->rows[r->n++] = t;
+}
+
+/* the rows of the edges of every block (query blocks, key blocks, row
+ * blocks, micro-tile rows) and every 11th row */
+static void choose_rows(rows_ref *r, size_t T)
+{
+    static const size_t edges[] = {0,   1,   2,   5,   6,   7,   15,   16,   17,   127,
+                                   128, 129, 143, 144, 145, 255, 256,  257,  383,  384,
+                                   511, 512, 513, 639, 767, 768, 1023, 1024, 1025, 1151};
+    r->n = 0;
+    for (size_t i = 0; i < N_OF(edges); i++)
+        add_row(r, edges[i], T);
+    add_row(r, T - 2, T);
+    add_row(r, T - 1, T);
+    for (size_t t = 3; t < T; t += 11)
+        add_row(r, t, T);
+}
+
+static rows_ref reference_rows(const mha_data *d)
+{
+    const mha_shape *s = &d->s;
+    const size_t B = s->B, T = s->T, C = s->C, NH = s->NH, hs = s->hs, D = mha_D(s);
+    const double scale = s->scale > 0.0 ? s->scale : 1.0 / sqrt((double)hs);
+    rows_ref r;
+    choose_rows(&r, T);
+    r.width = s->with_Wo ? C : D;
+    r.out = talloc_doubles(B * r.n * r.width);
+    r.weights = talloc_doubles(B * NH * r.n * T);
+
+    double *K = talloc_doubles(B * T * D), *V = talloc_doubles(B * T * D);
+    ref_matmul(B * T, D, C, d->X, C, d->Wk, D, K, D);
+    ref_matmul(B * T, D, C, d->X, C, d->Wv, D, V, D);
+    double *q = talloc_doubles(D), *y = talloc_doubles(D);
+    for (size_t b = 0; b < B; b++)
+        for (size_t i = 0; i < r.n; i++) {
+            const size_t t = r.rows[i], keys = s->causal ? t + 1 : T;
+            ref_matmul(1, D, C, d->X + (b * T + t) * C, C, d->Wq, D, q, D);
+            for (size_t h = 0; h < NH; h++) {
+                double *w = r.weights + ((b * NH + h) * r.n + i) * T;
+                ref_attend(1, keys, hs, hs, scale, 0, q + h * hs, D, K + b * T * D + h * hs, D,
+                           V + b * T * D + h * hs, D, y + h * hs, D, w, T);
+                for (size_t j = keys; j < T; j++)
+                    w[j] = 0.0;
+            }
+            double *o = r.out + (b * r.n + i) * r.width;
+            if (s->with_Wo)
+                ref_matmul(1, C, D, y, D, d->Wo, C, o, C);
+            else
+                memcpy(o, y, D * sizeof *y);
+        }
+
+    /* the scale of mha.h's out residual: max|V| * max_c sum_k |Wo[k][c]| */
+    r.out_scale = max_abs(V, B * T * D);
+    if (s->with_Wo) {
+        double widest = 0.0;
+        for (size_t c = 0; c < C; c++) {
+            double sum = 0.0;
+            for (size_t k = 0; k < D; k++)
+                sum += fabs(d->Wo[k * C + c]);
+            widest = sum > widest ? sum : widest;
+        }
+        r.out_scale *= widest;
+    }
+    return r;
+}
+
+/* Typed outputs of one shape, made once and refilled (NaN) before every
+ * run, so that the runs of all engines need no new memory. */
+typedef struct run_buffers {
+    void *out, *weights; /* weights: (B,NH,T,T), or NULL when not requested */
+    mha_grads grads;     /* typed */
+    mha_grads doubles;   /* the gradients converted */
+    double *row;         /* one row of out or weights, converted */
+} run_buffers;
+
+static run_buffers buffers_make(const test_prec *p, const mha_shape *s, int training,
+                               int with_weights)
+{
+    run_buffers b;
+    memset(&b, 0, sizeof b);
+    b.out = talloc(mha_out_elems(s) * p->size);
+    if (with_weights)
+        b.weights = talloc(mha_weights_elems(s) * p->size);
+    b.row = talloc_doubles(max_size(max_size(s->C, mha_D(s)), s->T));
+    if (training) {
+        b.grads = mha_grads_alloc(p, s);
+        for (int i = 0; i < MHA_GRADS; i++)
+            if (b.grads.g[i] != NULL)
+                b.doubles.g[i] = talloc_doubles(mha_grad_elems(s, i));
+    }
+    return b;
+}
+
+/* All bytes 0xFF, a NaN in both precisions: an element the library does
+ * not write (or adds to instead of overwriting) fails its residual. A plain
+ * memset, as the buffers are large and refilled for every run. */
+static void buffers_refill(const test_prec *p, const mha_shape *s, run_buffers *b,
+                           int with_weights)
+{
+    memset(b->out, 0xFF, mha_out_elems(s) * p->size);
+    if (with_weights)
+        memset(b->weights, 0xFF, mha_weights_elems(s) * p->size);
+    for (int i = 0; i < MHA_GRADS; i++)
+        if (b->grads.g[i] != NULL)
+            memset(b->grads.g[i], 0xFF, mha_grad_elems(s, i) * p->size);
+}
+
+/* a description of the run, for the messages */
+static const char *describe(char *buf, size_t size, const test_prec *p, const mha_shape *s,
+                            const engine *e, const char *path)
+{
+    snprintf(buf, size,
+             "%s %s, %s, engine %s: B %zu T %zu C %zu NH %zu hs %zu scale %g causal %d Wo %d",
+             attn_simd_name(), p->name, path, e->name, s->B, s->T, s->C, s->NH, s->hs, s->scale,
+             s->causal, s->with_Wo);
+    return buf;
+}
+
+/* out (and weights when requested) of one run against the rows reference */
+static void check_rows(const test_prec *p, const mha_shape *s, const rows_ref *r,
+                       run_buffers *b, int with_weights, worst *w_out, worst *w_weights,
+                       const char *what)
+{
+    const double tol = forward_tol(p, s);
+    double out_res = 0.0, weights_res = 0.0;
+    size_t out_at = 0, weights_at = 0, weights_head = 0;
+    for (size_t bi = 0; bi < s->B; bi++)
+        for (size_t i = 0; i < r->n; i++) {
+            const size_t t = r->rows[i];
+            p->to_double(b->row, prec_at(p, b->out, (bi * s->T + t) * r->width), r->width);
+            const double res = residual_scaled(b->row, r->out + (bi * r->n + i) * r->width,
+                                               r->width, r->out_scale);
+            if (!(res <= out_res)) {
+                out_res = res;
+                out_at = bi * s->T + t;
+            }
+            if (!with_weights)
+                continue;
+            for (size_t h = 0; h < s->NH; h++) {
+                p->to_double(b->row, prec_at(p, b->weights, ((bi * s->NH + h) * s->T + t) * s->T),
+                             s->T);
+                const double wres = residual_rows(
+                    b->row, r->weights + ((bi * s->NH + h) * r->n + i) * s->T, 1, s->T);
+                if (!(wres <= weights_res)) {
+                    weights_res = wres;
+                    weights_at = bi * s->T + t;
+                    weights_head = h;
+                }
+            }
+        }
+    expect_within(w_out, out_res, tol, "%s: out, worst at b %zu t %zu", what, out_at / s->T,
+                  out_at % s->T);
+    if (with_weights)
+        expect_within(w_weights, weights_res, tol, "%s: weights, worst at b %zu h %zu t %zu",
+                      what, weights_at / s->T, weights_head, weights_at % s->T);
+}
+
+/* A fresh plan for s with `flags` on engine e, or NULL (the failure
+ * recorded). The default engine is checked to be the documented one. */
+static attn_plan *engine_plan(const test_prec *p, const mha_shape *s, unsigned flags,
+                              const engine *e, const char *what)
+{
+    attn_plan *plan = NULL;
+    attn_status st = attn_plan_create(&plan, p->dtype, s->B, s->T, s->C, s->NH, s->hs, s->scale,
+                                      mha_flags(s, flags));
+    if (st != ATTN_OK) {
+        expect_true(0, "%s: attn_plan_create: %s", what, attn_status_string(st));
+        return NULL;
+    }
+    if (e->set && (st = attn_plan_set_threads(plan, e->threads)) != ATTN_OK) {
+        expect_true(0, "%s: attn_plan_set_threads(%u): %s", what, e->threads,
+                    attn_status_string(st));
+        attn_plan_destroy(plan);
+        return NULL;
+    }
+    unsigned threads = 0;
+    st = attn_plan_get_threads(plan, &threads);
+    expect_true(st == ATTN_OK, "%s: attn_plan_get_threads: %s", what, attn_status_string(st));
+    if (!e->set && getenv("ATTN_NUM_THREADS") == NULL) {
+        /* attn.h: own threads with a SIMD kernel set, BLAS with the scalar */
+        const int scalar = strcmp(attn_simd_name(), "scalar") == 0;
+        expect_true(scalar ? threads == 0 : threads >= 1,
+                    "%s: the default engine is %u threads (0: BLAS), expected %s", what, threads,
+                    scalar ? "BLAS threads with the scalar kernels" : "own threads");
+    } else if (e->set) {
+        expect_true(threads == e->threads, "%s: attn_plan_get_threads says %u", what, threads);
+    }
+    return plan;
+}
+
+/* ---- forward --------------------------------------------------------------------- */
+
+typedef struct path {
+    const char *name;
+    unsigned flags;
+    int with_weights;
+} path;
+
+/* every case runs on the default path and on the materialized one, the
+ * latter with the weights requested or not as the case says */
+static const path forward_paths[] = {
+    {"inference, default path", ATTN_INFERENCE, 0},
+    {"inference, ATTN_MATERIALIZED without weights", ATTN_INFERENCE | ATTN_MATERIALIZED, 0},
+    {"inference, ATTN_MATERIALIZED with weights", ATTN_INFERENCE | ATTN_MATERIALIZED, 1},
+};
+
+static void forward_engines(void **state)
+{
+    const test_prec *p = TEST_PREC(state);
+    const shapes set = shapes_to_run();
+    const engine_case *cases = forward_sets[set].cases;
+    const size_t n_cases = forward_sets[set].n;
+    worst w_out = {0.0, 0.0}, w_weights = {0.0, 0.0};
+    test_enter();
+    test_rng rng;
+    rng_seed(&rng, 901);
+    for (size_t c = 0; c < n_cases; c++) {
+        const mha_shape s = mha_shape_of(cases[c].dims, cases[c].causal, cases[c].with_Wo);
+        const mha_data d = mha_random(p, &rng, s, MHA_W_GAIN);
+        const mha_typed t = mha_typed_copy(p, &d);
+        const rows_ref ref = reference_rows(&d);
+        run_buffers b = buffers_make(p, &s, 0, cases[c].weights);
+        const path *paths[] = {&forward_paths[0], &forward_paths[cases[c].weights ? 2 : 1]};
+        for (size_t k = 0; k < N_OF(paths); k++)
+            for (size_t e = 0; e < N_OF(engines); e++) {
+                char what[512];
+                describe(what, sizeof what, p, &s, &engines[e], paths[k]->name);
+                attn_plan *plan = engine_plan(p, &s, paths[k]->flags, &engines[e], what);
+                if (plan == NULL)
+                    continue;
+                const int with_weights = paths[k]->with_weights;
+                buffers_refill(p, &s, &b, with_weights);
+                const attn_status st = p->forward(plan, t.X, t.Wq, t.Wk, t.Wv, t.Wo, b.out,
+                                                  with_weights ? b.weights : NULL);
+                attn_plan_destroy(plan);
+                expect_true(st == ATTN_OK, "%s: attn_forward: %s", what, attn_status_string(st));
+                if (st == ATTN_OK)
+                    check_rows(p, &s, &ref, &b, with_weights, &w_out, &w_weights, what);
+            }
+    }
+    print_message("  %s %s forward (%s shapes): largest residual out %.2e (tol %.1e), "
+                  "weights %.2e (tol %.1e)\n",
+                  attn_simd_name(), p->name, shapes_names[set], w_out.residual, w_out.tol,
+                  w_weights.residual, w_weights.tol);
+    test_leave("forward");
+}
+
+/* ---- backward ------------------------------------------------------------------- */
+
+/* the gradient residuals of mha.h, array by array */
+static void check_grads(const test_prec *p, const mha_shape *s, run_buffers *b,
+                        const mha_grads *ref, worst *w, const char *what)
+{
+    double largest = 0.0;
+    for (int i = 0; i < MHA_GRADS; i++)
+        if (ref->g[i] != NULL)
+            largest = fmax(largest, max_abs(ref->g[i], mha_grad_elems(s, i)));
+    for (int i = 0; i < MHA_GRADS; i++) {
+        if (ref->g[i] == NULL)
+            continue;
+        const size_t n = mha_grad_elems(s, i);
+        p->to_double(b->doubles.g[i], b->grads.g[i], n);
+        const double m = max_abs(ref->g[i], n);
+        const double r = residual_scaled(b->doubles.g[i], ref->g[i], n, fmax(m, 0.01 * largest));
+        expect_within(w, r, grad_tol(p, s), "%s: %s", what, mha_grad_names[i]);
+    }
+}
+
+static void backward_engines(void **state)
+{
+    (void)state;
+    const shapes set = shapes_to_run();
+    const engine_case *cases = backward_sets[set].cases;
+    const size_t n_cases = backward_sets[set].n;
+    const test_prec *precs[] = {&test_prec_f32, &test_prec_f64};
+    worst w_out[2] = {{0.0, 0.0}, {0.0, 0.0}}, w_weights[2] = {{0.0, 0.0}, {0.0, 0.0}};
+    worst w_grads[2] = {{0.0, 0.0}, {0.0, 0.0}};
+    test_enter();
+    test_rng rng;
+    rng_seed(&rng, 902);
+    for (size_t c = 0; c < n_cases; c++) {
+        const mha_shape s = mha_shape_of(cases[c].dims, cases[c].causal, cases[c].with_Wo);
+        /* rounded to float: the same values in both precisions (see the top) */
+        const mha_data d = mha_random(&test_prec_f32, &rng, s, MHA_W_GAIN);
+        const rows_ref ref = reference_rows(&d);
+        const mha_grads ref_grads = mha_reference_grads(&d);
+        for (size_t pi = 0; pi < N_OF(precs); pi++) {
+            const test_prec *p = precs[pi];
+            const mha_typed t = mha_typed_copy(p, &d);
+            run_buffers b = buffers_make(p, &s, 1, 1);
+            for (size_t e = 0; e < N_OF(engines); e++) {
+                char what[512];
+                describe(what, sizeof what, p, &s, &engines[e], "training");
+                attn_plan *plan = engine_plan(p, &s, 0u, &engines[e], what);
+                if (plan == NULL)
+                    continue;
+                buffers_refill(p, &s, &b, 1);
+                attn_status st = p->forward(plan, t.X, t.Wq, t.Wk, t.Wv, t.Wo, b.out, b.weights);
+                expect_true(st == ATTN_OK, "%s: attn_forward: %s", what, attn_status_string(st));
+                if (st == ATTN_OK) {
+                    check_rows(p, &s, &ref, &b, 1, &w_out[pi], &w_weights[pi], what);
+                    st = p->backward(plan, t.X, t.Wq, t.Wk, t.Wv, t.Wo, t.dout,
+                                     b.grads.g[MHA_DX], b.grads.g[MHA_DWQ], b.grads.g[MHA_DWK],
+                                     b.grads.g[MHA_DWV], b.grads.g[MHA_DWO]);
+                    expect_true(st == ATTN_OK, "%s: attn_backward: %s", what,
+                                attn_status_string(st));
+                    if (st == ATTN_OK)
+                        check_grads(p, &s, &b, &ref_grads, &w_grads[pi], what);
+                }
+                attn_plan_destroy(plan);
+            }
+        }
+    }
+    for (size_t pi = 0; pi < N_OF(precs); pi++)
+        print_message("  %s %s training (%s shapes): largest residual out %.2e, weights %.2e "
+                      "(tol %.1e), gradients %.2e (tol %.1e)\n",
+                      attn_simd_name(), precs[pi]->name, shapes_names[set],
+                      w_out[pi].residual, w_weights[pi].residual, w_out[pi].tol,
+                      w_grads[pi].residual, w_grads[pi].tol);
+    test_leave("backward");
+}
+
+int main(void)
+{
+    /* a kernel set forced with ATTN_SIMD that this CPU or build lacks is
+     * ignored by the library: then this registration tests nothing new */
+    const char *forced = getenv("ATTN_SIMD");
+    if (forced != NULL && forced[0] != '\0' && strcmp(forced, attn_simd_name()) != 0) {
+        printf("skipped: ATTN_SIMD=%s, but the library runs the %s kernels here (the CPU or "
+               "the build lacks %s)\n",
+               forced, attn_simd_name(), forced);
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        PREC_CASES(forward_engines),
+        PLAIN_CASE(backward_engines),
+    };
+    return cmocka_run_group_tests_name("engines", tests, NULL, NULL);
+}
