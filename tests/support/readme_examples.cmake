@@ -98,7 +98,9 @@ if(CMAKE_SCRIPT_MODE_FILE)
   return()
 endif()
 
-# attn_add_readme_examples(<readme>): the executables and tests above.
+# attn_add_readme_examples(<readme>): the executables and tests above; called
+# once per document (README.md, docs/examples.md), example names unique
+# across them.
 function(attn_add_readme_examples readme)
   if(NOT EXISTS "${readme}")
     message(STATUS "README examples: ${readme} does not exist; no example tests")
@@ -111,7 +113,8 @@ function(attn_add_readme_examples readme)
                    "no example tests")
     return()
   endif()
-  set(dir "${CMAKE_CURRENT_BINARY_DIR}/readme_examples")
+  get_filename_component(doc "${readme}" NAME_WE) # README, examples: one folder each
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/readme_examples/${doc}")
   set(sources "")
   foreach(name IN LISTS example_NAMES)
     list(APPEND sources "${dir}/${name}.c")
@@ -122,13 +125,13 @@ function(attn_add_readme_examples readme)
     BYPRODUCTS ${sources} # rewritten only when their text changes
     COMMAND "${CMAKE_COMMAND}" "-DREADME=${readme}" "-DOUTPUT_DIR=${dir}" -P "${script}"
     DEPENDS "${readme}" "${script}"
-    COMMENT "Extracting the C examples of README.md"
+    COMMENT "Extracting the C examples of ${doc}.md"
     VERBATIM)
-  add_custom_target(readme_examples_extracted DEPENDS "${dir}/extracted.stamp")
+  add_custom_target(readme_examples_${doc} DEPENDS "${dir}/extracted.stamp")
   foreach(name IN LISTS example_NAMES)
     set(target "readme_example_${name}")
     add_executable(${target} "${dir}/${name}.c")
-    add_dependencies(${target} readme_examples_extracted)
+    add_dependencies(${target} readme_examples_${doc})
     # compiled as a user would: the installed-style include, the shared
     # library, the C standard of the project, no project-internal headers
     target_link_libraries(${target} PRIVATE attn)
