@@ -5,7 +5,7 @@ Times torch.nn.functional.scaled_dot_product_attention on the configurations
 attn-bench sdpa sends, in one process per thread count (torch.set_num_threads),
 with attn-bench's repeat policy (peer_common.time_calls's, plus the cold-cache
 read). The process is started and read as the run command's peers are
-(bench/peer_process.c: info/blas/impl lines, then "ready").
+(bench/peers/peer_process.c: info/blas/impl lines, then "ready").
 
 Protocol: one configuration per line on stdin (or as arguments, the fields
 joined by colons), answered and flushed before the next is read:
@@ -21,7 +21,7 @@ against float64 NumPy loops over each query's visible keys, the visibility
 rule written out below independently of the mask tensors: the proof that
 the mask torch got is attn's.
 
-Which keys query t of sequence b sees (attn.h; bench/sdpa_config.h): with
+Which keys query t of sequence b sees (attn.h; bench/sdpa/sdpa_config.h): with
 L_b its length and A_b = L_b (MASK none: attn gets key_lengths) or Tk
 (MASK padding/full: the lengths are in the mask), p = A_b - Tq + t, key j is
 visible when j < L_b, and if causal j <= p, and if WINDOW > 0 j > p - WINDOW.

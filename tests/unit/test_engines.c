@@ -49,7 +49,7 @@
  *     forward shape at T 530 (two key blocks), C 260.
  * ATTN_ENGINES_SHAPES=full|medium|small forces one set.
  *
- * References (tests/reference.c, in double, on the inputs rounded to the
+ * References (tests/reference/reference.c, in double, on the inputs rounded to the
  * element type):
  *   forward: the output and weight rows of a subset of query positions in
  *     every batch element: the first and last rows of every block above
