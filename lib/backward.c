@@ -89,11 +89,21 @@ static void FN(tile_backward)(const FN(attn_backward_args) *a, const FN(attn_mm)
                             h->stats[2 * (t0 + r)], h->stats[2 * (t0 + r) + 1]);
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_RECOMPUTE, start, flops);
 
-    ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES, flops,
-                  FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, rows, REAL_C(1.0), P,
-                                   TILE_LD, h->dY + t0 * D, D,
-                                   first_for_keys ? REAL_C(0.0) : REAL_C(1.0), h->dV + k0 * D,
-                                   D));
+    /* The causal diagonal block (k0 = t0, kc = rows) is lower triangular:
+     * its three products that pair a key with the queries before it (P^T dY,
+     * dS^T Q, dS K) are triangular, so that a NaN or Inf in dY, Q or K of a
+     * pair the mask removes reaches no gradient (zero weights times it
+     * would). */
+    const int diagonal = a->causal && k0 == t0;
+    const real beta_keys = first_for_keys ? REAL_C(0.0) : REAL_C(1.0);
+    start = attn_profile_begin(mm->profile);
+    if (diagonal)
+        FN(attn_mm_lower_t)(mm, kc, hs, P, TILE_LD, h->dY + t0 * D, D, beta_keys, h->dV + k0 * D,
+                            D);
+    else
+        FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, rows, REAL_C(1.0), P, TILE_LD,
+                         h->dY + t0 * D, D, beta_keys, h->dV + k0 * D, D);
+    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_VALUES, start, flops);
     start = attn_profile_begin(mm->profile);
     if (h->VT != NULL)
         FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, kc, hs, REAL_C(1.0),
@@ -114,12 +124,21 @@ static void FN(tile_backward)(const FN(attn_backward_args) *a, const FN(attn_mm)
     }
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SOFTMAX, start, 0.0);
     start = attn_profile_begin(mm->profile);
-    FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, rows, a->scale, dS, TILE_LD,
-                     h->Q + t0 * D, D, first_for_keys ? REAL_C(0.0) : REAL_C(1.0),
-                     h->dK + k0 * D, D);
-    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, kc, a->scale, dS, TILE_LD,
-                     h->K + k0 * D, D, first_for_queries ? REAL_C(0.0) : REAL_C(1.0),
-                     h->dQ + t0 * h->ldq, h->ldq);
+    const real beta_queries = first_for_queries ? REAL_C(0.0) : REAL_C(1.0);
+    if (diagonal) { /* the triangular products take no alpha: dS scaled first */
+        for (size_t r = 0; r < rows; r++)
+            for (size_t j = 0; j < kc; j++)
+                dS[r * TILE_LD + j] *= a->scale;
+        FN(attn_mm_lower_t)(mm, kc, hs, dS, TILE_LD, h->Q + t0 * D, D, beta_keys, h->dK + k0 * D,
+                            D);
+        FN(attn_mm_lower_add)(mm, rows, hs, dS, TILE_LD, h->K + k0 * D, D, beta_queries,
+                              h->dQ + t0 * h->ldq, h->ldq);
+    } else {
+        FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, rows, a->scale, dS, TILE_LD,
+                         h->Q + t0 * D, D, beta_keys, h->dK + k0 * D, D);
+        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, kc, a->scale, dS, TILE_LD,
+                         h->K + k0 * D, D, beta_queries, h->dQ + t0 * h->ldq, h->ldq);
+    }
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SCORES, start, 2 * flops);
 }
 

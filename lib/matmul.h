@@ -80,4 +80,49 @@ static inline void FN(attn_mm_lower)(const FN(attn_mm) *mm, size_t M, size_t N, 
     mm->own_lower(M, N, A, lda, B, ldb, REAL_C(0.0), C, ldc, mm->pack);
 }
 
+/* C (M,N) = tril(A) (M,M) B (M,N) + beta C (beta 0 or 1; the own kernel's
+ * triangular product on every engine, as attn_mm_lower). */
+static inline void FN(attn_mm_lower_add)(const FN(attn_mm) *mm, size_t M, size_t N, const real *A,
+                                         size_t lda, const real *B, size_t ldb, real beta,
+                                         real *C, size_t ldc)
+{
+    mm->own_lower(M, N, A, lda, B, ldb, beta, C, ldc, mm->pack);
+}
+
+/* Rows of a transposed triangle done by plain loops; larger ones split in
+ * halves whose off-diagonal block is one product. */
+#define ATTN_MM_LOWER_T_DIRECT 16
+
+/* C (M,N) = tril(A)^T (M,M) B (M,N) + beta C (beta 0: C not read, or 1):
+ * row j of C only ever meets rows i >= j of B, and entries of A on or below
+ * the diagonal (a causal diagonal block's P^T dY: key j takes the rows of
+ * the queries that see it, and a NaN in an earlier query's row stays out).
+ * With A = [A11 0; A21 A22] (top rows h): C1 = A11^T B1 + A21^T B2,
+ * C2 = A22^T B2. */
+static inline void FN(attn_mm_lower_t)(const FN(attn_mm) *mm, size_t M, size_t N, const real *A,
+                                       size_t lda, const real *B, size_t ldb, real beta, real *C,
+                                       size_t ldc)
+{
+    if (M > ATTN_MM_LOWER_T_DIRECT) {
+        const size_t top = M / 2;
+        FN(attn_mm_lower_t)(mm, top, N, A, lda, B, ldb, beta, C, ldc);
+        FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, top, N, M - top, REAL_C(1.0),
+                         A + top * lda, lda, B + top * ldb, ldb, REAL_C(1.0), C, ldc);
+        FN(attn_mm_lower_t)(mm, M - top, N, A + top * lda + top, lda, B + top * ldb, ldb, beta,
+                            C + top * ldc, ldc);
+        return;
+    }
+    for (size_t j = 0; j < M; j++) {
+        real *c = C + j * ldc;
+        if (beta == REAL_C(0.0))
+            memset(c, 0, N * sizeof(real));
+        for (size_t i = j; i < M; i++) {
+            const real a = A[i * lda + j];
+            const real *b = B + i * ldb;
+            for (size_t n = 0; n < N; n++)
+                c[n] += a * b[n];
+        }
+    }
+}
+
 #endif /* ATTN_MATMUL_H */

@@ -725,6 +725,44 @@ static void causal_future_nan(void **state)
     }
 }
 
+/* Causal backward: a NaN (or Inf) in dout at query BAD reaches no gradient
+ * of a key after it, since no later key is seen by that query: dX of rows
+ * j > BAD is finite and equals the reference's with that dout row zero (the
+ * pairs the mask removes contribute nothing). BAD lies inside a diagonal
+ * block of the tiled backward (blocks of 128 queries and keys), past the
+ * first one, on the plan's default engine and on its own threads. */
+static void causal_backward_nan_dout(void **state)
+{
+    const test_prec *p = TEST_PREC(state);
+    const double specials[2] = {(double)NAN, HUGE_VAL};
+    enum { BAD = 130 };
+    mha_shape s = {1, 200, 16, 2, 8, 0.0, 1, 1};
+    test_rng rng;
+    rng_seed(&rng, 6010);
+    mha_data d = mha_random(p, &rng, s, MHA_W_GAIN);
+    for (size_t c = 0; c < s.C; c++)
+        d.dout[BAD * s.C + c] = 0.0;
+    const mha_grads ref = mha_reference_grads(&d);
+    const double *dX_ref = ref.g[MHA_DX];
+    const size_t first = (BAD + 1) * s.C, n = (s.T - BAD - 1) * s.C;
+    for (int sp = 0; sp < 2; sp++)
+        for (int threads = 0; threads < 2; threads++) {
+            d.dout[BAD * s.C + 3] = specials[sp];
+            mha_typed t = mha_typed_copy(p, &d);
+            attn_plan *plan = mha_plan(p, &s, 0);
+            if (threads)
+                check_true(attn_plan_set_threads(plan, 2) == ATTN_OK, "set_threads");
+            (void)mha_plan_forward(p, plan, &s, &t, NULL);
+            const mha_grads typed = mha_plan_backward(p, plan, &s, &t);
+            const mha_grads got = mha_grads_doubles(p, &s, &typed);
+            const double *dX = got.g[MHA_DX];
+            expect_all_finite(dX + first, n, "dX of rows after the bad dout row");
+            check_residual(residual_scaled(dX + first, dX_ref + first, n, max_abs(dX_ref + first, n)),
+                           mha_grad_tol(p), "dX after a %s in dout row %d (%s)",
+                           sp == 0 ? "NaN" : "+inf", BAD, threads ? "own threads" : "default");
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -742,6 +780,7 @@ int main(void)
         MHA_PREC_CASES(denormal_inputs),
         MHA_PREC_CASES(nan_rows),
         MHA_PREC_CASES(causal_future_nan),
+        MHA_PREC_CASES(causal_backward_nan_dout),
     };
     return cmocka_run_group_tests_name("numerical extremes", tests, NULL, NULL);
 }
