@@ -1,7 +1,7 @@
 /*
  * The only place that includes <cblas.h>. It exposes GEMM on `real` with
  * size_t dimensions; callers have already checked every dimension against
- * the BLAS integer range (attn_blas_fits), so the narrowing casts are exact.
+ * the BLAS integer range (attn_all_at_most with ATTN_BLAS_INT_MAX), so the narrowing casts are exact.
  */
 #ifndef ATTN_BLAS_H
 #define ATTN_BLAS_H

@@ -5,8 +5,10 @@
  * thread is free, and returns when every item is done. Idle workers spin
  * briefly, then sleep on a condition variable: between phases they never
  * compete with other threads for long (a BLAS library's, another plan's).
- * Not templated; one pool belongs to one plan and is used by one thread at a
- * time, like the plan.
+ * Not templated; a pool is a plan's own (attn_plan_set_threads n >= 1) or the
+ * process's shared one (shared_threads.c, ATTN_THREADS_AUTO), and is run by
+ * one call at a time: a plan's by its one caller, the shared one by the call
+ * that holds it.
  */
 #ifndef ATTN_POOL_H
 #define ATTN_POOL_H

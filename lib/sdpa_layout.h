@@ -9,8 +9,9 @@
  * block of `queries` query positions; its rows are
  * the heads' queries stacked head by head (row r = head r / n of the item,
  * query r % n), at most ATTN_QUERY_BLOCK of them, so that K and V are read
- * once for all the heads of a group: a decode step (Tq = 1) of NH = 32,
- * NH_kv = 8 is 8 items of 4 rows each. When there are fewer than
+ * once for all the heads of a group (a prefill's query block of NH = 32,
+ * NH_kv = 8 stacks the 4 heads of a group); a decode step (Tq = 1) with
+ * all_groups takes all the groups of a sequence, 32 rows. When there are fewer than
  * ATTN_SDPA_ITEMS items, each is split further over its key tiles
  * (flash-decoding), and the splits' partial results are merged through
  * their log-sum-exp.

@@ -17,7 +17,7 @@ const char *attn_status_string(attn_status status)
     case ATTN_ERR_BAD_STRIDE:
         return "a row stride is smaller than the row length";
     case ATTN_ERR_BAD_SCALE:
-        return "the scale is NaN or infinite";
+        return "the scale is NaN, infinite, or too large for the precision";
     case ATTN_ERR_ALIASING:
         return "an output array overlaps an input or another output";
     case ATTN_ERR_OUT_OF_MEMORY:
@@ -27,7 +27,7 @@ const char *attn_status_string(attn_status status)
     case ATTN_ERR_BAD_DTYPE:
         return "the dtype is neither ATTN_F32 nor ATTN_F64";
     case ATTN_ERR_BAD_FLAGS:
-        return "unknown plan flag bits";
+        return "unknown plan flag bits, or ATTN_MATERIALIZED with ATTN_TILED";
     case ATTN_ERR_DTYPE_MISMATCH:
         return "the call's precision differs from the plan's";
     case ATTN_ERR_INFERENCE_PLAN:

@@ -164,8 +164,9 @@ ATTN_API attn_status attn_lookup_f64(size_t Tq, size_t Tk, size_t d, size_t dv, 
  *   weights = softmax_rows(S),  out = weights V          (B,T,hs)
  * causal is 0 (every position sees every position) or nonzero.
  * It is a plan (below) with NH = 1 and ATTN_INFERENCE, created for the call,
- * executed once and destroyed: its workspace (4*B*T*hs elements plus T*T
- * below ATTN_TILED_MIN_T, O(T) from there on) lives for the call.
+ * executed once and destroyed: its workspace (4*B*T*hs elements plus a
+ * tile of 128*T per thread below ATTN_TILED_MIN_T, O(T) from there on)
+ * lives for the call.
  * Errors: NULL_POINTER (X, Wq, Wk, Wv, out), ZERO_DIMENSION, SIZE_OVERFLOW,
  * BLAS_RANGE, ALIASING (out or weights overlapping X, Wq, Wk, Wv or each
  * other), OUT_OF_MEMORY. */
