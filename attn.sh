@@ -21,7 +21,8 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
-# Debian packages the build, the tests and the NumPy peer of attn-bench need.
+# Debian packages the build, the tests, the NumPy peer and the plots of
+# attn-bench need.
 #   build-essential gcc, make, binutils (readelf/nm used by checks), libc dev
 #   cmake           CMake >= 3.25 (Debian 12 ships 3.25.1)
 #   pkgconf         pkg-config: FindCBLAS and the install test use it
@@ -29,8 +30,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 #   liblapacke-dev  LAPACKE, used by the tests' reference checks
 #   libcmocka-dev   the unit-test framework
 #   python3, python3-numpy  the fixture generator and the NumPy peer
+#   python3-matplotlib  attn-bench's plots (bench/report/plots.py; without it
+#                   they are skipped with a note)
 #   python3-pip     the fallback when python3 on PATH is not Debian's
-#   gnuplot-nox     attn-bench's plots (without it they are skipped with a note)
 #   valgrind, clang, libclang-rt-14-dev  .ci/reliability: memcheck, libFuzzer
 readonly DEB_PACKAGES=(
   build-essential
@@ -41,8 +43,8 @@ readonly DEB_PACKAGES=(
   libcmocka-dev
   python3
   python3-numpy
+  python3-matplotlib
   python3-pip
-  gnuplot-nox
   valgrind
   clang
   libclang-rt-14-dev
@@ -89,7 +91,7 @@ cmd_deps() {
     fi
   else
     say "no dpkg/apt-get here: not installing system packages; need a C11 compiler," \
-      "cmake >= 3.25, pkg-config, OpenBLAS (cblas), LAPACKE, cmocka, python3 + numpy"
+      "cmake >= 3.25, pkg-config, OpenBLAS (cblas), LAPACKE, cmocka, python3 + numpy + matplotlib"
   fi
 
   local tool
@@ -98,31 +100,41 @@ cmd_deps() {
   done
 
   # The python3 on PATH (which may be a pyenv or venv Python that does not
-  # see Debian's python3-numpy) must import numpy.
-  if python3 -c 'import numpy' >/dev/null 2>&1; then
-    say "numpy: $(python3 -c 'import numpy; print(numpy.__version__)') for $(command -v python3)"
+  # see Debian's python3-numpy and python3-matplotlib) must import numpy (the
+  # fixtures, the NumPy peer) and matplotlib (attn-bench's plots).
+  ensure_python_module numpy
+  ensure_python_module matplotlib
+}
+
+# ensure_python_module NAME: pip-installs NAME (the PyPI name is the module's)
+# for the python3 on PATH when it cannot import it; says which version it has.
+ensure_python_module() {
+  local module="$1"
+  local version="import $module; print($module.__version__)"
+  if python3 -c "import $module" >/dev/null 2>&1; then
+    say "$module: $(python3 -c "$version") for $(command -v python3)"
     return 0
   fi
-  say "numpy: not importable by $(command -v python3); installing it with pip"
+  say "$module: not importable by $(command -v python3); installing it with pip"
   if ! python3 -m pip --version >/dev/null 2>&1; then
     python3 -m ensurepip --upgrade </dev/null || die "python3 has no pip and ensurepip failed"
   fi
   local pip=(python3 -m pip install --disable-pip-version-check --no-input --progress-bar off)
   local log
   log="$(mktemp)"
-  if ! PIP_ROOT_USER_ACTION=ignore "${pip[@]}" numpy </dev/null >"$log" 2>&1; then
+  if ! PIP_ROOT_USER_ACTION=ignore "${pip[@]}" "$module" </dev/null >"$log" 2>&1; then
     if grep -q 'externally-managed-environment' "$log"; then
       say "pip refuses (PEP 668, externally managed); retrying with --break-system-packages"
-      PIP_ROOT_USER_ACTION=ignore "${pip[@]}" --break-system-packages numpy </dev/null
+      PIP_ROOT_USER_ACTION=ignore "${pip[@]}" --break-system-packages "$module" </dev/null
     else
       cat "$log" >&2
       rm -f "$log"
-      die "pip install numpy failed"
+      die "pip install $module failed"
     fi
   fi
   rm -f "$log"
-  python3 -c 'import numpy' || die "numpy still not importable by $(command -v python3)"
-  say "numpy: $(python3 -c 'import numpy; print(numpy.__version__)') for $(command -v python3)"
+  python3 -c "import $module" || die "$module still not importable by $(command -v python3)"
+  say "$module: $(python3 -c "$version") for $(command -v python3)"
 }
 
 build_preset() {

@@ -29,7 +29,8 @@ int bench_exp_plot(const bench_exp_run *run, bench_plot_figure *figure)
     bench_exp_plot_path(run, path, sizeof path);
     figure->path = path;
     if (!bench_plot_available()) {
-        printf("# %s: no plot: gnuplot not found (Debian package gnuplot-nox)\n", run->name);
+        printf("# %s: no plot: matplotlib not found (Debian package python3-matplotlib)\n",
+               run->name);
         return 0;
     }
     if (bench_plot_write(figure, error, sizeof error) != 0) {

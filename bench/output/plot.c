@@ -3,125 +3,103 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-enum { PANEL_WIDTH = 560, PANEL_HEIGHT = 400 };
+#include "output/report_tool.h"
+#include "util/text.h"
 
 int bench_plot_available(void)
 {
-    return system("gnuplot --version >/dev/null 2>&1") == 0;
-}
-
-/* text in gnuplot's double quotes: backslashes and quotes escaped */
-static void write_quoted(FILE *gp, const char *text)
-{
-    fputc('"', gp);
-    for (const char *c = text; *c; ++c) {
-        if (*c == '"' || *c == '\\')
-            fputc('\\', gp);
-        fputc(*c, gp);
+    static int available = -1;
+    if (available < 0) {
+        bench_report_tool tool;
+        char error[1536];
+        const char *const args[] = {"--check"};
+        available = bench_report_tool_start(&tool, "plots.py", args, 1, 0, 1, error,
+                                            sizeof error) == 0 &&
+                    bench_report_tool_wait(&tool) == 0;
     }
-    fputc('"', gp);
+    return available;
 }
 
-static void write_data(FILE *gp, const bench_plot_panel *panel, size_t p)
+/* A number, or null for NaN (JSON has none). */
+static void write_number(FILE *out, double value)
 {
+    if (isnan(value) || isinf(value))
+        fputs("null", out);
+    else
+        fprintf(out, "%.9g", value);
+}
+
+/* "NAME": "TEXT" (NULL: null), then end */
+static void write_text(FILE *out, const char *name, const char *text, const char *end)
+{
+    fprintf(out, "\"%s\": ", name);
+    if (text)
+        bench_json_write_string(out, text);
+    else
+        fputs("null", out);
+    fputs(end, out);
+}
+
+static void write_points(FILE *out, const char *name, const double *values, size_t count)
+{
+    fprintf(out, "\"%s\": [", name);
+    for (size_t i = 0; i < count; ++i) {
+        fputs(i ? ", " : "", out);
+        write_number(out, values[i]);
+    }
+    fputs("]", out);
+}
+
+static void write_panel(FILE *out, const bench_plot_panel *panel)
+{
+    fputs("  {", out);
+    write_text(out, "title", panel->title, ", \"series\": [\n");
     for (size_t s = 0; s < panel->series_count; ++s) {
         const bench_plot_series *series = &panel->series[s];
-        fprintf(gp, "$p%zus%zu << EOD\n", p, s);
-        for (size_t i = 0; i < series->count; ++i)
-            if (!isnan(series->y[i]))
-                fprintf(gp, "%.9g %.9g\n", series->x[i], series->y[i]);
-        fputs("EOD\n", gp);
+        fputs("    {", out);
+        write_text(out, "title", series->title, ", ");
+        fprintf(out, "\"dashed\": %s, \"style\": %d, ", series->dashed ? "true" : "false",
+                series->style);
+        write_points(out, "x", series->x, series->count);
+        fputs(", ", out);
+        write_points(out, "y", series->y, series->count);
+        fputs(s + 1 < panel->series_count ? "},\n" : "}\n", out);
     }
+    fputs("  ]}", out);
 }
 
-/* Whether a series has any point to draw (an empty data block is an error
- * for gnuplot). */
-static int has_points(const bench_plot_series *series)
+/* The figure as plots.py reads it (its docstring describes the members). */
+static void write_figure(FILE *out, const bench_plot_figure *f)
 {
-    for (size_t i = 0; i < series->count; ++i)
-        if (!isnan(series->y[i]))
-            return 1;
-    return 0;
-}
-
-static void write_panel(FILE *gp, const bench_plot_panel *panel, size_t p)
-{
-    fputs("set title ", gp);
-    write_quoted(gp, panel->title);
-    fputs("\nplot ", gp);
-    size_t drawn = 0;
-    for (size_t s = 0; s < panel->series_count; ++s) {
-        const bench_plot_series *series = &panel->series[s];
-        if (!has_points(series))
-            continue;
-        const size_t style = series->style > 0 ? (size_t)series->style : s % 9 + 1;
-        fprintf(gp, "%s$p%zus%zu using 1:2 with linespoints linestyle %zu dashtype %d title ",
-                drawn ? ", \\\n     " : "", p, s, style, series->dashed ? 2 : 1);
-        write_quoted(gp, series->title);
-        drawn++;
+    fputs("{", out);
+    write_text(out, "path", f->path, ", ");
+    write_text(out, "title", f->title, ", ");
+    write_text(out, "x_label", f->x_label, ", ");
+    write_text(out, "y_label", f->y_label, ",\n");
+    fprintf(out, "\"log_x\": %d, \"log_y\": %d, \"y_min\": ", f->log_x, f->log_y);
+    write_number(out, f->y_min);
+    fputs(", \"y_max\": ", out);
+    write_number(out, f->y_max);
+    fputs(", ", out);
+    write_text(out, "key", f->key, ",\n\"panels\": [\n");
+    for (size_t p = 0; p < f->panel_count; ++p) {
+        write_panel(out, &f->panels[p]);
+        fputs(p + 1 < f->panel_count ? ",\n" : "\n", out);
     }
-    if (!drawn)
-        fputs("NaN notitle", gp);
-    fputc('\n', gp);
-}
-
-static void write_script(FILE *gp, const bench_plot_figure *f)
-{
-    const size_t columns = f->panel_count > 1 ? 2 : 1;
-    const size_t rows = (f->panel_count + columns - 1) / columns;
-    for (size_t p = 0; p < f->panel_count; ++p)
-        write_data(gp, &f->panels[p], p);
-    fprintf(gp, "set terminal pngcairo size %zu,%zu font \"DejaVu Sans,9\"\nset output ",
-            columns * PANEL_WIDTH, rows * PANEL_HEIGHT + 30);
-    write_quoted(gp, f->path);
-    fprintf(gp, "\nset grid\nset key %s opaque font \",8\" samplen 2\n",
-            f->key ? f->key : "top left");
-    static const char *const colors[9] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-                                          "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
-                                          "#bcbd22"};
-    for (size_t i = 0; i < 9; ++i)
-        fprintf(gp, "set linestyle %zu linecolor rgb \"%s\" linewidth 1.5 pointtype %zu "
-                    "pointsize 0.7\n",
-                i + 1, colors[i], i % 7 + 1);
-    if (f->log_x)
-        fprintf(gp, "set logscale x %d\n", f->log_x);
-    if (f->log_y)
-        fprintf(gp, "set logscale y %d\n%s", f->log_y,
-                f->log_y == 10 ? "set format y \"10^{%L}\"\n" : "");
-    if (!isnan(f->y_min) || !isnan(f->y_max)) {
-        char low[32] = "*", high[32] = "*";
-        if (!isnan(f->y_min))
-            snprintf(low, sizeof low, "%g", f->y_min);
-        if (!isnan(f->y_max))
-            snprintf(high, sizeof high, "%g", f->y_max);
-        fprintf(gp, "set yrange [%s:%s]\n", low, high);
-    }
-    fputs("set xlabel ", gp);
-    write_quoted(gp, f->x_label);
-    fputs("\nset ylabel ", gp);
-    write_quoted(gp, f->y_label);
-    fprintf(gp, "\nset multiplot layout %zu,%zu title ", rows, columns);
-    write_quoted(gp, f->title);
-    fputc('\n', gp);
-    for (size_t p = 0; p < f->panel_count; ++p)
-        write_panel(gp, &f->panels[p], p);
-    fputs("unset multiplot\nset output\n", gp);
+    fputs("]}\n", out);
 }
 
 int bench_plot_write(const bench_plot_figure *figure, char *error, size_t error_size)
 {
-    fflush(NULL);
-    FILE *gp = popen("gnuplot", "w");
-    if (!gp) {
-        snprintf(error, error_size, "cannot start gnuplot");
+    bench_report_tool tool;
+    const char *const args[] = {"--figure", "-"};
+    if (bench_report_tool_start(&tool, "plots.py", args, 2, 1, 0, error, error_size) != 0)
         return -1;
-    }
-    write_script(gp, figure);
-    int status = pclose(gp);
+    write_figure(tool.input, figure);
+    const int status = bench_report_tool_wait(&tool);
     if (status != 0) {
-        snprintf(error, error_size, "gnuplot failed on %s (status %d)", figure->path, status);
+        snprintf(error, error_size, "plots.py failed on %s (status %d)", figure->path, status);
         return -1;
     }
     return 0;

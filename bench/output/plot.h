@@ -1,8 +1,10 @@
 /*
- * PNG plots through gnuplot (Debian's gnuplot-nox): a figure is a grid of
- * panels, each with line series of (x, y) points; attn-bench writes the
- * gnuplot script (the data inline) to gnuplot's standard input. Without
- * gnuplot on PATH nothing is drawn and the caller says so.
+ * PNG plots through matplotlib: a figure is a grid of panels, each with line
+ * series of (x, y) points; attn-bench writes it as JSON to the standard
+ * input of the report tool's plotting script (`python3 bench/report/plots.py
+ * --figure -`, output/report_tool.h), the code that draws the report's
+ * plots too. Without python3 or matplotlib nothing is drawn and the caller
+ * says so.
  */
 #ifndef ATTN_BENCH_PLOT_H
 #define ATTN_BENCH_PLOT_H
@@ -14,7 +16,7 @@ typedef struct bench_plot_series {
     double *x, *y; /* count points; NaN y values are left out */
     size_t count;
     int dashed;    /* peers dashed, attn solid */
-    int style;     /* line style 1..9 (colour and point); 0: by position */
+    int style;     /* line style 1..9 (colour and marker); 0: by position */
 } bench_plot_series;
 
 typedef struct bench_plot_panel {
@@ -30,12 +32,13 @@ typedef struct bench_plot_figure {
     int log_x;         /* 0: linear; else the log base (2, 10) */
     int log_y;
     double y_min, y_max; /* NaN: automatic */
-    const char *key;     /* gnuplot key placement, e.g. "bottom left", "below"; NULL: top left */
+    const char *key;     /* legend placement: "below" (each panel's), or words of top,
+                            bottom, left, right, center ("bottom left"); NULL: top left */
     const bench_plot_panel *panels;
     size_t panel_count;
 } bench_plot_figure;
 
-/* Whether gnuplot can be run. */
+/* Whether python3 can import matplotlib (asked once). */
 int bench_plot_available(void);
 
 /* Draws the figure. Returns 0, or -1 with the reason in error. */

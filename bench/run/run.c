@@ -13,8 +13,8 @@
 #include "peers/peer_naive.h"
 #include "peers/peer_process.h"
 #include "util/progress.h"
-#include "report/report_command.h"
 #include "run/resume.h"
+#include "output/report_tool.h"
 #include "output/run_record.h"
 #include "run/sweep.h"
 #include "measure/sweep_list.h"
@@ -298,9 +298,16 @@ static int finish_outputs(const bench_options *o, const bench_run_record *record
             printf("# JSON: %s\n", o->json_path);
         }
     }
-    if (o->report_dir) {
-        const char *csvs[1] = {o->csv_path};
-        if (bench_report_write(csvs, 1, o->json_path, o->report_dir, stdout) != 0)
+    if (o->report_dir) { /* attn-bench report --out DIR [--json PATH] -- CSV */
+        const char *args[6] = {"--out", o->report_dir};
+        size_t count = 2;
+        if (o->json_path) {
+            args[count++] = "--json";
+            args[count++] = o->json_path;
+        }
+        args[count++] = "--";
+        args[count++] = o->csv_path;
+        if (bench_report_tool_run(args, count) != 0)
             failed = 1;
     }
     return failed;

@@ -42,12 +42,13 @@ import math
 import os
 import sys
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "report"))
+import runs  # noqa: E402  (bench/report/runs.py: the run CSV and JSON reader)
+
 MIB = 1024.0 * 1024.0
-DEFAULT_BASELINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "baseline.json")
-KEY = ("dtype", "op", "causal", "api", "path", "engine", "threads", "B", "T", "C", "NH", "hs",
-       "wo", "weights")
-# A CSV older than attn-bench's --engine axis ran its plans on BLAS threads.
-ENGINE_BEFORE_THE_AXIS = "blas"
+DEFAULT_BASELINE = os.path.join(HERE, "baseline.json")
+KEY = runs.KEY
 
 
 class Missing(Exception):
@@ -62,22 +63,12 @@ class Run:
     def __init__(self, csv_path, label=None):
         self.csv_path = csv_path
         self.name = label or os.path.basename(csv_path)
-        self.rows = []
-        with open(csv_path, newline="") as handle:
-            reader = csv.DictReader(handle)
-            missing = [c for c in KEY + ("status", "attn_median_ms") if c != "engine"
-                       and c not in (reader.fieldnames or [])]
-            if missing:
-                raise ValueError(f"{csv_path}: not an attn-bench CSV (no {', '.join(missing)})")
-            for row in reader:
-                if row.get("status") is None:  # an unfinished last line
-                    continue
-                row.setdefault("engine", ENGINE_BEFORE_THE_AXIS)
-                row["_run"] = self
-                self.rows.append(row)
-        base = os.path.splitext(csv_path)[0]
-        self.json = read_json(base + ".json")
-        self.probe_json = read_json(base + ".probe.json")  # run_targets.sh's GEMM probe
+        self.rows = runs.read_rows(csv_path)
+        for row in self.rows:
+            row["_run"] = self
+        self.json = runs.read_json_if_there(runs.json_path_beside(csv_path))
+        # run_targets.sh's GEMM probe
+        self.probe_json = runs.read_json_if_there(runs.json_path_beside(csv_path, ".probe.json"))
 
     @property
     def other_load(self):
@@ -109,16 +100,6 @@ class Run:
         if reference and rates and min(rates) < slow * reference:
             reasons.append(f"sgemm at {100 * min(rates) / reference:.0f}% of the best run's")
         return ", ".join(reasons) or None
-
-
-def read_json(path):
-    if not os.path.exists(path):
-        return None
-    try:
-        with open(path) as handle:
-            return json.load(handle)
-    except (OSError, ValueError):
-        return None
 
 
 class Data:
@@ -183,11 +164,7 @@ def describe(fields):
 
 
 def number(row, column):
-    text = row.get(column, "")
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        value = math.nan
+    value = runs.number(row, column)
     if not math.isfinite(value):
         raise Missing(f"{column} is empty in {describe(row)}")
     return value

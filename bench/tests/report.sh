@@ -1,5 +1,5 @@
 # attn-bench report: report.md with the results table (and the plots when
-# gnuplot exists) from a run's CSV and JSON.
+# python3 has matplotlib; without it, a note) from a run's CSV and JSON.
 . "$(dirname "$0")/common.sh"
 
 "$BENCH" --quick --peers naive --T 16,32,48 --csv run.csv --json run.json >/dev/null 2>&1 \
@@ -9,18 +9,53 @@
 grep -q '^## Results' rep/report.md || fail "report.md has no results"
 [ "$(grep -c '^| f[36][24] |' rep/report.md)" -eq 24 ] || fail "report.md does not list the 24 rows"
 grep -q 'sgemm | 128 | 1 |' rep/report.md || fail "report.md lacks the ceiling from the JSON"
-if command -v gnuplot >/dev/null 2>&1; then
+# Without matplotlib (a stand-in package that fails to import hides it):
+# report.md says so, and the rest is written.
+mkdir -p no-matplotlib/matplotlib \
+  && echo 'raise ImportError("hidden by the test")' >no-matplotlib/matplotlib/__init__.py \
+  || fail "cannot hide matplotlib"
+PYTHONPATH="$PWD/no-matplotlib" "$BENCH" report --csv run.csv --out rep-bare >out.txt 2>err.txt \
+  || fail "report without matplotlib: $(cat err.txt)"
+grep -q 'No plots: matplotlib was not found' rep-bare/report.md || fail "no note of the missing matplotlib"
+[ "$(grep -c '^| f[36][24] |' rep-bare/report.md)" -eq 24 ] || fail "without matplotlib, rows are missing"
+[ ! -e rep-bare/time.png ] || fail "a plot was drawn without matplotlib"
+pass "without matplotlib: report.md lists 24 rows and says there are no plots"
+if python3 -c 'import matplotlib' >/dev/null 2>&1; then
   for plot in time gflops ceiling; do
     [ -s "rep/$plot.png" ] || fail "no $plot.png"
     head -c 8 "rep/$plot.png" | od -An -c | grep -q 'P   N   G' || fail "$plot.png is not a PNG"
+    grep -q "^!\[.*\]($plot.png)\$" rep/report.md || fail "report.md does not show $plot.png"
   done
   pass "report.md lists 24 rows and links 3 PNG plots"
 else
-  grep -q 'No plots: gnuplot was not found' rep/report.md || fail "no note of the missing gnuplot"
-  pass "report.md lists 24 rows; no gnuplot, said so"
+  grep -q 'No plots: matplotlib was not found' rep/report.md || fail "no note of the missing matplotlib"
+  pass "report.md lists 24 rows; no matplotlib, said so"
 fi
 printf 'a,b\n1,2\n' >other.csv
 expect_status 1 "not a CSV of this attn-bench run" report --csv other.csv --out rep2
+expect_status 1 "no-such.csv" report --csv no-such.csv --out rep2
+expect_status 2 "no CSV given" report --csv ,
+: >not-a-folder
+expect_status 1 "not-a-folder" report --csv run.csv --out not-a-folder/rep
+# More than 12 panels continue in time-2.png: 13 shapes (hs 1..13).
+"$BENCH" --quick --peers none --dtype f32 --op forward --causal 0 --T 8 \
+  --hs 1,2,3,4,5,6,7,8,9,10,11,12,13 --csv many.csv --json none >/dev/null 2>&1 \
+  || fail "13-shape sweep failed"
+"$BENCH" report many.csv --out many >out.txt 2>err.txt || fail "report of 13 shapes: $(cat err.txt)"
+if python3 -c 'import matplotlib' >/dev/null 2>&1; then
+  for plot in time time-2 gflops-2 ceiling-2; do
+    head -c 8 "many/$plot.png" | od -An -c | grep -q 'P   N   G' || fail "no $plot.png of 13 panels"
+  done
+  [ ! -e many/time-3.png ] || fail "13 panels made a third figure"
+  pass "13 panels: time.png and time-2.png"
+fi
+# Directly, without attn-bench: the same report.md (the FLOP counts aside).
+python3 "$(dirname "$0")/../report/report.py" --csv run.csv --out rep-direct >/dev/null 2>err.txt \
+  || fail "report.py directly: $(cat err.txt)"
+grep -v '^- FLOP counts\|^attn-bench report --csv' rep/report.md >a.md
+grep -v '^- FLOP counts\|^attn-bench report --csv' rep-direct/report.md >b.md
+cmp -s a.md b.md || fail "report.py run directly wrote another report.md"
+pass "report.py run directly writes the same report.md"
 
 # --targets: issue 5's table from a run_targets.sh folder (canned numbers of
 # bench/targets/testdata, one round plus attn-memory's CSV)
