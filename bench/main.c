@@ -7,7 +7,7 @@
  *   attn-bench sdpa [OPTIONS]      attention on given Q, K, V (sdpa_run.c;
  *                                  sdpa_options.c, sdpa_measure.c, ...)
  *   attn-bench report [OPTIONS]    Markdown and plots of run CSVs
- *                                  (report_command.c, report_data.c, plot.c)
+ *                                  (report/: report_command.c, the Python tool)
  *   attn-bench scaling|rank|init|asymmetry [OPTIONS]   the experiments
  *                                  (experiment.c, exp_*.c)
  *   attn-bench help [COMMAND]

@@ -73,7 +73,7 @@ void *bench_exp_for_each_point(bench_exp_run *run, size_t variants, size_t entry
 /* <out>/<name>.png */
 void bench_exp_plot_path(const bench_exp_run *run, char *path, size_t size);
 
-/* Draws the figure when gnuplot exists (else says so); 0 or -1. */
+/* Draws the figure when matplotlib is importable (else says so); 0 or -1. */
 int bench_exp_plot(const bench_exp_run *run, bench_plot_figure *figure);
 
 /* A figure of panels that share their series titles and x values: the
@@ -90,7 +90,7 @@ typedef struct bench_exp_grid {
     size_t series_count;
     int log_x, log_y;  /* 0, or the base; with log_y, values <= 0 are left out */
     double y_min;      /* linear y only; NaN: automatic */
-    const char *key;   /* legend position (gnuplot), NULL: top left */
+    const char *key;   /* legend position ("bottom left", "below", ...: plots.py), NULL: top left */
     double (*value)(const void *data, size_t panel, size_t series, size_t point);
     const void *data;
 } bench_exp_grid;

@@ -76,7 +76,7 @@ void bench_experiment_print_help(const char *name, FILE *out)
     fprintf(out, "attn-bench %s: %s\n\nUsage: attn-bench %s [OPTIONS]\n\nOptions:\n", e->name,
             e->summary, e->name);
     bench_cli_print_options(out, &table);
-    fprintf(out, "\n%s\nOutputs: a table on stdout, %s.csv and (with gnuplot) %s.png in --out.\n"
+    fprintf(out, "\n%s\nOutputs: a table on stdout, %s.csv and (with matplotlib) %s.png in --out.\n"
                  "Exit status: 0; 1 a --check property failed or an output could not be\n"
                  "written; 2 bad arguments.\n",
             e->description, e->name, e->name);

@@ -1,7 +1,7 @@
 /*
  * The experiments (attn-bench scaling | rank | init | asymmetry): the
  * course's claims about scaled dot-product attention, measured. Each prints
- * a table, writes <out>/<name>.csv and, when gnuplot exists, <out>/<name>.png;
+ * a table, writes <out>/<name>.csv and, when matplotlib is importable, <out>/<name>.png;
  * with --check it also asserts its documented properties and exits 1 when
  * one fails. Inputs are deterministic (--seed).
  */
