@@ -122,3 +122,48 @@ int sentinel_intact(const void *p, size_t bytes)
             return 0;
     return 1;
 }
+
+/* ---- soft checks ------------------------------------------------------------ */
+
+static int soft_failures;
+
+void test_enter(void)
+{
+    soft_failures = 0;
+}
+
+void test_leave(const char *what)
+{
+    check_true(soft_failures == 0, "%s: %d check(s) failed (listed above)", what,
+               soft_failures);
+}
+
+void expect_true(int ok, const char *fmt, ...)
+{
+    if (ok)
+        return;
+    char context[512];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(context, sizeof context, fmt, args);
+    va_end(args);
+    print_error("FAILED %s\n", context);
+    soft_failures++;
+}
+
+void expect_within(check_worst *w, double residual, double tol, const char *fmt, ...)
+{
+    if (!(residual <= tol)) {
+        char context[512];
+        va_list args;
+        va_start(args, fmt);
+        vsnprintf(context, sizeof context, fmt, args);
+        va_end(args);
+        print_error("FAILED %s: residual %.3e exceeds tolerance %.2e\n", context, residual, tol);
+        soft_failures++;
+    }
+    if (w != NULL && (w->tol == 0.0 || !(residual / tol <= w->residual / w->tol))) {
+        w->residual = residual;
+        w->tol = tol;
+    }
+}

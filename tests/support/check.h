@@ -38,6 +38,19 @@ void check_worst_reset(void);
 /* Fails the test with a formatted message when !cond. */
 void check_true(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Soft checks: a failure is printed and counted, the test goes on (a large
+ * suite reports every mismatch of a case, not the first); test_leave fails
+ * the test when any check between test_enter and it failed. */
+typedef struct check_worst {
+    double residual, tol; /* the largest residual relative to its tolerance */
+} check_worst;
+void test_enter(void);
+void test_leave(const char *what);
+void expect_true(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* !(residual <= tol) is a failure; w (or NULL) keeps the worst ratio, NaN included */
+void expect_within(check_worst *w, double residual, double tol, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Fills `bytes` bytes at p with a position-dependent pattern, and tells
  * whether they still hold it (1) or not (0). */
 void sentinel_fill(void *p, size_t bytes);

@@ -145,58 +145,6 @@ static const engine engines[] = {
     {"3 own threads", 1, 3},
 };
 
-/* ---- failures, recorded without leaving the test -------------------------- */
-
-static int failures;
-
-typedef struct worst {
-    double residual, tol;
-} worst;
-
-static void expect_within(worst *w, double residual, double tol, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void expect_within(worst *w, double residual, double tol, const char *fmt, ...)
-{
-    if (!(residual <= tol)) {
-        char context[512];
-        va_list args;
-        va_start(args, fmt);
-        vsnprintf(context, sizeof context, fmt, args);
-        va_end(args);
-        print_error("FAILED %s: residual %.3e exceeds tolerance %.2e\n", context, residual, tol);
-        failures++;
-    }
-    /* the largest residual relative to its tolerance (NaN included) */
-    if (w->tol == 0.0 || !(residual / tol <= w->residual / w->tol)) {
-        w->residual = residual;
-        w->tol = tol;
-    }
-}
-
-static void expect_true(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void expect_true(int ok, const char *fmt, ...)
-{
-    if (ok)
-        return;
-    char context[512];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(context, sizeof context, fmt, args);
-    va_end(args);
-    print_error("FAILED %s\n", context);
-    failures++;
-}
-
-static void test_enter(void)
-{
-    failures = 0;
-}
-
-static void test_leave(const char *what)
-{
-    check_true(failures == 0, "%s: %d check(s) failed (listed above)", what, failures);
-}
-
 /* ---- shapes ------------------------------------------------------------------- */
 
 typedef struct engine_case {
@@ -439,7 +387,7 @@ static const char *describe(char *buf, size_t size, const test_prec *p, const mh
 
 /* out (and weights when requested) of one run against the rows reference */
 static void check_rows(const test_prec *p, const mha_shape *s, const rows_ref *r,
-                       run_buffers *b, int with_weights, worst *w_out, worst *w_weights,
+                       run_buffers *b, int with_weights, check_worst *w_out, check_worst *w_weights,
                        const char *what)
 {
     const double tol = forward_tol(p, s);
@@ -531,7 +479,7 @@ static void forward_engines(void **state)
     const shapes set = shapes_to_run();
     const engine_case *cases = forward_sets[set].cases;
     const size_t n_cases = forward_sets[set].n;
-    worst w_out = {0.0, 0.0}, w_weights = {0.0, 0.0};
+    check_worst w_out = {0.0, 0.0}, w_weights = {0.0, 0.0};
     test_enter();
     test_rng rng;
     rng_seed(&rng, 901);
@@ -570,7 +518,7 @@ static void forward_engines(void **state)
 
 /* the gradient residuals of mha.h, array by array */
 static void check_grads(const test_prec *p, const mha_shape *s, run_buffers *b,
-                        const mha_grads *ref, worst *w, const char *what)
+                        const mha_grads *ref, check_worst *w, const char *what)
 {
     double largest = 0.0;
     for (int i = 0; i < MHA_GRADS; i++)
@@ -594,8 +542,8 @@ static void backward_engines(void **state)
     const engine_case *cases = backward_sets[set].cases;
     const size_t n_cases = backward_sets[set].n;
     const test_prec *precs[] = {&test_prec_f32, &test_prec_f64};
-    worst w_out[2] = {{0.0, 0.0}, {0.0, 0.0}}, w_weights[2] = {{0.0, 0.0}, {0.0, 0.0}};
-    worst w_grads[2] = {{0.0, 0.0}, {0.0, 0.0}};
+    check_worst w_out[2] = {{0.0, 0.0}, {0.0, 0.0}}, w_weights[2] = {{0.0, 0.0}, {0.0, 0.0}};
+    check_worst w_grads[2] = {{0.0, 0.0}, {0.0, 0.0}};
     test_enter();
     test_rng rng;
     rng_seed(&rng, 902);

@@ -296,65 +296,7 @@ static attn_status sdpa_one_shot(const test_prec *via, const attn_sdpa_shape *sh
     return attn_sdpa_f64(shape, scale, flags, window, io != NULL ? &a : NULL);
 }
 
-/* ---- failures, recorded without leaving the test -------------------------- */
-
-static int failures;
-
-typedef struct worst {
-    double residual, tol;
-} worst;
-
-static void note(worst *w, double residual, double tol)
-{
-    /* the largest residual relative to its tolerance (NaN included) */
-    if (w->tol == 0.0 || !(residual / tol <= w->residual / w->tol)) {
-        w->residual = residual;
-        w->tol = tol;
-    }
-}
-
-static void expect_within(worst *w, double residual, double tol, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void expect_within(worst *w, double residual, double tol, const char *fmt, ...)
-{
-    if (!(residual <= tol)) {
-        char context[512];
-        va_list args;
-        va_start(args, fmt);
-        vsnprintf(context, sizeof context, fmt, args);
-        va_end(args);
-        print_error("FAILED %s: residual %.3e exceeds tolerance %.2e\n", context, residual, tol);
-        failures++;
-    }
-    if (w != NULL)
-        note(w, residual, tol);
-}
-
-static void expect_true(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void expect_true(int ok, const char *fmt, ...)
-{
-    if (ok)
-        return;
-    char context[512];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(context, sizeof context, fmt, args);
-    va_end(args);
-    print_error("FAILED %s\n", context);
-    failures++;
-}
-
-static void test_enter(void)
-{
-    failures = 0;
-}
-
-static void test_leave(const char *what)
-{
-    check_true(failures == 0, "%s: %d check(s) failed (listed above)", what, failures);
-}
-
-static void report(const char *what, const worst *w)
+static void report(const char *what, const check_worst *w)
 {
     print_message("  %s %s: largest residual %.2e (tolerance %.1e)\n", attn_simd_name(), what,
                   w->residual, w->tol);
@@ -793,7 +735,7 @@ static double grad_residual(const double *got, const double *ref, size_t n, doub
 /* ---- checks of one run --------------------------------------------------------------- */
 
 typedef struct worsts {
-    worst out, lse, grads;
+    check_worst out, lse, grads;
 } worsts;
 
 static void check_forward(const test_prec *p, const problem *pr, const expected *e,
@@ -1226,7 +1168,7 @@ static void finite_differences(void **state)
     test_enter();
     test_rng rng;
     rng_seed(&rng, 1201);
-    worst w = {0.0, 0.0};
+    check_worst w = {0.0, 0.0};
     for (size_t ci = 0; ci < N_OF(cases); ci++) {
         const spec *c = &cases[ci];
         problem pr = problem_make(c, &rng);
@@ -1343,7 +1285,7 @@ static void decode_split(void **state)
     rng_seed(&rng, 1301);
     worsts w[2];
     memset(w, 0, sizeof w);
-    worst w_split = {0.0, 0.0};
+    check_worst w_split = {0.0, 0.0};
     const spec *list = under_valgrind ? cases_short : cases;
     const size_t n_list = under_valgrind ? N_OF(cases_short) : N_OF(cases);
     for (size_t ci = 0; ci < n_list; ci++) {
