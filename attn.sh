@@ -3,7 +3,10 @@
 #
 #   ./attn.sh deps              install what is missing (Debian 12; apt + pip)
 #   ./attn.sh build             configure and build the `release` preset
-#   ./attn.sh test              deps + build + the whole test suite (ctest)
+#   ./attn.sh test              deps + build + the whole test suite (ctest, then
+#                               the Python package's: python/test.sh)
+#   ./attn.sh python            deps + the Python package: built, installed into
+#                               .venv-python, its tests run (python/test.sh)
 #   ./attn.sh bench [ARGS...]   deps + build + attn-bench ARGS (its default
 #                               sweep when no ARGS are given)
 #   ./attn.sh asan              deps + configure, build and test `debug-asan`
@@ -33,6 +36,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 #   python3-matplotlib  attn-bench's plots (bench/report/plots.py; without it
 #                   they are skipped with a note)
 #   python3-pip     the fallback when python3 on PATH is not Debian's
+#   python3-venv, python3-pytest, python3-torch  the Python package's tests
+#                   (python/test.sh: a venv of Debian's python3 that sees them;
+#                   python3-torch is PyTorch 1.13, enough for the drop-in's
+#                   autograd tests, whose reference is then the composed math)
+#   libopenmpi-dev, openmpi-bin  libattn_mpi (ring attention) and its tests
 #   valgrind, clang, libclang-rt-14-dev  .ci/reliability: memcheck, libFuzzer
 readonly DEB_PACKAGES=(
   build-essential
@@ -45,6 +53,11 @@ readonly DEB_PACKAGES=(
   python3-numpy
   python3-matplotlib
   python3-pip
+  python3-venv
+  python3-pytest
+  python3-torch
+  libopenmpi-dev
+  openmpi-bin
   valgrind
   clang
   libclang-rt-14-dev
@@ -149,6 +162,12 @@ cmd_test() {
   cmd_deps
   build_preset release
   ctest --preset release
+  bash python/test.sh </dev/null
+}
+
+cmd_python() {
+  cmd_deps
+  bash python/test.sh "$@" </dev/null
 }
 
 cmd_bench() {
@@ -220,6 +239,7 @@ main() {
     deps) cmd_deps ;;
     build) cmd_build ;;
     test) cmd_test ;;
+    python) cmd_python "$@" ;;
     bench) cmd_bench "$@" ;;
     asan) cmd_asan ;;
     peers) cmd_peers "$@" ;;

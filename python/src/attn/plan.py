@@ -1,0 +1,219 @@
+"""Plans: a shape and options fixed once, executed many times without allocating.
+
+    with attn.Plan(B, T, C, NH, dtype=np.float32, causal=True) as plan:
+        out = plan.forward(X, Wq, Wk, Wv, Wo)          # (B,T,C)
+        g = plan.backward(X, Wq, Wk, Wv, Wo, dout)     # Gradients(dX, dWq, ...)
+
+(attn.SdpaPlan, in attn/sdpa_plan.py, is the other kind: attention on given
+q, k, v.)
+
+Closing a plan (``close()``, or leaving the ``with`` block) destroys its C
+plan; any later call raises ClosedPlanError. A plan that is garbage
+collected unclosed is destroyed then. The C library allows one thread at a
+time on a plan: a Plan serializes its calls with a lock, so sharing one
+between threads is safe (but runs them one after the other).
+"""
+
+import ctypes
+import threading
+
+import numpy as np
+
+from . import _lib
+from ._arrays import F32, F64, address, as_input, check_shape, output
+from .errors import ArgumentError, ClosedPlanError, DTypeError, check
+from ._sdpa import check_scale
+from .functional import Gradients
+
+__all__ = ["Plan"]
+
+_fns = _lib.lib
+
+
+def _plan_dtype(dtype):
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise DTypeError("dtype must be float32 or float64, got %r" % (dtype,)) from None
+    if dt == F32:
+        return F32
+    if dt == F64:
+        return F64
+    raise DTypeError("a plan computes in float32 or float64, not %s" % dt)
+
+
+def _size(value, name, minimum=1):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ArgumentError("%s must be an integer >= %d, got %r" % (name, minimum, value))
+    return int(value)
+
+
+class _PlanBase:
+    """What both kinds of plan share: the C handle, its lock, threads, closing."""
+
+    _ptr = None
+
+    def _create(self, create, *args):
+        handle = ctypes.c_void_p()
+        self._lock = threading.Lock()
+        check(create(ctypes.addressof(handle), *args), create.__name__)
+        self._ptr = handle.value
+
+    def _handle(self):
+        ptr = self._ptr
+        if ptr is None:
+            raise ClosedPlanError("the plan is closed (its C plan was destroyed)",
+                                  function=type(self).__name__)
+        return ptr
+
+    @property
+    def closed(self):
+        """True once close() destroyed the C plan."""
+        return self._ptr is None
+
+    def close(self):
+        """Destroys the C plan (waiting for a call in another thread); idempotent."""
+        lock = getattr(self, "_lock", None)
+        if lock is None:
+            return
+        with lock:
+            ptr, self._ptr = self._ptr, None
+            if ptr is not None:
+                _fns.attn_plan_destroy(ptr)
+
+    def __enter__(self):
+        self._handle()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        ptr = self._ptr
+        if ptr is not None:
+            self._ptr = None
+            _fns.attn_plan_destroy(ptr)
+
+    @property
+    def threads(self):
+        """The engine: 0 for BLAS threads, n >= 1 for attn's own n threads."""
+        n = ctypes.c_uint()
+        with self._lock:
+            check(_fns.attn_plan_get_threads(self._handle(), ctypes.addressof(n)),
+                  "attn_plan_get_threads")
+        return n.value
+
+    @threads.setter
+    def threads(self, threads):
+        self.set_threads(threads)
+
+    def set_threads(self, threads):
+        """attn_plan_set_threads: None or "auto" (ATTN_THREADS_AUTO), 0 (BLAS
+        threads) or n in 1..256 (the plan's own n threads; identical results for
+        every n)."""
+        if threads is None or threads == "auto":
+            value = _lib.ATTN_THREADS_AUTO
+        else:
+            value = _size(threads, "threads", 0)
+            if value > 0xFFFFFFFF:
+                raise ArgumentError("threads = %d is out of range" % value)
+        with self._lock:
+            check(_fns.attn_plan_set_threads(self._handle(), value), "attn_plan_set_threads")
+
+    def _suffix(self):
+        return "f32" if self.dtype is F32 else "f64"
+
+
+class Plan(_PlanBase):
+    """A projected attention plan (attn_plan_create): X and weights in, heads out.
+
+    Shapes with D = NH*hs: X (B,T,C); Wq, Wk, Wv (C,D), head h in columns
+    [h*hs, (h+1)*hs); Wo (D,C) or None; out (B,T,C) with Wo, else (B,T,D);
+    weights (B,NH,T,T).
+
+    hs defaults to C // NH. scale None means 1/sqrt(hs). causal masks key
+    j > query t. inference=True keeps nothing for a backward. path None lets
+    the plan choose; "materialized" or "tiled" forces the path of inference
+    forwards without weights. threads: see set_threads. Inputs of another
+    dtype than the plan's are converted (copied).
+    """
+
+    def __init__(self, B, T, C, NH=1, hs=None, *, dtype=np.float32, scale=None,
+                 causal=False, inference=False, path=None, threads=None):
+        self.dtype = _plan_dtype(dtype)
+        B, T, C, NH = (_size(x, n) for x, n in ((B, "B"), (T, "T"), (C, "C"), (NH, "NH")))
+        if hs is None:
+            if C % NH:
+                raise ArgumentError("C = %d is not a multiple of NH = %d: give hs" % (C, NH))
+            hs = C // NH
+        hs = _size(hs, "hs")
+        flags = (_lib.ATTN_CAUSAL if causal else 0) | (_lib.ATTN_INFERENCE if inference else 0)
+        if path not in (None, "auto", "materialized", "tiled"):
+            raise ArgumentError("path must be None, 'materialized' or 'tiled', got %r" % (path,))
+        flags |= {"materialized": _lib.ATTN_MATERIALIZED, "tiled": _lib.ATTN_TILED}.get(path, 0)
+        self.B, self.T, self.C, self.NH, self.hs = B, T, C, NH, hs
+        self.D = NH * hs
+        self.causal, self.inference = bool(causal), bool(inference)
+        self.scale = check_scale(scale) or 1.0 / float(np.sqrt(hs))
+        self._create(_fns.attn_plan_create, 1 if self.dtype is F32 else 2, B, T, C, NH, hs,
+                     check_scale(scale), flags)
+        if threads is not None:
+            self.set_threads(threads)
+
+    def __repr__(self):
+        return ("attn.Plan(B=%d, T=%d, C=%d, NH=%d, hs=%d, dtype=%s%s%s%s)"
+                % (self.B, self.T, self.C, self.NH, self.hs, self.dtype.name,
+                   ", causal=True" if self.causal else "",
+                   ", inference=True" if self.inference else "",
+                   ", closed" if self.closed else ""))
+
+    def _inputs(self, X, Wq, Wk, Wv, Wo):
+        dt, C, D = self.dtype, self.C, self.D
+        X = as_input(X, dt, "X")
+        check_shape(X, (self.B, self.T, C), "X", "(B, T, C) of the plan")
+        Ws = []
+        for W, n, shape in ((Wq, "Wq", (C, D)), (Wk, "Wk", (C, D)), (Wv, "Wv", (C, D)),
+                            (Wo, "Wo", (D, C))):
+            if W is None and n == "Wo":
+                Ws.append(None)
+                continue
+            W = as_input(W, dt, n)
+            check_shape(W, shape, n)
+            Ws.append(W)
+        return X, Ws
+
+    def forward(self, X, Wq, Wk, Wv, Wo=None, *, out=None, return_weights=False,
+                weights=None):
+        """attn_forward: returns out (and the weights (B,NH,T,T) when asked)."""
+        X, (Wq, Wk, Wv, Wo) = self._inputs(X, Wq, Wk, Wv, Wo)
+        out = output(out, (self.B, self.T, self.C if Wo is not None else self.D), self.dtype)
+        want_w = return_weights or weights is not None
+        if want_w:
+            weights = output(weights, (self.B, self.NH, self.T, self.T), self.dtype, "weights")
+        name = "attn_forward_" + self._suffix()
+        fn = getattr(_fns, name)
+        with self._lock:
+            check(fn(self._handle(), address(X), address(Wq), address(Wk), address(Wv),
+                     None if Wo is None else address(Wo), address(out),
+                     address(weights) if want_w else None), name)
+        return (out, weights) if want_w else out
+
+    def backward(self, X, Wq, Wk, Wv, Wo, dout):
+        """attn_backward for the last forward (same X and weights): Gradients."""
+        X, (Wq, Wk, Wv, Wo) = self._inputs(X, Wq, Wk, Wv, Wo)
+        dt = self.dtype
+        dout = as_input(dout, dt, "dout")
+        check_shape(dout, (self.B, self.T, self.C if Wo is not None else self.D), "dout",
+                    "(the forward's out)")
+        dX = np.empty(X.shape, dt)
+        dWq, dWk, dWv = (np.empty((self.C, self.D), dt) for _ in range(3))
+        dWo = None if Wo is None else np.empty((self.D, self.C), dt)
+        name = "attn_backward_" + self._suffix()
+        fn = getattr(_fns, name)
+        with self._lock:
+            check(fn(self._handle(), address(X), address(Wq), address(Wk), address(Wv),
+                     None if Wo is None else address(Wo), address(dout), address(dX),
+                     address(dWq), address(dWk), address(dWv),
+                     None if dWo is None else address(dWo)), name)
+        return Gradients(dX, dWq, dWk, dWv, dWo)
