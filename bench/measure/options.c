@@ -38,6 +38,7 @@ typedef enum option_id {
     OPTION_NAIVE_REPEATS,
     OPTION_PYTHON,
     OPTION_TORCH_PYTHON,
+    OPTION_ATTN_PYTHON,
     OPTION_NUMPY_SCRIPT,
     OPTION_TORCH_SCRIPT,
     OPTION_CEILING,
@@ -110,7 +111,8 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
     [OPTION_PEERS] = {"peers", "LIST", "all", NULL,
                       "peers timed on the same shapes: naive, numpy (the\n"
                       "lesson's code), numpy32 (it kept in float32), torch,\n"
-                      "all, none"},
+                      "all (these four), none; python (attn's own plan through\n"
+                      "its Python package: the binding's cost) only when named"},
     [OPTION_NAIVE_MAX_T] = {"naive-max-T", "N", "256", NULL,
                             "the naive C peer runs only up to this T"},
     [OPTION_NAIVE_REPEATS] = {"naive-repeats", "N", "3", NULL,
@@ -124,6 +126,11 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
                              "interpreters tried for the PyTorch peer: the first\n"
                              "that imports torch runs it (the first one is the\n"
                              "venv of ./attn.sh peers: PyTorch 2.x from PyPI)"},
+    [OPTION_ATTN_PYTHON] = {"attn-python", "LIST",
+                            ATTN_BENCH_ATTN_PYTHON "," ATTN_BENCH_PEERS_PYTHON ",python3", NULL,
+                            "interpreters tried for the python peer: the first\n"
+                            "that imports attn runs it (the first one is the venv\n"
+                            "of ./attn.sh python)"},
     [OPTION_NUMPY_SCRIPT] = {"numpy-script", "PATH", NULL, NULL,
                              "the NumPy peers' script (default: see PEER SCRIPTS)"},
     [OPTION_TORCH_SCRIPT] = {"torch-script", "PATH", NULL, NULL,
@@ -173,6 +180,8 @@ const char *bench_peer_name(unsigned peer_bit)
         return "numpy";
     case BENCH_PEER_NUMPY32:
         return "numpy32";
+    case BENCH_PEER_PYTHON:
+        return "python";
     default:
         return "torch";
     }
@@ -180,7 +189,8 @@ const char *bench_peer_name(unsigned peer_bit)
 
 static const char *const binary_names[2] = {"0", "1"};
 static const char *const dtype_names[BENCH_DTYPE_COUNT] = {"f32", "f64"};
-static const char *const peer_names[6] = {"naive", "numpy", "numpy32", "torch", "all", "none"};
+static const char *const peer_names[7] = {"naive", "numpy",  "numpy32", "torch",
+                                          "python", "all", "none"};
 
 static int resolve_axes(const bench_option_values *values, bench_options *o)
 {
@@ -216,12 +226,12 @@ static int resolve_axes(const bench_option_values *values, bench_options *o)
 
 static int resolve_peers(const bench_option_values *values, bench_options *o)
 {
-    int chosen[6];
+    int chosen[7];
     size_t count = 0;
-    if (bench_option_choices(values, OPTION_PEERS, peer_names, 6, chosen, &count) != 0)
+    if (bench_option_choices(values, OPTION_PEERS, peer_names, 7, chosen, &count) != 0)
         return -1;
-    static const unsigned bits[6] = {BENCH_PEER_NAIVE, BENCH_PEER_NUMPY, BENCH_PEER_NUMPY32,
-                                     BENCH_PEER_TORCH,
+    static const unsigned bits[7] = {BENCH_PEER_NAIVE,  BENCH_PEER_NUMPY, BENCH_PEER_NUMPY32,
+                                     BENCH_PEER_TORCH,  BENCH_PEER_PYTHON,
                                      BENCH_PEER_NAIVE | BENCH_PEER_NUMPY | BENCH_PEER_NUMPY32 |
                                          BENCH_PEER_TORCH,
                                      0u};
@@ -265,6 +275,7 @@ static int resolve_scalars(const bench_option_values *values, bench_options *o)
     o->list = values->given[OPTION_LIST] != NULL;
     o->python = bench_option_text(values, OPTION_PYTHON);
     o->torch_python = bench_option_text(values, OPTION_TORCH_PYTHON);
+    o->attn_python = bench_option_text(values, OPTION_ATTN_PYTHON);
     o->numpy_script = bench_option_text(values, OPTION_NUMPY_SCRIPT);
     o->torch_script = bench_option_text(values, OPTION_TORCH_SCRIPT);
     o->csv_path = bench_option_text(values, OPTION_CSV);

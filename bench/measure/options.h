@@ -19,7 +19,8 @@ enum {
     BENCH_PEER_NAIVE = 1u << 0,
     BENCH_PEER_NUMPY = 1u << 1,
     BENCH_PEER_TORCH = 1u << 2,
-    BENCH_PEER_NUMPY32 = 1u << 3
+    BENCH_PEER_NUMPY32 = 1u << 3,
+    BENCH_PEER_PYTHON = 1u << 4 /* attn's Python package: only when named */
 };
 
 typedef struct bench_options {
@@ -51,6 +52,7 @@ typedef struct bench_options {
     unsigned peers; /* BENCH_PEER_* bits */
     const char *python;       /* candidates for the NumPy peers, comma-separated */
     const char *torch_python; /* candidates for the PyTorch peer, comma-separated */
+    const char *attn_python;  /* candidates for the python peer (attn's package) */
     const char *numpy_script; /* NULL: the default places */
     const char *torch_script;
     const char *csv_path;
@@ -75,7 +77,7 @@ void bench_options_free(bench_options *options);
 /* The option list of the run command's --help. */
 void bench_options_print_list(FILE *out);
 
-/* The peers' names for messages: "naive", "numpy", "numpy32", "torch". */
+/* The peers' names for messages: "naive", "numpy", "numpy32", "torch", "python". */
 const char *bench_peer_name(unsigned peer_bit);
 
 #endif /* ATTN_BENCH_OPTIONS_H */

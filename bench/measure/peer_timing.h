@@ -9,16 +9,19 @@
 
 /* The peers, in the order of the table and CSV columns. numpy is the
  * lesson's code unchanged (with NumPy >= 2 its f32 runs partly in float64),
- * numpy32 the same computation kept in float32 (f32 shapes only). */
+ * numpy32 the same computation kept in float32 (f32 shapes only); python
+ * is attn's own plan called through its Python package (the binding's cost
+ * over the C call: python_median_ms - attn_median_ms of the own-engine row). */
 typedef enum bench_peer_kind {
     BENCH_PEER_KIND_NAIVE = 0,
     BENCH_PEER_KIND_NUMPY = 1,
     BENCH_PEER_KIND_NUMPY32 = 2,
-    BENCH_PEER_KIND_TORCH = 3
+    BENCH_PEER_KIND_TORCH = 3,
+    BENCH_PEER_KIND_PYTHON = 4 /* attn itself through its Python package (python/) */
 } bench_peer_kind;
-#define BENCH_PEER_KINDS 4
+#define BENCH_PEER_KINDS 5
 
-/* "naive", "numpy", "numpy32", "torch" */
+/* "naive", "numpy", "numpy32", "torch", "python" */
 extern const char *const bench_peer_kind_names[BENCH_PEER_KINDS];
 
 typedef struct bench_peer_timing {

@@ -13,7 +13,7 @@ static const char *const table_columns[][2] = {
     {"GFLOP/s", "FLOP count / median time"},
     {"ceil%", "GFLOP/s as a percentage of the GEMM ceiling"},
     {"PEER_ms", "each peer's median time, for PEER = naive, numpy, numpy32,"},
-    {"", "torch (\"-\": not measured)"},
+    {"", "torch, python (\"-\": not measured)"},
     {"xPEER", "peer time / attn time: above 1 means attn is faster;"},
     {"", "x* (numpy on f32 rows): the peer computed in float64,"},
     {"", "as the lesson's / np.sqrt(hs) promotes f32 scores under"},

@@ -35,7 +35,8 @@ typedef struct peer_set {
 } peer_set;
 
 static const unsigned peer_bits[BENCH_PEER_KINDS] = {BENCH_PEER_NAIVE, BENCH_PEER_NUMPY,
-                                                     BENCH_PEER_NUMPY32, BENCH_PEER_TORCH};
+                                                     BENCH_PEER_NUMPY32, BENCH_PEER_TORCH,
+                                                     BENCH_PEER_PYTHON};
 
 static void announce_process(const bench_peer_process *process, int started)
 {
@@ -44,6 +45,9 @@ static void announce_process(const bench_peer_process *process, int started)
         if (strcmp(process->name, "torch") == 0)
             printf("#   (optional: ./attn.sh peers sets up PyTorch 2.x from PyPI where "
                    "attn-bench looks first)\n");
+        else if (strcmp(process->name, "python") == 0)
+            printf("#   (./attn.sh python installs attn's Python package into .venv-python, "
+                   "where attn-bench looks first)\n");
         return;
     }
     printf("# %s peer: %s; %s (threads %zu)\n", process->name, process->info, process->python,
@@ -62,21 +66,21 @@ static void stop_processes(peer_set *peers)
 static void start_processes(peer_set *peers, size_t threads)
 {
     /* numpy32 is numpy_peer.py --float32: the lesson's code kept in float32 */
-    static const char *const scripts[BENCH_PEER_KINDS] = {NULL, "numpy_peer.py",
-                                                          "numpy_peer.py", "torch_peer.py"};
+    static const char *const scripts[BENCH_PEER_KINDS] = {
+        NULL, "numpy_peer.py", "numpy_peer.py", "torch_peer.py", "attn_python_peer.py"};
     const bench_options *o = peers->options;
     stop_processes(peers);
     peers->threads = threads;
     for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k) {
         if (!(o->peers & peer_bits[k]))
             continue;
-        const int torch = k == BENCH_PEER_KIND_TORCH;
+        const int torch = k == BENCH_PEER_KIND_TORCH, python = k == BENCH_PEER_KIND_PYTHON;
         const bench_peer_process_setup setup = {
             .name = bench_peer_kind_names[k],
             .script_name = scripts[k],
             .script_options = k == BENCH_PEER_KIND_NUMPY32 ? "--float32" : NULL,
-            .script_override = torch ? o->torch_script : o->numpy_script,
-            .pythons = torch ? o->torch_python : o->python,
+            .script_override = torch ? o->torch_script : python ? NULL : o->numpy_script,
+            .pythons = torch ? o->torch_python : python ? o->attn_python : o->python,
             .threads = threads,
             .policy = &o->repeat,
             .seed = o->seed,

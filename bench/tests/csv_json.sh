@@ -5,18 +5,18 @@
 "$BENCH" --quick --peers naive --NH 1,2 --wo 0,1 --api plan,oneshot --T 16 --causal 1 \
   --csv run.csv --json run.json >out.txt 2>err.txt || fail "quick sweep failed: $(cat err.txt)"
 
-header='dtype,op,causal,api,path,engine,threads,B,T,C,NH,hs,wo,weights,ran_path,engine_threads,flops,status,check,check_rows,check_error,check_tolerance,attn_repeats,attn_median_ms,attn_min_ms,attn_gflops,ceiling_gflops,attn_ceiling_fraction,naive_repeats,naive_median_ms,naive_min_ms,naive_gflops,naive_ceiling_fraction,speedup_vs_naive,naive_out_dtype,naive_note,numpy_repeats,numpy_median_ms,numpy_min_ms,numpy_gflops,numpy_ceiling_fraction,speedup_vs_numpy,numpy_out_dtype,numpy_note,numpy32_repeats,numpy32_median_ms,numpy32_min_ms,numpy32_gflops,numpy32_ceiling_fraction,speedup_vs_numpy32,numpy32_out_dtype,numpy32_note,torch_repeats,torch_median_ms,torch_min_ms,torch_gflops,torch_ceiling_fraction,speedup_vs_torch,torch_out_dtype,torch_note'
+header='dtype,op,causal,api,path,engine,threads,B,T,C,NH,hs,wo,weights,ran_path,engine_threads,flops,status,check,check_rows,check_error,check_tolerance,attn_repeats,attn_median_ms,attn_min_ms,attn_gflops,ceiling_gflops,attn_ceiling_fraction,naive_repeats,naive_median_ms,naive_min_ms,naive_gflops,naive_ceiling_fraction,speedup_vs_naive,naive_out_dtype,naive_note,numpy_repeats,numpy_median_ms,numpy_min_ms,numpy_gflops,numpy_ceiling_fraction,speedup_vs_numpy,numpy_out_dtype,numpy_note,numpy32_repeats,numpy32_median_ms,numpy32_min_ms,numpy32_gflops,numpy32_ceiling_fraction,speedup_vs_numpy32,numpy32_out_dtype,numpy32_note,torch_repeats,torch_median_ms,torch_min_ms,torch_gflops,torch_ceiling_fraction,speedup_vs_torch,torch_out_dtype,torch_note,python_repeats,python_median_ms,python_min_ms,python_gflops,python_ceiling_fraction,speedup_vs_python,python_out_dtype,python_note'
 [ "$(head -n 1 run.csv)" = "$header" ] || fail "CSV header changed: $(head -n 1 run.csv)"
-pass "CSV header has the documented 60 columns"
+pass "CSV header has the documented 68 columns"
 
 # 2 dtypes x 2 ops x 2 head counts x 2 wo x 2 apis = 32 configurations
 rows=$(csv_rows run.csv)
 [ "$rows" -eq 32 ] || fail "CSV has $rows rows, wanted 32"
-awk -F, 'NR > 1 && NF != 60 { bad = 1 } END { exit bad }' run.csv || fail "a CSV row has another field count"
+awk -F, 'NR > 1 && NF != 68 { bad = 1 } END { exit bad }' run.csv || fail "a CSV row has another field count"
 awk -F, 'NR > 1 && $18 != "timed" { bad = 1 } END { exit bad }' run.csv || fail "a configuration was not timed"
 awk -F, 'NR > 1 && ($24 <= 0 || $27 <= 0 || $29 == "" || $16 == "") { bad = 1 } END { exit bad }' run.csv \
   || fail "a row lacks its median, ceiling, naive timing or engine_threads"
-pass "32 rows of 60 fields, all timed, with the ceiling, the naive peer and engine_threads"
+pass "32 rows of 68 fields, all timed, with the ceiling, the naive peer and engine_threads"
 
 grep -q 'sgemm n=128' out.txt || fail "no ceiling line in the output"
 grep -q 'numpy peer: not asked for' out.txt || fail "no note for the skipped peer"
@@ -34,7 +34,7 @@ for key in ("cpu_model", "cpu_simd_flags", "cpus_online", "simd_kernel", "blas_c
 assert m["simd_kernel"] in ("scalar", "avx2", "avx512"), m["simd_kernel"]
 assert [c["gemm"] for c in d["ceiling"]] == ["sgemm", "dgemm"], d["ceiling"]
 assert all(c["gflops"] > 0 for c in d["ceiling"])
-assert [p["name"] for p in d["peers"]] == ["naive", "numpy", "numpy32", "torch"]
+assert [p["name"] for p in d["peers"]] == ["naive", "numpy", "numpy32", "torch", "python"]
 assert d["peers"][0]["status"] == "ran" and d["peers"][1]["status"] == "not asked for"
 rows = list(csv.DictReader(open("run.csv")))
 assert d["columns"] == list(rows[0].keys())

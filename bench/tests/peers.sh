@@ -55,7 +55,8 @@ for r in rows:
         assert r["numpy32_note"].startswith("f64: the lesson's code keeps float64"), r
 d = json.load(open("peers.json"))
 peers = {p["name"]: p for p in d["peers"]}
-assert list(peers) == ["naive", "numpy", "numpy32", "torch"], list(peers)
+assert list(peers) == ["naive", "numpy", "numpy32", "torch", "python"], list(peers)
+assert peers["python"]["status"] == "not asked for"  # only when named
 assert peers["numpy32"]["status"] == "ran" and "float32 throughout" in peers["numpy32"]["impl"]
 assert peers["torch"]["info"] == "torch=9.9.9 python=fake numpy=fake", peers["torch"]
 assert "MKL 2099.1" in peers["torch"]["blas"] and "oneDNN (MKL-DNN) v9.9" in peers["torch"]["blas"]
@@ -124,5 +125,5 @@ pass "numpy_peer.py --describe prints its header lines and stops"
 expect_status 0 "numpy32 numpy_peer.py --float32" --help
 expect_status 0 "default: /.*/\.venv-peers/bin/python,python3,/usr/bin/python3" --help
 expect_status 0 "\./attn\.sh peers" --help
-expect_status 2 "--peers: 'numpy64' is not a list of naive, numpy, numpy32, torch, all, none" \
+expect_status 2 "--peers: 'numpy64' is not a list of naive, numpy, numpy32, torch, python, all, none" \
   --peers numpy64

@@ -178,3 +178,53 @@ def test_garbage_collected_plan_is_destroyed():
         attn.SdpaPlan(1, 1, 4, 4, 4)
         attn.Plan(1, 4, 4, 1)
     gc.collect()
+
+
+@pytest.mark.parametrize("with_wo", [True, False])
+def test_plan_writes_given_outputs_in_place(rng, dtype, with_wo):
+    """forward(out=) and backward(grads=) write the caller's arrays (the fast
+    path of dense inputs) and agree with the reference; a transposed view of X
+    (the general path, copied) gives the same numbers."""
+    B, T, C, NH = 2, 7, 8, 2
+    X = randn(rng, (B, T, C), dtype)
+    Wq, Wk, Wv, Wo = weights(rng, C, C, dtype, with_wo)
+    width = C
+    out = np.full((B, T, width), np.nan, dtype)
+    grads = attn.Gradients(np.full((B, T, C), np.nan, dtype),
+                           *(np.full((C, C), np.nan, dtype) for _ in range(3)),
+                           np.full((C, C), np.nan, dtype) if with_wo else None)
+    dout = randn(rng, (B, T, width), dtype)
+    with attn.Plan(B, T, C, NH, dtype=dtype, causal=True) as plan:
+        assert plan.forward(X, Wq, Wk, Wv, Wo, out=out) is out
+        got = plan.backward(X, Wq, Wk, Wv, Wo, dout, grads=grads)
+        for mine, given in zip(got, grads):
+            assert mine is given
+        X_view = np.ascontiguousarray(X.transpose(1, 0, 2)).transpose(1, 0, 2)
+        assert not X_view.flags.c_contiguous
+        assert_close(plan.forward(X_view, Wq, Wk, Wv, Wo), out, dtype, what="strided X")
+    assert_close(out, ref.mha_forward(X, Wq, Wk, Wv, Wo, NH, True), dtype)
+    expected = ref.mha_backward(X, Wq, Wk, Wv, Wo, dout, NH, True)
+    rtol = 4e-5 if dtype == np.float32 else 1e-11
+    for name, g, want in zip(got._fields, got, expected):
+        if want is not None:
+            assert_close(g, want, rtol=rtol, what=name)
+
+
+def test_plan_refuses_wrong_gradient_arrays(rng):
+    B, T, C = 1, 4, 6
+    X = rng.standard_normal((B, T, C))
+    Wq, Wk, Wv, _ = weights(rng, C, C, np.float64, False)
+    dout = rng.standard_normal((B, T, C))
+    with attn.Plan(B, T, C, 1, dtype=np.float64) as plan:
+        plan.forward(X, Wq, Wk, Wv)
+        good = [np.empty((B, T, C)), np.empty((C, C)), np.empty((C, C)), np.empty((C, C))]
+        with pytest.raises(attn.DTypeError):
+            plan.backward(X, Wq, Wk, Wv, None, dout,
+                          grads=attn.Gradients(np.empty((B, T, C), np.float32), *good[1:], None))
+        with pytest.raises(attn.ArgumentError):
+            plan.backward(X, Wq, Wk, Wv, None, dout,
+                          grads=attn.Gradients(*good[:3], np.empty((C, C + 1)), None))
+        with pytest.raises(attn.ArgumentError):
+            plan.backward(X, Wq, Wk, Wv, None, dout, grads=attn.Gradients(*good, np.empty((C, C))))
+        with pytest.raises(attn.ArgumentError):
+            plan.backward(X, Wq, Wk, Wv, None, dout, grads=tuple(good) + (None,))

@@ -28,6 +28,17 @@ from .functional import Gradients
 __all__ = ["Plan"]
 
 _fns = _lib.lib
+_ndarray = np.ndarray
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def _ready(a, dtype, shape):
+    """Whether a can go to C as it is, by the fast path: a dense, aligned,
+    writeable ndarray of exactly dtype and shape (anything else takes the
+    general path, which converts or refuses it with a message)."""
+    return (type(a) is _ndarray and a.dtype is dtype and a.shape == shape
+            and a.flags.carray)
 
 
 def _plan_dtype(dtype):
@@ -158,6 +169,12 @@ class Plan(_PlanBase):
         self.scale = check_scale(scale) or 1.0 / float(np.sqrt(hs))
         self._create(_fns.attn_plan_create, 1 if self.dtype is F32 else 2, B, T, C, NH, hs,
                      check_scale(scale), flags)
+        D = self.D
+        self._x_shape, self._w_shape, self._wo_shape = (B, T, C), (C, D), (D, C)
+        self._out_shapes = ((B, T, D), (B, T, C))  # without, with Wo
+        sfx = self._suffix()
+        self._fwd_name, self._bwd_name = "attn_forward_" + sfx, "attn_backward_" + sfx
+        self._fwd, self._bwd = getattr(_fns, self._fwd_name), getattr(_fns, self._bwd_name)
         if threads is not None:
             self.set_threads(threads)
 
@@ -183,37 +200,83 @@ class Plan(_PlanBase):
             Ws.append(W)
         return X, Ws
 
+    def _all_ready(self, X, Wq, Wk, Wv, Wo):
+        dt, ws = self.dtype, self._w_shape
+        return (_ready(X, dt, self._x_shape) and _ready(Wq, dt, ws) and _ready(Wk, dt, ws)
+                and _ready(Wv, dt, ws) and (Wo is None or _ready(Wo, dt, self._wo_shape)))
+
     def forward(self, X, Wq, Wk, Wv, Wo=None, *, out=None, return_weights=False,
                 weights=None):
         """attn_forward: returns out (and the weights (B,NH,T,T) when asked)."""
+        if not return_weights and weights is None and self._all_ready(X, Wq, Wk, Wv, Wo):
+            # The common case (dense arrays of the plan's dtype): no conversion,
+            # no checks beyond these, about a microsecond on top of the C call.
+            out_shape = self._out_shapes[Wo is not None]
+            if out is None:
+                out = np.empty(out_shape, self.dtype)
+            elif not _ready(out, self.dtype, out_shape):
+                out = output(out, out_shape, self.dtype)  # raises with the reason
+            with self._lock:
+                ptr = self._handle()
+                status = self._fwd(ptr, _addressof(_from_buffer(X)), _addressof(_from_buffer(Wq)),
+                                   _addressof(_from_buffer(Wk)), _addressof(_from_buffer(Wv)),
+                                   None if Wo is None else _addressof(_from_buffer(Wo)),
+                                   _addressof(_from_buffer(out)), None)
+            if status:
+                check(status, self._fwd_name)
+            return out
         X, (Wq, Wk, Wv, Wo) = self._inputs(X, Wq, Wk, Wv, Wo)
         out = output(out, (self.B, self.T, self.C if Wo is not None else self.D), self.dtype)
         want_w = return_weights or weights is not None
         if want_w:
             weights = output(weights, (self.B, self.NH, self.T, self.T), self.dtype, "weights")
-        name = "attn_forward_" + self._suffix()
-        fn = getattr(_fns, name)
         with self._lock:
-            check(fn(self._handle(), address(X), address(Wq), address(Wk), address(Wv),
-                     None if Wo is None else address(Wo), address(out),
-                     address(weights) if want_w else None), name)
+            check(self._fwd(self._handle(), address(X), address(Wq), address(Wk), address(Wv),
+                            None if Wo is None else address(Wo), address(out),
+                            address(weights) if want_w else None), self._fwd_name)
         return (out, weights) if want_w else out
 
-    def backward(self, X, Wq, Wk, Wv, Wo, dout):
-        """attn_backward for the last forward (same X and weights): Gradients."""
-        X, (Wq, Wk, Wv, Wo) = self._inputs(X, Wq, Wk, Wv, Wo)
+    def backward(self, X, Wq, Wk, Wv, Wo, dout, *, grads=None):
+        """attn_backward for the last forward (same X and weights): Gradients.
+
+        grads: a Gradients whose arrays (dX (B,T,C), dWq, dWk, dWv (C,D), dWo
+        (D,C), or None without Wo) are written in place instead of new ones;
+        each must be exactly right (dtype, shape, C-contiguous, writeable)."""
         dt = self.dtype
-        dout = as_input(dout, dt, "dout")
-        check_shape(dout, (self.B, self.T, self.C if Wo is not None else self.D), "dout",
-                    "(the forward's out)")
-        dX = np.empty(X.shape, dt)
-        dWq, dWk, dWv = (np.empty((self.C, self.D), dt) for _ in range(3))
-        dWo = None if Wo is None else np.empty((self.D, self.C), dt)
-        name = "attn_backward_" + self._suffix()
-        fn = getattr(_fns, name)
+        out_shape = self._out_shapes[Wo is not None]
+        if grads is None:
+            ws = self._w_shape
+            grads = Gradients(np.empty(self._x_shape, dt), np.empty(ws, dt), np.empty(ws, dt),
+                              np.empty(ws, dt), None if Wo is None else np.empty(self._wo_shape, dt))
+        else:
+            grads = self._checked_grads(grads, Wo is not None)
+        if not (self._all_ready(X, Wq, Wk, Wv, Wo) and _ready(dout, dt, out_shape)):
+            X, (Wq, Wk, Wv, Wo) = self._inputs(X, Wq, Wk, Wv, Wo)
+            dout = as_input(dout, dt, "dout")
+            check_shape(dout, out_shape, "dout", "(the forward's out)")
+        dX, dWq, dWk, dWv, dWo = grads
         with self._lock:
-            check(fn(self._handle(), address(X), address(Wq), address(Wk), address(Wv),
-                     None if Wo is None else address(Wo), address(dout), address(dX),
-                     address(dWq), address(dWk), address(dWv),
-                     None if dWo is None else address(dWo)), name)
-        return Gradients(dX, dWq, dWk, dWv, dWo)
+            ptr = self._handle()
+            status = self._bwd(ptr, address(X), address(Wq), address(Wk), address(Wv),
+                               None if Wo is None else address(Wo), address(dout), address(dX),
+                               address(dWq), address(dWk), address(dWv),
+                               None if dWo is None else address(dWo))
+        if status:
+            check(status, self._bwd_name)
+        return grads
+
+    def _checked_grads(self, grads, with_Wo):
+        """The caller's Gradients, each array checked to be written in place."""
+        if not isinstance(grads, Gradients):
+            raise ArgumentError("grads must be an attn.Gradients, not %s" % type(grads).__name__)
+        dt, ws = self.dtype, self._w_shape
+        checked = [output(grads.dX, self._x_shape, dt, "grads.dX")]
+        checked += [output(g, ws, dt, "grads." + n)
+                    for g, n in ((grads.dWq, "dWq"), (grads.dWk, "dWk"), (grads.dWv, "dWv"))]
+        if with_Wo:
+            checked.append(output(grads.dWo, self._wo_shape, dt, "grads.dWo"))
+        elif grads.dWo is not None:
+            raise ArgumentError("grads.dWo must be None: the forward had no Wo")
+        else:
+            checked.append(None)
+        return Gradients(*checked)
