@@ -319,6 +319,8 @@ void attn_plan_destroy(attn_plan *plan)
 {
     if (plan == NULL)
         return;
+    if (plan->release != NULL)
+        plan->release(plan->extension);
     attn_pool_destroy(plan->pool);
     free(plan->profile);
     free(plan->scratch);

@@ -32,9 +32,14 @@ typedef enum attn_buffer {
     ATTN_BUF_COUNT
 } attn_buffer;
 
-/* A plan of projected heads (attn_plan_create: X and weights in) or of
- * attention on given Q, K, V (attn_sdpa_plan_create). */
-typedef enum attn_plan_kind { ATTN_PLAN_PROJECTED = 0, ATTN_PLAN_SDPA = 1 } attn_plan_kind;
+/* A plan of projected heads (attn_plan_create: X and weights in), of
+ * attention on given Q, K, V (attn_sdpa_plan_create), or a ring plan of
+ * libattn_mpi (attn_ring_plan_create, lib/ring/). */
+typedef enum attn_plan_kind {
+    ATTN_PLAN_PROJECTED = 0,
+    ATTN_PLAN_SDPA = 1,
+    ATTN_PLAN_RING = 2
+} attn_plan_kind;
 
 struct attn_plan {
     attn_plan_kind kind;
@@ -71,6 +76,11 @@ struct attn_plan {
     size_t worker_elements; /* pack_elements, then the tile */
     size_t pack_elements;
     size_t packed_slot_elements;
+    /* A plan built by another library on top of this one (libattn_mpi's
+     * ring plans): its state, which attn_plan_destroy hands to release
+     * before freeing the rest; NULL for attn's own plans. */
+    void *extension;
+    void (*release)(void *extension);
 };
 
 #define ATTN_ABSENT ((size_t)-1)

@@ -1,0 +1,82 @@
+/*
+ * The local checks of attn_ring_forward_* and attn_ring_backward_*
+ * (templated over `real`), in attn_mpi.h's order: those of
+ * attn_sdpa_forward_* / attn_sdpa_backward_* on the local shape (the ring's
+ * block calls then never fail), without masks and key lengths. They run
+ * before any message so that the ranks can agree on the status first.
+ */
+#include <attn/attn.h>
+
+#include "check.h"
+#include "ring_exec.h"
+
+/* Elements from the first to past the last of `rows` rows of `width`, ld
+ * apart; false on overflow. */
+static int FN(rows_extent)(size_t rows, size_t ld, size_t width, size_t *extent)
+{
+    size_t span;
+    return attn_mul(rows - 1, ld, &span) && attn_add(span, width, extent);
+}
+
+static attn_region FN(region)(const void *p, size_t elements)
+{
+    const attn_region r = {p, elements * sizeof(real)};
+    return r;
+}
+
+attn_status FN(ring_check_call)(attn_plan *plan, const FN(ring_args) *a, const real *dout,
+                                const real *dQ, const real *dK, const real *dV, int backward,
+                                attn_ring **ring, ring_strides *x)
+{
+    *ring = NULL;
+    if (plan == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    *ring = ring_of(plan);
+    if (a == NULL || a->Q == NULL || a->K == NULL || a->V == NULL || a->out == NULL ||
+        (backward && (a->lse == NULL || dout == NULL || dQ == NULL || dK == NULL || dV == NULL)))
+        return ATTN_ERR_NULL_POINTER;
+    if (*ring == NULL)
+        return ATTN_ERR_PLAN_KIND;
+    if (plan->dtype != RING_DTYPE)
+        return ATTN_ERR_DTYPE_MISMATCH;
+    if (backward && plan->inference)
+        return ATTN_ERR_INFERENCE_PLAN;
+    if (a->mask != NULL || a->key_lengths != NULL)
+        return ATTN_ERR_BAD_SHAPE;
+
+    const attn_sdpa_shape s = (*ring)->shape; /* its products are known to fit */
+    const size_t q_width = s.NH * s.hs, k_width = s.NH_kv * s.hs;
+    const size_t v_width = s.NH_kv * s.hs_v, o_width = s.NH * s.hs_v;
+    x->ldq = a->ldq != 0 ? a->ldq : q_width;
+    x->ldk = a->ldk != 0 ? a->ldk : k_width;
+    x->ldv = a->ldv != 0 ? a->ldv : v_width;
+    x->ldo = a->ldo != 0 ? a->ldo : o_width;
+    if (x->ldq < q_width || x->ldk < k_width || x->ldv < v_width || x->ldo < o_width)
+        return ATTN_ERR_BAD_STRIDE;
+    size_t Q, K, V, out, bytes;
+    const size_t rows = s.B * s.Tq, lse = s.B * s.NH * s.Tq;
+    if (!FN(rows_extent)(rows, x->ldq, q_width, &Q) ||
+        !FN(rows_extent)(rows, x->ldk, k_width, &K) ||
+        !FN(rows_extent)(rows, x->ldv, v_width, &V) ||
+        !FN(rows_extent)(rows, x->ldo, o_width, &out))
+        return ATTN_ERR_SIZE_OVERFLOW;
+    const size_t extents[] = {Q, K, V, out};
+    for (size_t i = 0; i < ATTN_COUNT(extents); i++)
+        if (!attn_mul(extents[i], sizeof(real), &bytes))
+            return ATTN_ERR_SIZE_OVERFLOW;
+    const size_t lds[] = {x->ldq, x->ldk, x->ldv, x->ldo};
+    if (!attn_all_at_most(lds, ATTN_COUNT(lds), ATTN_BLAS_INT_MAX))
+        return ATTN_ERR_BLAS_RANGE;
+
+    const attn_region inputs[] = {FN(region)(a->Q, Q), FN(region)(a->K, K),
+                                  FN(region)(a->V, V), FN(region)(a->out, out),
+                                  FN(region)(a->lse, lse), FN(region)(dout, out)};
+    if (!backward) {
+        const attn_region outputs[] = {inputs[3], inputs[4]};
+        return attn_outputs_alias(outputs, 2, inputs, 3) ? ATTN_ERR_ALIASING : ATTN_OK;
+    }
+    const attn_region grads[] = {FN(region)(dQ, Q), FN(region)(dK, K), FN(region)(dV, V)};
+    return attn_outputs_alias(grads, ATTN_COUNT(grads), inputs, ATTN_COUNT(inputs))
+               ? ATTN_ERR_ALIASING
+               : ATTN_OK;
+}

@@ -1,0 +1,34 @@
+/*
+ * The problems both MPI correctness suites run (ring_support.h), on every
+ * rank count: multi-head, grouped-query (NH_kv < NH) and multi-query heads;
+ * B > 1; causal and not; contiguous (odd token counts, a single token per
+ * rank) and zigzag; hs_v != hs; strided rows (gaps NaN in the inputs,
+ * untouched in the outputs); a given scale; no lse (the forward); shapes
+ * past one query block of attn's sdpa engine (128 queries); and blocks
+ * computed in 2, 3 and 4 pieces of heads (lib/ring/ring.h).
+ */
+#include "ring_support.h"
+
+/*                  B  NH NHkv  T   hs hs_v causal zig pad no_lse scale seed */
+const rt_problem rt_cases[] = {
+    {2, 2, 2, 5, 8, 0, 0, 0, 0, 0, 0.0, 11},     /* mha, odd T, not causal */
+    {2, 4, 2, 5, 8, 0, 1, 0, 0, 0, 0.0, 12},     /* GQA, odd T, causal */
+    {2, 4, 1, 6, 8, 4, 1, 1, 0, 0, 0.0, 13},     /* MQA, hs_v != hs, causal zigzag */
+    {1, 2, 1, 4, 4, 0, 0, 1, 0, 0, 0.0, 14},     /* zigzag, not causal */
+    {2, 2, 1, 7, 16, 0, 1, 0, 3, 0, 0.0, 15},    /* strided, causal */
+    {2, 4, 2, 6, 8, 0, 1, 1, 2, 0, 0.3, 16},     /* strided zigzag, given scale */
+    {3, 2, 2, 1, 8, 0, 1, 0, 0, 0, 0.0, 17},     /* one token per rank, causal */
+    {2, 4, 2, 6, 8, 0, 1, 1, 0, 1, 0.0, 18},     /* no lse (forward only) */
+    {1, 2, 1, 130, 32, 0, 1, 1, 0, 0, 0.0, 19},  /* past a query block, zigzag */
+    {1, 2, 2, 129, 24, 0, 1, 0, 2, 0, 0.0, 20},  /* past a query block, contiguous, strided */
+    {2, 8, 4, 6, 8, 0, 1, 1, 1, 0, 0.0, 21},     /* GQA 8/4: blocks in 4 pieces of heads */
+    {1, 12, 6, 5, 8, 0, 0, 0, 0, 0, 0.0, 22},    /* GQA 12/6: 3 pieces, not causal */
+};
+const char *const rt_case_names[] = {
+    "mha_odd",          "gqa_causal_odd",       "mqa_causal_zigzag", "zigzag_full",
+    "strided_causal",   "strided_zigzag_scale", "one_token",         "no_lse",
+    "large_zigzag",     "large_contiguous",     "gqa_4_pieces",      "gqa_3_pieces"};
+_Static_assert(sizeof rt_cases / sizeof rt_cases[0] ==
+                   sizeof rt_case_names / sizeof rt_case_names[0],
+               "a name per case");
+const size_t rt_case_count = sizeof rt_cases / sizeof rt_cases[0];
