@@ -12,6 +12,7 @@
 #include "plan.h"
 #include "plan_engine.h"
 #include "scale.h"
+#include "sdpa_strides.h"
 #include "sdpa.h"
 
 #if ATTN_REAL_BITS == 32
@@ -29,14 +30,6 @@ typedef struct sdpa_extents {
     size_t Q, K, V, out, mask, lse;
 } sdpa_extents;
 
-/* Elements from the first to past the last of `rows` rows of `width`, ld
- * apart; false on overflow. */
-static int FN(rows_extent)(size_t rows, size_t ld, size_t width, size_t *extent)
-{
-    size_t span;
-    return attn_mul(rows - 1, ld, &span) && attn_add(span, width, extent);
-}
-
 /* BAD_STRIDE, then SIZE_OVERFLOW, then BLAS_RANGE, for the arrays of `a`. */
 static attn_status FN(check_strides)(const attn_sdpa_layout *l, const FN(sdpa_args) *a,
                                      sdpa_extents *x)
@@ -44,11 +37,11 @@ static attn_status FN(check_strides)(const attn_sdpa_layout *l, const FN(sdpa_ar
     const attn_sdpa_shape s = l->shape; /* the plan's: its products are known to fit */
     const size_t q_width = s.NH * s.hs, k_width = s.NH_kv * s.hs;
     const size_t v_width = s.NH_kv * s.hs_v, o_width = s.NH * s.hs_v;
-    x->ldq = a->ldq != 0 ? a->ldq : q_width;
-    x->ldk = a->ldk != 0 ? a->ldk : k_width;
-    x->ldv = a->ldv != 0 ? a->ldv : v_width;
-    x->ldo = a->ldo != 0 ? a->ldo : o_width;
-    if (x->ldq < q_width || x->ldk < k_width || x->ldv < v_width || x->ldo < o_width)
+    const size_t given[4] = {a->ldq, a->ldk, a->ldv, a->ldo};
+    size_t ld[4];
+    const int strides_ok = attn_sdpa_resolve_strides(&s, given, ld);
+    x->ldq = ld[0], x->ldk = ld[1], x->ldv = ld[2], x->ldo = ld[3];
+    if (!strides_ok)
         return ATTN_ERR_BAD_STRIDE;
     size_t head = s.Tk, sequence, mask = 0;
     if (a->mask != NULL) {
@@ -58,25 +51,25 @@ static attn_status FN(check_strides)(const attn_sdpa_layout *l, const FN(sdpa_ar
         int overflow = 0;
         if (a->mask_ld != 0 && a->mask_ld < s.Tk)
             return ATTN_ERR_BAD_STRIDE;
-        if (a->mask_ld != 0 && !FN(rows_extent)(s.Tq, a->mask_ld, s.Tk, &head))
+        if (a->mask_ld != 0 && !attn_rows_extent(s.Tq, a->mask_ld, s.Tk, &head))
             overflow = 1;
         if (a->mask_sh != 0 && (overflow || a->mask_sh < head))
             return ATTN_ERR_BAD_STRIDE;
         sequence = head;
-        if (a->mask_sh != 0 && !FN(rows_extent)(s.NH, a->mask_sh, head, &sequence))
+        if (a->mask_sh != 0 && !attn_rows_extent(s.NH, a->mask_sh, head, &sequence))
             overflow = 1;
         if (a->mask_sb != 0 && (overflow || a->mask_sb < sequence))
             return ATTN_ERR_BAD_STRIDE;
         mask = sequence;
-        if (overflow || (a->mask_sb != 0 && !FN(rows_extent)(s.B, a->mask_sb, sequence, &mask)))
+        if (overflow || (a->mask_sb != 0 && !attn_rows_extent(s.B, a->mask_sb, sequence, &mask)))
             return ATTN_ERR_SIZE_OVERFLOW;
     }
     x->mask = mask;
     size_t bytes;
-    if (!FN(rows_extent)(s.B * s.Tq, x->ldq, q_width, &x->Q) ||
-        !FN(rows_extent)(s.B * s.Tk, x->ldk, k_width, &x->K) ||
-        !FN(rows_extent)(s.B * s.Tk, x->ldv, v_width, &x->V) ||
-        !FN(rows_extent)(s.B * s.Tq, x->ldo, o_width, &x->out) ||
+    if (!attn_rows_extent(s.B * s.Tq, x->ldq, q_width, &x->Q) ||
+        !attn_rows_extent(s.B * s.Tk, x->ldk, k_width, &x->K) ||
+        !attn_rows_extent(s.B * s.Tk, x->ldv, v_width, &x->V) ||
+        !attn_rows_extent(s.B * s.Tq, x->ldo, o_width, &x->out) ||
         !attn_mul3(s.B, s.NH, s.Tq, &x->lse))
         return ATTN_ERR_SIZE_OVERFLOW;
     const size_t extents[] = {x->Q, x->K, x->V, x->out, x->mask};

@@ -8,15 +8,8 @@
 #include <attn/attn.h>
 
 #include "check.h"
+#include "sdpa_strides.h"
 #include "ring_exec.h"
-
-/* Elements from the first to past the last of `rows` rows of `width`, ld
- * apart; false on overflow. */
-static int FN(rows_extent)(size_t rows, size_t ld, size_t width, size_t *extent)
-{
-    size_t span;
-    return attn_mul(rows - 1, ld, &span) && attn_add(span, width, extent);
-}
 
 static attn_region FN(region)(const void *p, size_t elements)
 {
@@ -47,18 +40,18 @@ attn_status FN(ring_check_call)(attn_plan *plan, const FN(ring_args) *a, const r
     const attn_sdpa_shape s = (*ring)->shape; /* its products are known to fit */
     const size_t q_width = s.NH * s.hs, k_width = s.NH_kv * s.hs;
     const size_t v_width = s.NH_kv * s.hs_v, o_width = s.NH * s.hs_v;
-    x->ldq = a->ldq != 0 ? a->ldq : q_width;
-    x->ldk = a->ldk != 0 ? a->ldk : k_width;
-    x->ldv = a->ldv != 0 ? a->ldv : v_width;
-    x->ldo = a->ldo != 0 ? a->ldo : o_width;
-    if (x->ldq < q_width || x->ldk < k_width || x->ldv < v_width || x->ldo < o_width)
+    const size_t given[4] = {a->ldq, a->ldk, a->ldv, a->ldo};
+    size_t ld[4];
+    const int strides_ok = attn_sdpa_resolve_strides(&s, given, ld);
+    x->ldq = ld[0], x->ldk = ld[1], x->ldv = ld[2], x->ldo = ld[3];
+    if (!strides_ok)
         return ATTN_ERR_BAD_STRIDE;
     size_t Q, K, V, out, bytes;
     const size_t rows = s.B * s.Tq, lse = s.B * s.NH * s.Tq;
-    if (!FN(rows_extent)(rows, x->ldq, q_width, &Q) ||
-        !FN(rows_extent)(rows, x->ldk, k_width, &K) ||
-        !FN(rows_extent)(rows, x->ldv, v_width, &V) ||
-        !FN(rows_extent)(rows, x->ldo, o_width, &out))
+    if (!attn_rows_extent(rows, x->ldq, q_width, &Q) ||
+        !attn_rows_extent(rows, x->ldk, k_width, &K) ||
+        !attn_rows_extent(rows, x->ldv, v_width, &V) ||
+        !attn_rows_extent(rows, x->ldo, o_width, &out))
         return ATTN_ERR_SIZE_OVERFLOW;
     const size_t extents[] = {Q, K, V, out};
     for (size_t i = 0; i < ATTN_COUNT(extents); i++)
