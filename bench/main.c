@@ -8,6 +8,8 @@
  *                                  sdpa_options.c, sdpa_measure.c, ...)
  *   attn-bench report [OPTIONS]    Markdown and plots of run CSVs
  *                                  (report/: report_command.c, the Python tool)
+ *   attn-bench ring [OPTIONS]      ring attention over MPI (ring/: ring_command.c
+ *                                  runs ring_worker.c under mpiexec)
  *   attn-bench scaling|rank|init|asymmetry [OPTIONS]   the experiments
  *                                  (experiment.c, exp_*.c)
  *   attn-bench help [COMMAND]
@@ -18,6 +20,7 @@
 #include "experiments/experiment.h"
 #include "run/help.h"
 #include "report/report_command.h"
+#include "ring/ring_command.h"
 #include "run/run.h"
 #include "sdpa/sdpa_run.h"
 
@@ -36,6 +39,8 @@ static int help_command(int argc, char **argv)
         bench_sdpa_print_help(stdout);
     else if (strcmp(topic, "report") == 0)
         bench_report_print_help(stdout);
+    else if (strcmp(topic, "ring") == 0)
+        bench_ring_print_help(stdout);
     else if (bench_is_experiment(topic))
         bench_experiment_print_help(topic, stdout);
     else if (strcmp(topic, "help") == 0)
@@ -59,6 +64,8 @@ int main(int argc, char **argv)
         return bench_sdpa_command(argc, argv, 2);
     if (strcmp(command, "report") == 0)
         return bench_report_command(argc, argv, 2);
+    if (strcmp(command, "ring") == 0)
+        return bench_ring_command(argc, argv, 2);
     if (strcmp(command, "help") == 0)
         return help_command(argc, argv);
     if (bench_is_experiment(command))

@@ -16,6 +16,8 @@ static const char commands_text[] =
     "             heads, lengths, masks; against PyTorch, the bandwidth and the ceiling\n"
     "             (attn-bench sdpa --help)\n"
     "  report     Markdown summary and PNG plots of run CSVs (attn-bench report --help)\n"
+    "  ring       ring attention over MPI ranks: time per step, bytes sent, the share\n"
+    "             of communication hidden (attn-bench ring --help)\n"
     "  scaling    experiment: why scores are divided by sqrt(hs)\n"
     "  rank       experiment: singular values of Q K^T, numerical rank <= hs\n"
     "  init       experiment: orthogonal against Gaussian projections\n"

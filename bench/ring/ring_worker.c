@@ -1,9 +1,11 @@
 /*
- * ring_timing: what a ring plan's steps cost on this machine (the numbers
- * docs/scaling-model.md is checked against). Not a test: run it under
- * mpirun, e.g.
+ * attn-bench-ring-worker: what a ring plan's steps cost on this machine
+ * (the numbers docs/scaling-model.md is checked against), the MPI program
+ * that `attn-bench ring` (ring_command.c) starts under mpiexec, once per
+ * rank count and mode; by hand, e.g.
  *   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ATTN_NUM_THREADS=1 \
- *   mpirun -np 2 ring_timing T=1024 hs=64 NH=8 NH_kv=8 B=1 mode=zigzag dtype=f32 reps=5
+ *   mpirun -np 2 attn-bench-ring-worker T=1024 hs=64 NH=8 NH_kv=8 B=1 mode=zigzag \
+ *     dtype=f32 reps=5
  * (mode: full = not causal, causal = causal contiguous, zigzag = causal
  * zigzag). It prints, from attn_ring_counters over `reps` calls after one
  * warm-up call, per ring step and rank (mean and max over the ranks):
@@ -20,6 +22,12 @@
  * blocks and P - 1 dK/dV blocks (the same size); the backward's last
  * dK/dV block, which returns each rank's own sums after the last step,
  * is reported apart (nothing is left to compute while it travels).
+ * Rank 0 also prints one line per op for attn-bench ring's CSV:
+ *   row OP P MODE DTYPE B NH NH_kv T_LOCAL REPS MS_PER_CALL MS_MAX COMPUTE_MS
+ *       PROGRESS_MS WAIT_MS SENT_BYTES BLOCK_BYTES EXCHANGE_MS HIDDEN RETURN_MS
+ *       GFLOPS
+ * (the step times per step and rank, means over the ranks; HIDDEN a
+ * fraction in [0, 1]).
  */
 #include <math.h>
 #include <stdio.h>
@@ -159,9 +167,9 @@ static void over_ranks(double mine, int size, double *mean, double *max)
     *mean /= size;
 }
 
-static void report(const char *what, const double c[ATTN_RING_COUNTER_COUNT], double wall,
-                   double flops, double block_bytes, double alone, double exchanges, int rank,
-                   int size, int reps)
+static void report(const char *what, const options *o, const double c[ATTN_RING_COUNTER_COUNT],
+                   double wall, double flops, double block_bytes, double alone, double exchanges,
+                   int rank, int size, int reps)
 {
     const double steps = c[ATTN_RING_STEPS];
     double compute_mean, compute_max, progress_mean, progress_max, wait_mean, wait_max;
@@ -198,6 +206,14 @@ static void report(const char *what, const double c[ATTN_RING_COUNTER_COUNT], do
                1e3 * return_mean, 1e3 * return_max);
     printf("  block products: %.2f GFLOP/s per rank while computing (best rank %.2f)\n",
            flops_mean / 1e9, flops_max / 1e9);
+    printf("row %s %d %s %s %zu %zu %zu %zu %d %.6f %.6f %.6f %.6f %.6f %.0f %.0f %.6f %.4f "
+           "%.6f %.3f\n",
+           what, size, !o->causal ? "full" : o->zigzag ? "zigzag" : "causal",
+           o->f64 ? "f64" : "f32", o->B, o->NH, o->NH_kv, o->T, reps, 1e3 * wall_mean,
+           1e3 * wall_max, 1e3 * compute_mean, 1e3 * progress_mean, 1e3 * wait_mean, sent_mean,
+           block_bytes, 1e3 * alone, hidden < 0.0 ? 0.0 : hidden, 1e3 * return_mean,
+           flops_mean / 1e9);
+    fflush(stdout);
 }
 
 int main(int argc, char **argv)
@@ -209,7 +225,7 @@ int main(int argc, char **argv)
     options o;
     if (!parse(argc, argv, &o)) {
         if (rank == 0)
-            fprintf(stderr, "usage: ring_timing [T=n] [hs=n] [NH=n] [NH_kv=n] [B=n] "
+            fprintf(stderr, "usage: attn-bench-ring-worker [T=n] [hs=n] [NH=n] [NH_kv=n] [B=n] "
                             "[mode=full|causal|zigzag] [dtype=f32|f64] [reps=n]\n");
         MPI_Finalize();
         return 2;
@@ -238,7 +254,7 @@ int main(int argc, char **argv)
     unsigned threads = 0;
     attn_plan_get_threads(plan, &threads);
     if (rank == 0)
-        printf("ring_timing: P=%d ranks, B=%zu NH=%zu NH_kv=%zu T_local=%zu (T=%zu) hs=%zu %s "
+        printf("attn-bench-ring-worker: P=%d ranks, B=%zu NH=%zu NH_kv=%zu T_local=%zu (T=%zu) hs=%zu %s "
                "%s, %d reps, %u thread(s) per rank, simd %s\n",
                size, o.B, o.NH, o.NH_kv, o.T, o.T * (size_t)size, o.hs, o.f64 ? "f64" : "f32",
                !o.causal ? "not causal" : o.zigzag ? "causal zigzag" : "causal contiguous",
@@ -260,7 +276,7 @@ int main(int argc, char **argv)
         status = forward(plan, o.f64, Q, K, V, out, lse);
     double wall = MPI_Wtime() - start;
     attn_ring_counters(plan, c);
-    report("forward", c, wall, fwd_flops, block_bytes, alone, (double)(size - 1), rank, size,
+    report("forward", &o, c, wall, fwd_flops, block_bytes, alone, (double)(size - 1), rank, size,
            o.reps);
 
     attn_ring_counters_reset(plan);
@@ -271,7 +287,7 @@ int main(int argc, char **argv)
     wall = MPI_Wtime() - start;
     attn_ring_counters(plan, c);
     /* the backward's products: S again, dV, dP, dQ, dK (5 of the forward's 2) */
-    report("backward", c, wall, 2.5 * fwd_flops, block_bytes, alone, (double)(2 * (size - 1)),
+    report("backward", &o, c, wall, 2.5 * fwd_flops, block_bytes, alone, (double)(2 * (size - 1)),
            rank, size, o.reps);
     if (status != ATTN_OK && rank == 0)
         fprintf(stderr, "ring call: %s\n", attn_status_string(status));
