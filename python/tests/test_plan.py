@@ -228,3 +228,21 @@ def test_plan_refuses_wrong_gradient_arrays(rng):
             plan.backward(X, Wq, Wk, Wv, None, dout, grads=attn.Gradients(*good, np.empty((C, C))))
         with pytest.raises(attn.ArgumentError):
             plan.backward(X, Wq, Wk, Wv, None, dout, grads=tuple(good) + (None,))
+
+
+def test_plan_reuses_gradients_across_calls(rng):
+    """A Gradients given again (its check kept from the first call) is written
+    again with the new call's numbers; another Gradients works the same."""
+    B, T, C, NH = 1, 6, 8, 2
+    X = rng.standard_normal((B, T, C))
+    Wq, Wk, Wv, Wo = weights(rng, C, C, np.float64, True)
+    g = attn.Gradients(*(np.empty(a.shape) for a in (X, Wq, Wk, Wv, Wo)))
+    with attn.Plan(B, T, C, NH, dtype=np.float64) as plan:
+        for step in range(3):
+            dout = rng.standard_normal((B, T, C))
+            plan.forward(X, Wq, Wk, Wv, Wo)
+            assert plan.backward(X, Wq, Wk, Wv, Wo, dout, grads=g) is g
+            fresh = plan.backward(X, Wq, Wk, Wv, Wo, dout)
+            for name, mine, want in zip(g._fields, g, fresh):
+                np.testing.assert_array_equal(mine, want, err_msg="%s, step %d" % (name, step))
+            X = X + 0.1

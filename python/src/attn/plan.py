@@ -33,6 +33,11 @@ _from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
 
 
+def _dense_address(a):
+    """The address of a dense, writeable array (as _ready accepts)."""
+    return _addressof(_from_buffer(a))
+
+
 def _ready(a, dtype, shape):
     """Whether a can go to C as it is, by the fast path: a dense, aligned,
     writeable ndarray of exactly dtype and shape (anything else takes the
@@ -175,6 +180,12 @@ class Plan(_PlanBase):
         sfx = self._suffix()
         self._fwd_name, self._bwd_name = "attn_forward_" + sfx, "attn_backward_" + sfx
         self._fwd, self._bwd = getattr(_fns, self._fwd_name), getattr(_fns, self._bwd_name)
+        # The last caller's Gradients that passed the check. Its arrays' data
+        # cannot move while this reference holds them (ndarray.resize refuses
+        # a referenced array) and their bytes cannot shrink (a shape or dtype
+        # set in place keeps the byte count), so a later backward writes them
+        # without checking again.
+        self._grads_seen, self._grads_at = None, None
         if threads is not None:
             self.set_threads(threads)
 
@@ -248,22 +259,40 @@ class Plan(_PlanBase):
             ws = self._w_shape
             grads = Gradients(np.empty(self._x_shape, dt), np.empty(ws, dt), np.empty(ws, dt),
                               np.empty(ws, dt), None if Wo is None else np.empty(self._wo_shape, dt))
+        elif grads is self._grads_seen and (grads.dWo is not None) == (Wo is not None):
+            pass  # the Gradients of an earlier call: checked then (see _grads_seen)
+        elif self._grads_ready(grads, Wo is not None):
+            self._grads_seen = grads
+            self._grads_at = tuple(None if g is None else _dense_address(g) for g in grads)
         else:
-            grads = self._checked_grads(grads, Wo is not None)
-        if not (self._all_ready(X, Wq, Wk, Wv, Wo) and _ready(dout, dt, out_shape)):
+            grads = self._checked_grads(grads, Wo is not None)  # raises with the reason
+        if self._all_ready(X, Wq, Wk, Wv, Wo) and _ready(dout, dt, out_shape):
+            at = _dense_address  # the fast path: every array dense and writeable
+        else:
             X, (Wq, Wk, Wv, Wo) = self._inputs(X, Wq, Wk, Wv, Wo)
             dout = as_input(dout, dt, "dout")
             check_shape(dout, out_shape, "dout", "(the forward's out)")
-        dX, dWq, dWk, dWv, dWo = grads
+            at = address
+        if grads is self._grads_seen:
+            dX, dWq, dWk, dWv, dWo = self._grads_at
+        else:
+            dX, dWq, dWk, dWv, dWo = (None if g is None else _dense_address(g) for g in grads)
         with self._lock:
             ptr = self._handle()
-            status = self._bwd(ptr, address(X), address(Wq), address(Wk), address(Wv),
-                               None if Wo is None else address(Wo), address(dout), address(dX),
-                               address(dWq), address(dWk), address(dWv),
-                               None if dWo is None else address(dWo))
+            status = self._bwd(ptr, at(X), at(Wq), at(Wk), at(Wv),
+                               None if Wo is None else at(Wo), at(dout), dX, dWq, dWk, dWv, dWo)
         if status:
             check(status, self._bwd_name)
         return grads
+
+    def _grads_ready(self, grads, with_Wo):
+        """Whether the caller's Gradients can be written as they are (fast check)."""
+        if type(grads) is not Gradients:
+            return False
+        dt, ws = self.dtype, self._w_shape
+        return (_ready(grads.dX, dt, self._x_shape) and _ready(grads.dWq, dt, ws)
+                and _ready(grads.dWk, dt, ws) and _ready(grads.dWv, dt, ws)
+                and (_ready(grads.dWo, dt, self._wo_shape) if with_Wo else grads.dWo is None))
 
     def _checked_grads(self, grads, with_Wo):
         """The caller's Gradients, each array checked to be written in place."""
