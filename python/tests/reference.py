@@ -5,7 +5,14 @@ Shapes follow the package: lookup q (Tq,d) k (Tk,d) v (Tk,dv); one head X
 v (B,Tk,NH_kv,hs_v), mask broadcast to (B,NH,Tq,Tk), lse (B,NH,Tq).
 """
 
+import os
+import sys
+
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "tests", "fixtures"))
+import gen_fixtures  # noqa: E402
 
 
 def softmax(x):
@@ -18,24 +25,10 @@ def softmax(x):
     return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
 
 
-def seed_softmax(x, axis=-1):
-    """The lessons' softmax, verbatim."""
-    x = x - x.max(axis=axis, keepdims=True)
-    e = np.exp(x)
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def seed_self_attention(X, Wq, Wk, Wv, causal=False):
-    """The lessons' self_attention, verbatim (masking with -1e9)."""
-    Q, K, V = X @ Wq, X @ Wk, X @ Wv
-    hs = Q.shape[-1]
-    scores = Q @ K.transpose(0, 2, 1) / np.sqrt(hs)
-    if causal:
-        T = scores.shape[1]
-        mask = np.triu(np.ones((T, T), dtype=bool), k=1)
-        scores = np.where(mask, -1e9, scores)
-    weights = seed_softmax(scores, axis=-1)
-    return weights @ V, weights
+# The lessons' softmax and self_attention, verbatim, as the fixture generator
+# of the C tests holds them (tests/fixtures/gen_fixtures.py: one copy).
+seed_softmax = gen_fixtures.softmax
+seed_self_attention = gen_fixtures.self_attention
 
 
 def lookup(q, k, v, scale):
