@@ -41,6 +41,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 #                   python3-torch is PyTorch 1.13, enough for the drop-in's
 #                   autograd tests, whose reference is then the composed math)
 #   libopenmpi-dev, openmpi-bin  libattn_mpi (ring attention) and its tests
+#   libblis-dev, libblas-dev  the other CBLAS builds CI runs (ATTN_BLAS=BLIS,
+#                   ATTN_BLAS=CBLAS: the reference, Debian's netlib libblas)
 #   valgrind, clang, libclang-rt-14-dev  .ci/reliability: memcheck, libFuzzer
 readonly DEB_PACKAGES=(
   build-essential
@@ -58,6 +60,8 @@ readonly DEB_PACKAGES=(
   python3-torch
   libopenmpi-dev
   openmpi-bin
+  libblis-dev
+  libblas-dev
   valgrind
   clang
   libclang-rt-14-dev

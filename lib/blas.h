@@ -11,8 +11,13 @@
 
 #include "real.h"
 
+/* Every CBLAS attn builds with (ATTN_BLAS: OpenBLAS, BLIS, the reference)
+ * takes int dimensions in its LP64 build; OpenBLAS names its type. */
+#ifdef OPENBLAS_VERSION
 _Static_assert(sizeof(blasint) == sizeof(int),
                "ATTN_BLAS_INT_MAX (check.h) assumes an LP64 BLAS whose blasint is int");
+#endif
+typedef int attn_blas_int;
 
 typedef enum { ATTN_NO_TRANS = 0, ATTN_TRANS = 1 } attn_trans;
 
@@ -27,8 +32,8 @@ static inline void FN(attn_gemm)(attn_trans trans_a, attn_trans trans_b, size_t 
     cblas_dgemm(
 #endif
         CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-        (blasint)M, (blasint)N, (blasint)K, alpha, A, (blasint)lda, B, (blasint)ldb, beta, C,
-        (blasint)ldc);
+        (attn_blas_int)M, (attn_blas_int)N, (attn_blas_int)K, alpha, A, (attn_blas_int)lda, B, (attn_blas_int)ldb, beta, C,
+        (attn_blas_int)ldc);
 }
 
 #endif /* ATTN_BLAS_H */

@@ -4,8 +4,15 @@
 #include <limits.h>
 #include <time.h>
 
-/* OpenBLAS extensions, declared by OpenBLAS's cblas.h; weak so that another
- * CBLAS without them still links. */
+/* OpenBLAS extensions, declared by OpenBLAS's cblas.h (here for another
+ * CBLAS: BLIS, the reference); weak so that one without them still links,
+ * and the calls below say "unknown" or -1 there. */
+#ifndef OPENBLAS_VERSION
+char *openblas_get_config(void);
+char *openblas_get_corename(void);
+int openblas_get_num_threads(void);
+void openblas_set_num_threads(int threads);
+#endif
 #pragma weak openblas_get_config
 #pragma weak openblas_get_corename
 #pragma weak openblas_get_num_threads

@@ -49,6 +49,9 @@
 #include <unistd.h>
 
 /* OpenBLAS's thread control; weak so that another CBLAS still links. */
+#ifndef OPENBLAS_VERSION
+void openblas_set_num_threads(int threads);
+#endif
 #pragma weak openblas_set_num_threads
 
 #if defined(__has_feature)
