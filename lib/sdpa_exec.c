@@ -35,8 +35,6 @@ static attn_status FN(check_strides)(const attn_sdpa_layout *l, const FN(sdpa_ar
                                      sdpa_extents *x)
 {
     const attn_sdpa_shape s = l->shape; /* the plan's: its products are known to fit */
-    const size_t q_width = s.NH * s.hs, k_width = s.NH_kv * s.hs;
-    const size_t v_width = s.NH_kv * s.hs_v, o_width = s.NH * s.hs_v;
     const size_t given[4] = {a->ldq, a->ldk, a->ldv, a->ldo};
     size_t ld[4];
     const int strides_ok = attn_sdpa_resolve_strides(&s, given, ld);
@@ -65,19 +63,12 @@ static attn_status FN(check_strides)(const attn_sdpa_layout *l, const FN(sdpa_ar
             return ATTN_ERR_SIZE_OVERFLOW;
     }
     x->mask = mask;
-    size_t bytes;
-    if (!attn_rows_extent(s.B * s.Tq, x->ldq, q_width, &x->Q) ||
-        !attn_rows_extent(s.B * s.Tk, x->ldk, k_width, &x->K) ||
-        !attn_rows_extent(s.B * s.Tk, x->ldv, v_width, &x->V) ||
-        !attn_rows_extent(s.B * s.Tq, x->ldo, o_width, &x->out) ||
-        !attn_mul3(s.B, s.NH, s.Tq, &x->lse))
+    size_t extent[4], bytes;
+    if (!attn_sdpa_extents(&s, ld, sizeof(real), extent) ||
+        !attn_mul3(s.B, s.NH, s.Tq, &x->lse) || !attn_mul(x->mask, sizeof(real), &bytes))
         return ATTN_ERR_SIZE_OVERFLOW;
-    const size_t extents[] = {x->Q, x->K, x->V, x->out, x->mask};
-    for (size_t i = 0; i < ATTN_COUNT(extents); i++)
-        if (!attn_mul(extents[i], sizeof(real), &bytes))
-            return ATTN_ERR_SIZE_OVERFLOW;
-    const size_t lds[] = {x->ldq, x->ldk, x->ldv, x->ldo};
-    if (!attn_all_at_most(lds, ATTN_COUNT(lds), ATTN_BLAS_INT_MAX))
+    x->Q = extent[0], x->K = extent[1], x->V = extent[2], x->out = extent[3];
+    if (!attn_all_at_most(ld, 4, ATTN_BLAS_INT_MAX))
         return ATTN_ERR_BLAS_RANGE;
     return ATTN_OK;
 }

@@ -21,33 +21,32 @@ static attn_status FN(agree_checks)(attn_plan *plan, attn_ring *ring, attn_statu
     return ring_agree(ring->comm, status);
 }
 
-attn_status FN(attn_ring_forward)(attn_plan *plan, const FN(ring_args) *a)
+/* A forward (backward 0: dout, dQ, dK, dV NULL) or a backward: the checks,
+ * their agreement, the run, and the agreement on its status. */
+static attn_status FN(ring_call)(attn_plan *plan, const FN(ring_args) *a, const real *dout,
+                                 real *dQ, real *dK, real *dV, int backward)
 {
     attn_ring *ring;
     ring_strides x;
-    attn_status status = FN(ring_check_call)(plan, a, NULL, NULL, NULL, NULL, 0, &ring, &x);
+    attn_status status = FN(ring_check_call)(plan, a, dout, dQ, dK, dV, backward, &ring, &x);
     if (ring == NULL)
         return status;
     status = FN(agree_checks)(plan, ring, status);
     if (status != ATTN_OK)
         return status;
     ring->counters[ATTN_RING_CALLS] += 1.0;
-    status = FN(ring_forward_run)(ring, a, &x);
+    status = backward ? FN(ring_backward_run)(ring, a, &x, dout, dQ, dK, dV)
+                      : FN(ring_forward_run)(ring, a, &x);
     return ring_agree(ring->comm, status);
+}
+
+attn_status FN(attn_ring_forward)(attn_plan *plan, const FN(ring_args) *a)
+{
+    return FN(ring_call)(plan, a, NULL, NULL, NULL, NULL, 0);
 }
 
 attn_status FN(attn_ring_backward)(attn_plan *plan, const FN(ring_args) *a, const real *dout,
                                    real *dQ, real *dK, real *dV)
 {
-    attn_ring *ring;
-    ring_strides x;
-    attn_status status = FN(ring_check_call)(plan, a, dout, dQ, dK, dV, 1, &ring, &x);
-    if (ring == NULL)
-        return status;
-    status = FN(agree_checks)(plan, ring, status);
-    if (status != ATTN_OK)
-        return status;
-    ring->counters[ATTN_RING_CALLS] += 1.0;
-    status = FN(ring_backward_run)(ring, a, &x, dout, dQ, dK, dV);
-    return ring_agree(ring->comm, status);
+    return FN(ring_call)(plan, a, dout, dQ, dK, dV, 1);
 }

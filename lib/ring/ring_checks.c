@@ -38,27 +38,18 @@ attn_status FN(ring_check_call)(attn_plan *plan, const FN(ring_args) *a, const r
         return ATTN_ERR_BAD_SHAPE;
 
     const attn_sdpa_shape s = (*ring)->shape; /* its products are known to fit */
-    const size_t q_width = s.NH * s.hs, k_width = s.NH_kv * s.hs;
-    const size_t v_width = s.NH_kv * s.hs_v, o_width = s.NH * s.hs_v;
     const size_t given[4] = {a->ldq, a->ldk, a->ldv, a->ldo};
     size_t ld[4];
     const int strides_ok = attn_sdpa_resolve_strides(&s, given, ld);
     x->ldq = ld[0], x->ldk = ld[1], x->ldv = ld[2], x->ldo = ld[3];
     if (!strides_ok)
         return ATTN_ERR_BAD_STRIDE;
-    size_t Q, K, V, out, bytes;
-    const size_t rows = s.B * s.Tq, lse = s.B * s.NH * s.Tq;
-    if (!attn_rows_extent(rows, x->ldq, q_width, &Q) ||
-        !attn_rows_extent(rows, x->ldk, k_width, &K) ||
-        !attn_rows_extent(rows, x->ldv, v_width, &V) ||
-        !attn_rows_extent(rows, x->ldo, o_width, &out))
+    size_t extent[4];
+    const size_t lse = s.B * s.NH * s.Tq;
+    if (!attn_sdpa_extents(&s, ld, sizeof(real), extent))
         return ATTN_ERR_SIZE_OVERFLOW;
-    const size_t extents[] = {Q, K, V, out};
-    for (size_t i = 0; i < ATTN_COUNT(extents); i++)
-        if (!attn_mul(extents[i], sizeof(real), &bytes))
-            return ATTN_ERR_SIZE_OVERFLOW;
-    const size_t lds[] = {x->ldq, x->ldk, x->ldv, x->ldo};
-    if (!attn_all_at_most(lds, ATTN_COUNT(lds), ATTN_BLAS_INT_MAX))
+    const size_t Q = extent[0], K = extent[1], V = extent[2], out = extent[3];
+    if (!attn_all_at_most(ld, 4, ATTN_BLAS_INT_MAX))
         return ATTN_ERR_BLAS_RANGE;
 
     const attn_region inputs[] = {FN(region)(a->Q, Q), FN(region)(a->K, K),

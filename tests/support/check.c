@@ -59,16 +59,22 @@ double residual_rows(const double *got, const double *ref, size_t rows, size_t c
     return worst;
 }
 
+/* The caller's message (fmt and its arguments) in the array `buffer`. */
+#define FORMAT_CONTEXT(buffer, fmt)                                                              \
+    do {                                                                                         \
+        va_list args_;                                                                           \
+        va_start(args_, fmt);                                                                    \
+        vsnprintf(buffer, sizeof buffer, fmt, args_);                                            \
+        va_end(args_);                                                                           \
+    } while (0)
+
 static double worst_seen;
 
 void check_residual(double residual, double tol, const char *fmt, ...)
 {
     if (!(residual <= tol)) {
         char context[512];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(context, sizeof context, fmt, ap);
-        va_end(ap);
+        FORMAT_CONTEXT(context, fmt);
         print_error("%s: residual %.3e exceeds tolerance %.1e\n", context, residual, tol);
         fail();
     }
@@ -92,10 +98,7 @@ void check_true(int cond, const char *fmt, ...)
     if (cond)
         return;
     char context[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(context, sizeof context, fmt, ap);
-    va_end(ap);
+    FORMAT_CONTEXT(context, fmt);
     print_error("%s\n", context);
     fail();
 }
@@ -143,10 +146,7 @@ void expect_true(int ok, const char *fmt, ...)
     if (ok)
         return;
     char context[512];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(context, sizeof context, fmt, args);
-    va_end(args);
+    FORMAT_CONTEXT(context, fmt);
     print_error("FAILED %s\n", context);
     soft_failures++;
 }
@@ -155,10 +155,7 @@ void expect_within(check_worst *w, double residual, double tol, const char *fmt,
 {
     if (!(residual <= tol)) {
         char context[512];
-        va_list args;
-        va_start(args, fmt);
-        vsnprintf(context, sizeof context, fmt, args);
-        va_end(args);
+        FORMAT_CONTEXT(context, fmt);
         print_error("FAILED %s: residual %.3e exceeds tolerance %.2e\n", context, residual, tol);
         soft_failures++;
     }
