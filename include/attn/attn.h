@@ -31,8 +31,10 @@
  *    process-wide settings (its thread count included), and every function
  *    is safe to call from several threads at once on distinct output
  *    buffers. Results are deterministic for a given build, shape, SIMD
- *    kernel and engine: on attn's own threads for every thread count, on
- *    BLAS threads for a given BLAS thread count.
+ *    kernel and engine: on attn's own threads for every thread count (and
+ *    whatever OPENBLAS_NUM_THREADS says), on BLAS threads for a given BLAS
+ *    thread count and BLAS kernel; not across kernel sets, BLAS libraries
+ *    or BLAS thread counts (docs/api.md, "Determinism").
  *  - The softmax kernel (AVX-512, AVX2 or portable scalar) is chosen once per
  *    process from the CPU; the environment variable ATTN_SIMD=scalar|avx2|
  *    avx512, read at that moment, can force a kernel the CPU supports.
