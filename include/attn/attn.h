@@ -17,7 +17,8 @@
  *    the BLAS integer range, then strides, then the scale, then overlap of
  *    outputs with inputs, then memory.
  *  - Softmax uses -INFINITY for masked entries. A row whose entries are all
- *    -INFINITY (or fully masked) yields weights 0 and output 0, never NaN.
+ *    -INFINITY (or fully masked) yields weights 0 and output 0, never NaN,
+ *    even where the values it would weigh (v, V = X Wv) hold Inf or NaN.
  *    A NaN anywhere in a row makes that row's results NaN (it is never
  *    silently dropped). Entries equal to +INFINITY share the row's weight
  *    equally and every finite entry gets 0.
