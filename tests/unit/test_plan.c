@@ -4,7 +4,8 @@
  * case, in both precisions.
  *   - attn_plan_create: NULL plan pointer, BAD_DTYPE, BAD_FLAGS (unknown
  *     bits, ATTN_MATERIALIZED with ATTN_TILED), ZERO_DIMENSION for each
- *     dimension, SIZE_OVERFLOW for each array and for the workspace alone,
+ *     dimension, SIZE_OVERFLOW for each array, for the workspace alone and
+ *     for the own threads' packed weights alone (before any allocation),
  *     BLAS_RANGE, BAD_SCALE (NaN, +-inf, beyond the precision's largest
  *     value), the documented order where two coincide, OUT_OF_MEMORY at each
  *     of its allocations (alone and with all later ones failing); *plan is
@@ -190,6 +191,13 @@ static void create_sizes_and_scale(void **state)
     /* each array fits (X: 2^62 bytes), the four (B,T,D) buffers together do not */
     CREATE_CASE(ATTN_ERR_SIZE_OVERFLOW, "workspace total only",
                 c_.B = ((size_t)1 << 62) / p->size; c_.T = 1; c_.C = 1; c_.NH = 1; c_.hs = 1;
+                c_.flags = ATTN_INFERENCE);
+    /* C = hs = INT_MAX, in the BLAS range: in f32 every array fits (W: 2^64 -
+     * 2^34 bytes), but the own threads' 4 slots of packed weights, 4 C (D +
+     * 64) elements, do not: SIZE_OVERFLOW from the creation, before any
+     * allocation (in f64 W itself overflows) */
+    CREATE_CASE(ATTN_ERR_SIZE_OVERFLOW, "packed weights of the own threads only",
+                c_.B = 1; c_.T = 1; c_.C = INT_MAX; c_.NH = 1; c_.hs = INT_MAX;
                 c_.flags = ATTN_INFERENCE);
     CREATE_CASE(ATTN_ERR_BLAS_RANGE, "B*T > INT_MAX", c_.B = (size_t)1 << 16;
                 c_.T = (size_t)1 << 16; c_.C = 1; c_.NH = 1; c_.hs = 1);
