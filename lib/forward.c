@@ -17,12 +17,15 @@
  *    the block only meets keys [0,t1): nothing right of the diagonal's block
  *    is computed, and the diagonal block's P V is triangular, so that a query
  *    never multiplies the value of a later key, even by a weight of 0.
+ *    Rows of P without weight (every score -inf) are set to 0 after P V,
+ *    which gave 0 * V there (unweighted.h).
  *  - tiled (FlashAttention-style, when P is not wanted): loop over blocks of
  *    ATTN_TILE_KEYS keys: S_tile = Q_blk K_blk^T, online softmax (running max
  *    and sum per query, partial output rescaled by alpha), Y_blk += P_tile
  *    V_blk; key blocks wholly above the diagonal are skipped. Memory is O(T):
  *    one tile, not the T*T matrix. A query row whose scores reach +inf is
- *    redone on its own (one row of T) by the materialized row kernel.
+ *    redone on its own (one row of T) by the materialized row kernel; one
+ *    whose sum stays 0 (every score -inf) is set to 0.
  *    A training forward always takes it and keeps each row's statistics,
  *    its max and the log of its sum (lse = max + log_sum; max = +inf for
  *    such a row, log_sum = -inf for a row that saw no key), with the heads,
@@ -35,6 +38,7 @@
 #include <attn/attn.h>
 
 #include "forward.h"
+#include "unweighted.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
@@ -84,6 +88,9 @@ static void FN(block_materialized)(const FN(attn_forward_args) *a, const FN(attn
             FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, t0, REAL_C(1.0), P, ldp,
                              V, D, REAL_C(1.0), Y_blk, D);
     }
+    /* rows without weight: 0, not 0 * V (NaN where V is not finite) */
+    FN(attn_clear_unweighted_rows)(P, ldp, rows, a->causal ? t0 + 1 : T, a->causal ? 1 : 0,
+                                   Y_blk, D, hs);
     attn_profile_end(mm->profile, ATTN_PHASE_WEIGHTED_SUM, start,
                      attn_product_flops(rows, hs, a->causal ? t0 + (rows + 1) / 2 : keys));
 }
@@ -162,9 +169,10 @@ static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *m
     for (size_t i = 0; i < rows; i++) {
         if (max[i] == (real)INFINITY)
             FN(row_materialized)(a, mm, D, t0 + i, Q, K, V, row, Y);
+        else if (sum[i] == REAL_C(0.0)) /* no weight: 0, not 0 * V (NaN where V is not finite) */
+            memset(Y_blk + i * D, 0, hs * sizeof(real));
         else
-            FN(scale_row)(Y_blk + i * D, hs,
-                          sum[i] == REAL_C(0.0) ? REAL_C(0.0) : REAL_C(1.0) / sum[i]);
+            FN(scale_row)(Y_blk + i * D, hs, REAL_C(1.0) / sum[i]);
         if (stats != NULL) {
             stats[2 * i] = max[i];
             stats[2 * i + 1] =

@@ -16,6 +16,9 @@
  *
  * Shapes (row-major, op(X) = X or X^T as the trans flag says):
  *   C (M,N) = alpha op(A) (M,K) op(B) (K,N) + beta C,   beta 0 (C not read) or 1
+ * beta takes no other value: the kernel has no multiplication by beta (any
+ * nonzero beta would act as 1), so debug builds (no NDEBUG) assert it at
+ * every entry point (CHECK_BETA).
  * Loops, outermost first (BLIS's names):
  *   pc: K in blocks of ATTN_GEMM_KC; jc: N in blocks of ATTN_GEMM_NC, op(B)
  *   block (kc x nc) packed into NR-column micro-panels (the last one
@@ -25,14 +28,31 @@
  *   beta, later ones add. Several products with the same op(A) (X Wq, X Wk,
  *   X Wv) run through each block of its rows together (the fused
  *   projection).
- * Every element of C is a sum over k in increasing order, the same whatever
- * the thread that computes it: results depend on the shape and the kernel
- * set only.
+ * Order of the sums (the same whatever the thread that computes a product:
+ * results depend on the shape and the kernel set only):
+ *   packed path: for each K block [k0, k0 + kc) in increasing k0, the block's
+ *     products are accumulated in increasing k into one accumulator per
+ *     element, from 0 (the vocabulary's v_fmadd); the block's sum times
+ *     alpha is then stored (first block, beta 0) or added to C;
+ *   unpacked path (attn_gemm_is_direct): two accumulators per element, one
+ *     over even k and one over odd k, each in increasing k; C = alpha (even
+ *     + odd) (+ C when beta is 1);
+ *   triangular product (GEMM_LOWER_NAME): a triangle of more than
+ *     LOWER_DIRECT_ROWS rows is split into its top half's triangle, the
+ *     rectangle below that (one product as above, added to C) and the
+ *     bottom triangle (added to C), each recursively; in a smaller one the
+ *     group of MR rows from g first takes the product of columns [0, g) as
+ *     above, then row i adds a_ik b_k for k = g .. i in increasing k, one
+ *     multiplication and one addition each.
  */
+#include <assert.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "kernels.h"
+
+/* beta is 0 or 1 (kernels.h); checked in debug builds only */
+#define CHECK_BETA(beta) assert((beta) == REAL_C(0.0) || (beta) == REAL_C(1.0))
 
 #define NV ATTN_GEMM_NV  /* vectors per row of the tile */
 #define NR (NV * VLEN) /* its columns */
@@ -360,6 +380,7 @@ void GEMM_SHARED_A_NAME(int trans_a, int trans_b, size_t M, size_t N, size_t K, 
                         size_t ldb, const real *const *prepacked, real beta, real *const *C,
                         size_t ldc, real *pack)
 {
+    CHECK_BETA(beta);
     if (K == 0) { /* C = beta C: nothing to add */
         for (size_t m = 0; m < count; m++)
             for (size_t i = 0; i < M && beta == REAL_C(0.0); i++)
@@ -403,6 +424,7 @@ void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *
 void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *B, size_t ldb,
                      real beta, real *C, size_t ldc, real *pack)
 {
+    CHECK_BETA(beta);
     if (M > LOWER_DIRECT_ROWS) {
         const size_t top = (M / 2 + MR - 1) / MR * MR;
         GEMM_LOWER_NAME(top, N, A, lda, B, ldb, beta, C, ldc, pack);
@@ -442,3 +464,4 @@ void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *
 #undef NV
 #undef MR
 #undef DIRECT_ROWS
+#undef CHECK_BETA

@@ -75,10 +75,19 @@ typedef double (*attn_softmax_online_f64_fn)(const double *s, double *p, size_t 
  * call a multithreaded BLAS or that are too small for a BLAS call to pay:
  *   C (M,N) = alpha op(A) (M,K) op(B) (K,N) + beta C        row-major
  * op(X) is X (trans 0) or X^T (trans 1) of the row-major X with leading
- * dimension ldx. beta is 0 (C is written without being read) or 1.
+ * dimension ldx. beta must be 0 (C is written without being read) or 1
+ * (C added to): the kernels do not multiply by beta, any other value would
+ * act as 1; debug builds assert it (every caller passes a constant 0 or 1,
+ * or a "first block" choice between them).
  * Single-threaded; `pack` is scratch of attn_gemm_pack_elements(M, N, K)
- * elements. Each C element is summed in increasing k, so results depend on
- * the shape and the kernel set only.
+ * elements. Order of the sums: a product small enough for the unpacked path
+ * (attn_gemm_is_direct) sums each C element in two accumulators, even k and
+ * odd k, each in increasing k, added at the end; a larger one sums each K
+ * block of ATTN_GEMM_KC in increasing k into one accumulator, and adds the
+ * blocks' sums, each times alpha, to C in increasing k0 (the first written
+ * when beta is 0). Either way results depend on the shape and the kernel
+ * set only (not on threads, nor on where the product's rows lie), and the
+ * order is not simply increasing k.
  */
 typedef void (*attn_gemm_f32_fn)(int trans_a, int trans_b, size_t M, size_t N, size_t K,
                                  float alpha, const float *A, size_t lda, const float *B,
@@ -119,7 +128,10 @@ attn_gemm_panel_f32_fn attn_gemm_panel_kernel_f32(attn_isa isa);
 attn_gemm_panel_f64_fn attn_gemm_panel_kernel_f64(attn_isa isa);
 
 /* C (M,N) = tril(A) (M,M) B (M,N) + beta C, A, B, C row-major: row i of C
- * never reads rows of B after i. Scratch as for M x N x M. */
+ * never reads rows of B after i. beta 0 or 1, as above. Scratch as for
+ * M x N x M. Sums: the part left of each group of rows' diagonal block as
+ * products above, then the block's own terms one by one in increasing k
+ * (gemm_kernel.inc.c). */
 typedef void (*attn_gemm_lower_f32_fn)(size_t M, size_t N, const float *A, size_t lda,
                                        const float *B, size_t ldb, float beta, float *C,
                                        size_t ldc, float *pack);

@@ -3,7 +3,8 @@
  *   q (Tq,d), k (Tk,d), v (Tk,dv)
  *   S = q k^T (Tq,Tk)          GEMM
  *   P = softmax_rows(scale*S)  fused row kernel, in place
- *   out = P v (Tq,dv)          GEMM
+ *   out = P v (Tq,dv)          GEMM; rows of P without weight (every score
+ *                              -inf) give out 0 even where v is not finite
  * P lives in the caller's weights buffer, or, without one, in a workspace of
  * LOOKUP_BLOCK_ELEMENTS (or one row of Tk, if larger) that is reused for
  * successive blocks of query rows, so memory stays O(Tk) not O(Tq*Tk).
@@ -16,6 +17,7 @@
 #include "check.h"
 #include "kernels.h"
 #include "scale.h"
+#include "unweighted.h"
 
 #define LOOKUP_BLOCK_ELEMENTS ((size_t)1 << 18)
 
@@ -56,6 +58,7 @@ static void FN(lookup_block)(size_t rows, size_t Tk, size_t d, size_t dv, real s
     softmax_rows(P, P, rows, Tk, Tk, 0, Tk, scale);
     FN(attn_gemm)(ATTN_NO_TRANS, ATTN_NO_TRANS, rows, dv, Tk, REAL_C(1.0), P, Tk, v, dv,
                   REAL_C(0.0), out, dv);
+    FN(attn_clear_unweighted_rows)(P, Tk, rows, Tk, 0, out, dv, dv); /* 0, not 0 * Inf */
 }
 
 attn_status FN(attn_lookup)(size_t Tq, size_t Tk, size_t d, size_t dv, double scale,

@@ -30,12 +30,38 @@ static int takes_tiled_path(size_t T, unsigned flags)
 }
 
 /* Elements of one slot of the packed weights: W (C,D) or W^T (D,C), packed
- * whole for the own kernel, rounded up to ATTN_WORKER_ROUND. A plan's C and
- * D are within the BLAS range (below 2^31), so nothing here overflows. */
-static size_t packed_weight_elements(size_t C, size_t D)
+ * whole for the own kernel (attn_gemm_packed_b_elements: K*(N + NR_MAX)),
+ * rounded up to ATTN_WORKER_ROUND; false when that does not fit size_t.
+ * (With C and D in the BLAS range it is below 2^62 + 2^38 on a 64-bit
+ * size_t, but 4 slots of it need not be, nor is size_t always 64 bits.) */
+static int packed_weight_elements(size_t C, size_t D, size_t *elements)
 {
-    const size_t a = attn_gemm_packed_b_elements(C, D), b = attn_gemm_packed_b_elements(D, C);
-    return ((a > b ? a : b) + ATTN_WORKER_ROUND - 1) / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND;
+    size_t a, b;
+    if (!attn_add(D, ATTN_GEMM_NR_MAX, &a) || !attn_mul(C, a, &a) ||
+        !attn_add(C, ATTN_GEMM_NR_MAX, &b) || !attn_mul(D, b, &b) ||
+        !attn_add(a > b ? a : b, ATTN_WORKER_ROUND - 1, elements))
+        return 0;
+    *elements = *elements / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND;
+    return 1;
+}
+
+/* The own threads' buffers of a projected plan (plan.h): KT of *kt elements
+ * (B*T*D rounded up), VT as many in training, 4 slots of packed weights of
+ * *slot elements; *own in all, rounded up to ATTN_WORKER_ROUND. Every step
+ * checked: false on overflow. */
+static int own_buffer_elements(attn_shape s, int inference, size_t *kt, size_t *slot, size_t *own)
+{
+    size_t D, slots, transposes;
+    if (!attn_mul(s.NH, s.hs, &D) || !attn_mul3(s.B, s.T, D, kt) ||
+        !attn_add(*kt, ATTN_WORKER_ROUND - 1, kt))
+        return 0;
+    *kt = *kt / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND;
+    if (!attn_mul(inference ? 1 : 2, *kt, &transposes) ||
+        !packed_weight_elements(s.C, D, slot) || !attn_mul(4, *slot, &slots) ||
+        !attn_add(transposes, slots, own) || !attn_add(*own, ATTN_WORKER_ROUND - 1, own))
+        return 0;
+    *own = *own / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND; /* the workers start aligned */
+    return 1;
 }
 
 /* Element counts of every buffer; 0 for absent ones. False on overflow. */
@@ -93,20 +119,12 @@ static void *new_scratch(const attn_plan *plan, unsigned threads, size_t *own_el
     const attn_shape s = plan->shape;
     const size_t element_size = plan->dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
     const size_t workers = threads > 1 ? threads : 1;
-    size_t bytes, own = 0, kt = 0, slots, total;
+    size_t bytes, own = 0, kt = 0, slot, total;
     /* KT, VT and the packed weights: projected plans on own threads only */
-    if (threads > 0 && plan->kind == ATTN_PLAN_PROJECTED) {
-        /* B*T*NH*hs is an array size (create checked it) */
-        kt = (s.B * s.T * s.NH * s.hs + ATTN_WORKER_ROUND - 1) / ATTN_WORKER_ROUND *
-             ATTN_WORKER_ROUND;
-        const size_t transposes = plan->inference ? kt : 2 * kt;
-        if (!attn_mul(4, packed_weight_elements(s.C, s.NH * s.hs), &slots) ||
-            transposes < kt || !attn_add(transposes, slots, &own) ||
-            !attn_add(own, ATTN_WORKER_ROUND - 1, &own)) {
-            *status = ATTN_ERR_SIZE_OVERFLOW;
-            return NULL;
-        }
-        own = own / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND; /* the workers start aligned */
+    if (threads > 0 && plan->kind == ATTN_PLAN_PROJECTED &&
+        !own_buffer_elements(s, plan->inference, &kt, &slot, &own)) {
+        *status = ATTN_ERR_SIZE_OVERFLOW;
+        return NULL;
     }
     /* sdpa plans of many queries on own threads: K^T and V packed (and V^T
      * in training), sdpa_layout.h */
@@ -173,8 +191,12 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     const int tiled = !inference || takes_tiled_path(T, flags);
     const size_t element_size = dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
     size_t counts[ATTN_BUF_COUNT], offsets[ATTN_BUF_COUNT], arena_bytes, rows, D;
-    size_t X_bytes, W_bytes, out_bytes, pack_elements, worker_total;
+    size_t X_bytes, W_bytes, out_bytes, pack_elements, worker_total, kt, slot, own;
+    /* the own threads' buffers too (before any allocation: a plan may be
+     * set to own threads at any time), in elements and in bytes */
     if (!buffer_elements(shape, flags, counts) ||
+        !own_buffer_elements(shape, inference, &kt, &slot, &own) ||
+        !attn_mul(own, element_size, &own) ||
         !worker_elements(shape, tiled, &pack_elements, &worker_total) ||
         !attn_plan_layout(counts, element_size, offsets, &arena_bytes) || !attn_mul(B, T, &rows) ||
         !attn_mul(NH, hs, &D) || !attn_mul3(rows, C, element_size, &X_bytes) ||
@@ -192,7 +214,7 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     fields.tiled = tiled;
     fields.worker_elements = worker_total;
     fields.pack_elements = pack_elements;
-    fields.packed_slot_elements = packed_weight_elements(C, D);
+    fields.packed_slot_elements = slot;
     fields.shape = shape;
     fields.scale = scale > 0.0 ? scale : 1.0 / sqrt((double)hs);
     fields.causal = (flags & ATTN_CAUSAL) != 0;

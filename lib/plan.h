@@ -53,7 +53,9 @@ struct attn_plan {
     int tiled; /* an inference forward without weights takes the tiled path */
     attn_isa isa;
     int has_forward;    /* a forward has run and kept its state */
-    int forward_had_Wo; /* ... with an output projection */
+    /* ... on these X, Wq, Wk, Wv, Wo (NULL: none), as passed: its backward
+     * must be handed the same (FORWARD_MISMATCH) */
+    const void *forward_inputs[5];
     void *arena;
     size_t offset[ATTN_BUF_COUNT]; /* bytes into arena; ATTN_ABSENT if unused */
     unsigned threads_setting; /* attn_plan_set_threads's: ATTN_THREADS_AUTO, 0 or n */

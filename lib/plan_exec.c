@@ -74,8 +74,10 @@ attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, con
     FN(attn_forward_run)(&args, &engine);
     FN(plan_engine_done)(plan, &engine);
     if (!plan->inference) {
+        const void *inputs[] = {X, Wq, Wk, Wv, Wo};
         plan->has_forward = 1;
-        plan->forward_had_Wo = Wo != NULL;
+        for (size_t i = 0; i < ATTN_COUNT(inputs); i++)
+            plan->forward_inputs[i] = inputs[i];
     }
     return ATTN_OK;
 }
@@ -95,8 +97,12 @@ attn_status FN(attn_backward)(attn_plan *plan, const real *X, const real *Wq, co
         return ATTN_ERR_INFERENCE_PLAN;
     if (!plan->has_forward)
         return ATTN_ERR_NO_FORWARD;
-    if ((Wo != NULL) != plan->forward_had_Wo)
-        return ATTN_ERR_FORWARD_MISMATCH;
+    /* the forward's X and weights are read again, not kept: other arrays
+     * (a weight update between the two) would give wrong gradients */
+    const void *inputs[] = {X, Wq, Wk, Wv, Wo};
+    for (size_t i = 0; i < ATTN_COUNT(inputs); i++)
+        if (inputs[i] != plan->forward_inputs[i])
+            return ATTN_ERR_FORWARD_MISMATCH;
     attn_status status = FN(attn_validate_backward_aliasing)(plan->shape, &arrays);
     if (status != ATTN_OK)
         return status;

@@ -35,7 +35,7 @@ const char *attn_status_string(attn_status status)
     case ATTN_ERR_NO_FORWARD:
         return "backward on a plan that has run no forward";
     case ATTN_ERR_FORWARD_MISMATCH:
-        return "backward's Wo presence differs from the forward's";
+        return "backward given other X or weights (pointers, or Wo's presence) than its forward";
     case ATTN_ERR_BAD_THREADS:
         return "thread count above ATTN_MAX_THREADS";
     case ATTN_ERR_PLAN_KIND:

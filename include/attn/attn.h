@@ -17,7 +17,8 @@
  *    the BLAS integer range, then strides, then the scale, then overlap of
  *    outputs with inputs, then memory.
  *  - Softmax uses -INFINITY for masked entries. A row whose entries are all
- *    -INFINITY (or fully masked) yields weights 0 and output 0, never NaN.
+ *    -INFINITY (or fully masked) yields weights 0 and output 0, never NaN,
+ *    even where the values it would weigh (v, V = X Wv) hold Inf or NaN.
  *    A NaN anywhere in a row makes that row's results NaN (it is never
  *    silently dropped). Entries equal to +INFINITY share the row's weight
  *    equally and every finite entry gets 0.
@@ -61,8 +62,9 @@
  *   ATTN_ERR_DTYPE_MISMATCH  an _f32 call on an ATTN_F64 plan or the reverse
  *   ATTN_ERR_INFERENCE_PLAN  a backward on a plan created with ATTN_INFERENCE
  *   ATTN_ERR_NO_FORWARD      a backward on a plan that has run no forward
- *   ATTN_ERR_FORWARD_MISMATCH a backward whose Wo presence (NULL or not)
- *                            differs from the forward it differentiates
+ *   ATTN_ERR_FORWARD_MISMATCH a backward given other X, Wq, Wk, Wv or Wo
+ *                            pointers (Wo's presence included) than the
+ *                            forward it differentiates
  *   ATTN_ERR_BAD_THREADS     attn_plan_set_threads got more than
  *                            ATTN_MAX_THREADS threads (and not ATTN_THREADS_AUTO)
  *   ATTN_ERR_PLAN_KIND       a projected-plan call (attn_forward_*,
@@ -415,7 +417,11 @@ ATTN_API attn_status attn_sdpa_forward_f64(attn_plan *plan, const attn_sdpa_args
 
 /* The backward: dQ (with ldq), dK (ldk), dV (ldv) overwritten with the
  * gradients of sum(out * dout) (dout with ldo), from a->out and a->lse of
- * the forward of the same inputs. Errors: as the forward, NULL_POINTER
+ * the forward of the same inputs. The plan keeps nothing between the two
+ * calls, so nothing is checked against that forward: Q, K, V, the mask and
+ * key_lengths must hold the values that forward read, and out and lse the
+ * values it wrote (the same arrays, or copies); other values give wrong
+ * gradients, without an error. Errors: as the forward, NULL_POINTER
  * also for lse, dout, dQ, dK, dV, and INFERENCE_PLAN right after
  * DTYPE_MISMATCH; ALIASING for a gradient overlapping an input (out, lse
  * and dout included) or another gradient, by spans (dQ, dK, dV interleaved
@@ -493,11 +499,21 @@ ATTN_API attn_status attn_forward_f64(attn_plan *plan, const double *X, const do
                                       double *out, double *weights);
 
 /* Gradients of sum(out * dout) for the last forward on this plan: dX (B,T,C),
- * dWq, dWk, dWv (C,D), dWo (D,C), all overwritten. X and the weights must be
- * the arrays that forward used (they are read again, not copied by it).
+ * dWq, dWk, dWv (C,D), dWo (D,C), all overwritten. The forward keeps Q, K,
+ * V, the heads' outputs and each row's statistics, but not X and the
+ * weights: the backward reads them again. So X, Wq, Wk, Wv and Wo must be
+ * the very arrays that forward was given, holding the same values:
+ *   - the pointers are checked: any of the five differing from the
+ *     forward's (Wo NULL in one call and not in the other included) is
+ *     FORWARD_MISMATCH;
+ *   - the contents are the caller's promise, not checked: an array changed
+ *     in place between the two calls (a weight update before the backward)
+ *     gives gradients of neither the old nor the new values. Update the
+ *     weights after the backward, or run the forward again.
+ * dout may be any array.
  * Errors, in order: NULL_POINTER (plan, X, Wq, Wk, Wv, dout, dX, dWq, dWk,
  * dWv, and dWo when Wo is set), PLAN_KIND, DTYPE_MISMATCH, INFERENCE_PLAN, NO_FORWARD,
- * FORWARD_MISMATCH (Wo NULL now but not in the forward, or the reverse),
+ * FORWARD_MISMATCH (X, Wq, Wk, Wv or Wo other than the forward's),
  * ALIASING (a gradient overlapping an input or another gradient). */
 ATTN_API attn_status attn_backward_f32(attn_plan *plan, const float *X, const float *Wq,
                                        const float *Wk, const float *Wv, const float *Wo,

@@ -127,6 +127,14 @@ def test_plan_state_errors(rng):
         with pytest.raises(attn.PlanError) as info:
             plan.backward(X, Wq, Wk, Wv, None, dout)
         assert info.value.name == "ATTN_ERR_FORWARD_MISMATCH"
+        # other arrays than the forward's, even of the same values
+        for i in range(5):
+            args = [X, Wq, Wk, Wv, Wo]
+            args[i] = args[i].copy()
+            with pytest.raises(attn.PlanError) as info:
+                plan.backward(*args, dout)
+            assert info.value.name == "ATTN_ERR_FORWARD_MISMATCH"
+        plan.backward(X, Wq, Wk, Wv, Wo, dout)
     with attn.Plan(1, 3, 4, 2, dtype=np.float64, inference=True) as plan:
         plan.forward(X, Wq, Wk, Wv, Wo)
         with pytest.raises(attn.PlanError) as info:
@@ -246,3 +254,21 @@ def test_plan_reuses_gradients_across_calls(rng):
             for name, mine, want in zip(g._fields, g, fresh):
                 np.testing.assert_array_equal(mine, want, err_msg="%s, step %d" % (name, step))
             X = X + 0.1
+
+
+def test_backward_after_converting_forward(rng):
+    # float64 and strided inputs to a float32 plan are copied by the forward;
+    # the backward given the same objects uses those copies (the pointers
+    # attn_backward checks) and equals a backward on ready arrays
+    X = rng.standard_normal((2, 3, 4))
+    Ws = weights(rng, 4, 4, np.float64)
+    dout = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    Xs = np.asfortranarray(X.astype(np.float32))
+    with attn.Plan(2, 3, 4, 2, dtype=np.float32) as plan:
+        plan.forward(Xs, *Ws)
+        got = plan.backward(Xs, *Ws, dout)
+        ready = [X.astype(np.float32)] + [W.astype(np.float32) for W in Ws]
+        plan.forward(*ready)
+        want = plan.backward(*ready, dout)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)

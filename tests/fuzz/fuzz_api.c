@@ -38,8 +38,8 @@
  *      overflow of every array and of the workspace (the plan's arena as
  *      attn.h's "Memory:" paragraph lays it out), BLAS range, stride, scale,
  *      aliasing, and for plans dtype, flags, mismatch, inference, no
- *      forward, Wo presence; for sdpa calls attn.h's order: NULL, plan
- *      kind, dtype, inference, strides (a nonzero mask stride below what it
+ *      forward, the forward's inputs (their pointers); for sdpa calls
+ *      attn.h's order: NULL, plan kind, dtype, inference, strides (a nonzero mask stride below what it
  *      steps over, however large), extents, BLAS range of the row strides,
  *      key lengths, aliasing (key_lengths an input too)), predicted by an
  *      independent model here;
@@ -1495,8 +1495,8 @@ typedef struct plan_state {
     shape s;
     double scale;
     unsigned flags;
-    int has_forward, had_Wo;
-    kept k;
+    int has_forward;
+    kept k; /* the last forward's inputs: its backward must be given them */
 } plan_state;
 
 /* registers an existing array as an input argument (snapshot, compare) */
@@ -1549,7 +1549,6 @@ static void plan_forward_step(plan_state *ps, reader *r, const prec *cp, uint8_t
         return;
     if (!(ps->flags & ATTN_INFERENCE)) {
         ps->has_forward = 1;
-        ps->had_Wo = Wo != NULL;
         ps->k = (kept){X, Wq, Wk, Wv, Wo};
     }
     void *out2 = alloc(e.out), *w2 = with_weights ? alloc(e.weights) : NULL;
@@ -1603,8 +1602,9 @@ static void plan_backward_step(plan_state *ps, reader *r, const prec *cp, uint8_
         want = ATTN_ERR_INFERENCE_PLAN;
     } else if (!ps->has_forward) {
         want = ATTN_ERR_NO_FORWARD;
-    } else if ((Wo != NULL) != ps->had_Wo) {
-        want = ATTN_ERR_FORWARD_MISMATCH;
+    } else if (X != ps->k.X || in[1] != ps->k.Wq || in[2] != ps->k.Wk || in[3] != ps->k.Wv ||
+               Wo != ps->k.Wo) {
+        want = ATTN_ERR_FORWARD_MISMATCH; /* not the forward's arrays (Wo's presence too) */
     } else {
         const region ins[6] = {{X, e.x},     {in[1], e.w}, {in[2], e.w},
                                {in[3], e.w}, {Wo, e.w},    {dout, e.out}};

@@ -1,4 +1,10 @@
-/* The (precision, kernel set) states of the kernel suites (see test_common.h). */
+/* The (precision, kernel set) states of the kernel suites, and the skip of
+ * a registration for a kernel set the library does not run (see
+ * test_common.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "support/test_common.h"
 
 const isa_case isa_cases[2][ATTN_ISA_COUNT] = {
@@ -21,4 +27,23 @@ const isa_case *isa_case_enter(void **state)
         skip();
     }
     return c;
+}
+
+int isa_variant_skipped(int kernel_suite)
+{
+    const char *forced = getenv("ATTN_SIMD");
+    if (forced == NULL || forced[0] == '\0')
+        return 0;
+    if (strcmp(forced, attn_simd_name()) != 0) {
+        printf("skipped: ATTN_SIMD=%s, but the library runs the %s kernels here (the CPU or "
+               "the build lacks %s)\n",
+               forced, attn_simd_name(), forced);
+        return 1;
+    }
+    if (kernel_suite) { /* the cases "<isa>/<precision>/<test>" of this set */
+        static char pattern[64];
+        snprintf(pattern, sizeof pattern, "%s/*", forced);
+        cmocka_set_test_filter(pattern);
+    }
+    return 0;
 }

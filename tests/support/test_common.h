@@ -49,6 +49,19 @@ extern const isa_case isa_cases[2][ATTN_ISA_COUNT];
  * the CPU cannot run the kernel set or the library was built without it. */
 const isa_case *isa_case_enter(void **state);
 
+/* The exit status of a program that tested nothing here: ctest reports it as
+ * skipped (SKIP_RETURN_CODE, set on every registration). */
+#define TEST_SKIPPED 77
+
+/* For main() of every program registered per kernel set (<name>.<isa>, run
+ * with ATTN_SIMD=<isa>), before anything else: true, after printing why,
+ * when ATTN_SIMD names a kernel set that the library does not run here (the
+ * CPU or the build lacks it, or no such set exists): the program must then
+ * return TEST_SKIPPED rather than pass having tested another set. With
+ * kernel_suite set (the programs of ISA_CASES) the run is also restricted to
+ * the cases of that set. Without ATTN_SIMD: false, every case runs. */
+int isa_variant_skipped(int kernel_suite);
+
 /* the test_prec a PREC_CASES test runs with */
 #define TEST_PREC(state) ((const test_prec *)*(state))
 

@@ -100,6 +100,8 @@ static void scalar_kernels_exist(void **state)
 
 int main(void)
 {
+    if (isa_variant_skipped(0))
+        return TEST_SKIPPED;
     const struct CMUnitTest tests[] = {
         PLAIN_CASE(status_strings),
         PLAIN_CASE(version),

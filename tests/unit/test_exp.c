@@ -221,6 +221,8 @@ static void tails_and_in_place(void **state)
 
 int main(void)
 {
+    if (isa_variant_skipped(1))
+        return TEST_SKIPPED;
     const struct CMUnitTest tests[] = {
         ISA_CASES(dense_range),
         ISA_CASES(neighbourhoods),

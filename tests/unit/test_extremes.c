@@ -20,6 +20,9 @@
  *   head_score_overflow a head whose Q K^T products overflow to +-inf
  *                       (C = hs = 1, |x| = 2^(emax/2 + 4)): the same rules,
  *                       on the materialized, workspace and tiled paths.
+ *   masked_rows_nonfinite_v  heads whose every score is -inf while V is
+ *                       +inf, and a lookup whose v holds Inf and NaN: out
+ *                       exactly 0 (not 0 * Inf), on every path.
  *   integer_logits      heads with exact integer logits up to 1e4 and 1e6,
  *                       short (materialized) and T = 2100 (tiled), against
  *                       the reference.
@@ -58,6 +61,7 @@
  * precision.h.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "support/inputs.h"
@@ -221,6 +225,17 @@ static void scale_overflow(void **state)
     const double zeros[3] = {0, 0, 0};
     expect_exact(masked.weights, zeros, 3, "all -inf row: weights");
     expect_exact(masked.out, zeros, 2, "all -inf row: out");
+    /* ... even where v holds Inf and NaN (0, not 0 * Inf) */
+    const double v_bad[6] = {HUGE_VAL, NAN, -HUGE_VAL, 1, 2, 3};
+    lookup_run bad_v = lookup_with_weights(p, 1, 3, 1, 2, p->max, q_neg, k_pos, v_bad);
+    expect_exact(bad_v.weights, zeros, 3, "all -inf row, v not finite: weights");
+    expect_exact(bad_v.out, zeros, 2, "all -inf row, v not finite: out");
+    void *bad_out = typed_output(p, 2); /* without a weights buffer: the workspace */
+    check_true(p->lookup(1, 3, 1, 2, p->max, prec_typed(p, q_neg, 1), prec_typed(p, k_pos, 3),
+                         prec_typed(p, v_bad, 6), bad_out, NULL) == ATTN_OK,
+               "lookup without weights failed");
+    expect_exact(prec_doubles(p, bad_out, 2), zeros, 2,
+                 "all -inf row, v not finite, no weights buffer: out");
 
     /* scale 1e30 on exact integer scores: one-hot at the largest score (ties:
      * exactly 1/2 each), out exactly the chosen v row (or the exact mean) */
@@ -330,6 +345,46 @@ static void head_score_overflow(void **state)
                                "overflowing scores: weights, causal %d", causal);
         }
     }
+}
+
+/* Heads whose every score is -inf while V is +inf: X rows (big, big), Wq = I,
+ * Wk = -I, Wv = ((0, 0), (0, big)), so Q = (big, big), K = (-big, -big),
+ * each score -2 big^2 = -inf and each V row (0, big^2 = +inf). Every row is
+ * fully masked: weights 0 and out 0 exactly (attn.h), not 0 * Inf = NaN, on
+ * the materialized path (weights asked, and the score workspace), the tiled
+ * one, and a training forward. */
+static void masked_rows_nonfinite_v(void **state)
+{
+    const test_prec *p = TEST_PREC(state);
+    enum { T = 6, C = 2 };
+    const double big = ldexp(1.0, ilogb(p->max) / 2 + 5);
+    double X[T * C];
+    for (size_t j = 0; j < T * C; j++)
+        X[j] = big;
+    const double Wq[4] = {1, 0, 0, 1}, Wk[4] = {-1, 0, 0, -1}, Wv[4] = {0, 0, 0, big};
+    void *tX = prec_typed(p, X, T * C), *tWq = prec_typed(p, Wq, 4),
+         *tWk = prec_typed(p, Wk, 4), *tWv = prec_typed(p, Wv, 4);
+    double zeros[T * T] = {0};
+    for (int causal = 0; causal <= 1; causal++)
+        for (int path = 0; path < 4; path++) {
+            void *out = typed_output(p, T * C), *w = path == 0 ? typed_output(p, T * T) : NULL;
+            attn_status st;
+            if (path < 2) {
+                st = p->self_attention(1, T, C, C, causal, tX, tWq, tWk, tWv, out, w);
+            } else {
+                mha_shape s = {1, T, C, 1, C, 0.0, causal, 0};
+                attn_plan *plan = mha_plan(p, &s, path == 2 ? ATTN_INFERENCE | ATTN_TILED : 0u);
+                st = p->forward(plan, tX, tWq, tWk, tWv, NULL, out, NULL);
+            }
+            check_true(st == ATTN_OK, "path %d: %s", path, attn_status_string(st));
+            char what[96];
+            snprintf(what, sizeof what, "fully masked rows, V +inf: out, causal %d, path %d",
+                     causal, path);
+            expect_exact(prec_doubles(p, out, T * C), zeros, T * C, what);
+            if (w != NULL)
+                expect_exact(prec_doubles(p, w, T * T), zeros, T * T,
+                             "fully masked rows, V +inf: weights");
+        }
 }
 
 /* ---- exact integer logits up to 1e4 and 1e6 -------------------------------- */
@@ -765,12 +820,15 @@ static void causal_backward_nan_dout(void **state)
 
 int main(void)
 {
+    if (isa_variant_skipped(0))
+        return TEST_SKIPPED;
     const struct CMUnitTest tests[] = {
         MHA_PREC_CASES(large_logits),
         MHA_PREC_CASES(limit_inputs),
         MHA_PREC_CASES(scale_overflow),
         MHA_PREC_CASES(tiny_scale),
         MHA_PREC_CASES(head_score_overflow),
+        MHA_PREC_CASES(masked_rows_nonfinite_v),
         MHA_PREC_CASES(integer_logits),
         MHA_PREC_CASES(all_equal_rows),
         MHA_PREC_CASES(all_equal_heads),

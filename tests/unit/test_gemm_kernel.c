@@ -16,12 +16,21 @@
  * Products sharing op(A), with each op(B) packed by the product or packed
  * whole beforehand (the pack_b kernel, K block by K block), give the bytes of
  * the single products.
+ * beta is 0 or 1 only (kernels.h): in a debug build another beta stops the
+ * product and the triangular product (an assert: the child process that
+ * calls them ends by SIGABRT); Release builds compile the check out.
  * Shapes cover both of the kernel's paths: the unpacked one (small M*N*K)
  * and the packed one with every edge: M across MR and MC, N across NR and
  * NC, K across KC.
  */
+#define _POSIX_C_SOURCE 200809L /* fork, waitpid */
+
 #include <math.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "support/test_common.h"
 
@@ -224,12 +233,68 @@ static void shared_and_prepacked(void **state)
     }
 }
 
+#ifndef NDEBUG
+/* Whether fn(c) run in a child process ends by SIGABRT (an assert). */
+static int aborts(void (*fn)(const isa_case *), const isa_case *c)
+{
+    fflush(NULL);
+    const pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        fn(c);
+        _exit(0);
+    }
+    int status = 0;
+    assert_true(waitpid(pid, &status, 0) == pid);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+static void product_beta_half(const isa_case *c)
+{
+    const test_prec *p = c->prec;
+    const double one[4] = {1, 1, 1, 1};
+    void *A = prec_typed(p, one, 4), *B = prec_typed(p, one, 4), *C = prec_typed(p, one, 4);
+    void *pack = talloc(attn_gemm_pack_elements(2, 2, 2) * p->size + 64);
+    p->gemm(c->isa, 0, 0, 2, 2, 2, 1.0, A, 2, B, 2, 0.5, C, 2, pack);
+}
+
+static void lower_beta_half(const isa_case *c)
+{
+    const test_prec *p = c->prec;
+    const double one[4] = {1, 1, 1, 1};
+    void *A = prec_typed(p, one, 4), *B = prec_typed(p, one, 4), *C = prec_typed(p, one, 4);
+    void *pack = talloc(attn_gemm_pack_elements(2, 2, 2) * p->size + 64);
+    p->gemm_lower(c->isa, 2, 2, A, 2, B, 2, 0.5, C, 2, pack);
+}
+#endif
+
+/* beta is 0 or 1 (kernels.h; the products above use both): another value is
+ * a caller's error that debug builds stop at (an assert, SIGABRT), for the
+ * product and the triangular product; Release builds do not check. */
+static void beta_contract(void **state)
+{
+    const isa_case *c = isa_case_enter(state);
+#ifdef NDEBUG
+    (void)c;
+    print_message("  NDEBUG: the check of beta is compiled out of this build\n");
+#else
+    print_message("  (an assertion message from the child processes is expected)\n");
+    check_true(aborts(product_beta_half, c), "%s %s: the product took beta = 0.5",
+               attn_isa_name(c->isa), c->prec->name);
+    check_true(aborts(lower_beta_half, c), "%s %s: the triangular product took beta = 0.5",
+               attn_isa_name(c->isa), c->prec->name);
+#endif
+}
+
 int main(void)
 {
+    if (isa_variant_skipped(1))
+        return TEST_SKIPPED;
     const struct CMUnitTest tests[] = {
         ISA_CASES(products),
         ISA_CASES(lower_product),
         ISA_CASES(shared_and_prepacked),
+        ISA_CASES(beta_contract),
     };
     return cmocka_run_group_tests_name("own matrix-product kernels", tests, NULL, NULL);
 }

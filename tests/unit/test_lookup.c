@@ -157,6 +157,8 @@ static void aliased_inputs(void **state)
 
 int main(void)
 {
+    if (isa_variant_skipped(0))
+        return TEST_SKIPPED;
     const struct CMUnitTest tests[] = {
         PREC_CASES(random_shapes),
         PREC_CASES(long_keys),

@@ -4,7 +4,8 @@
  * case, in both precisions.
  *   - attn_plan_create: NULL plan pointer, BAD_DTYPE, BAD_FLAGS (unknown
  *     bits, ATTN_MATERIALIZED with ATTN_TILED), ZERO_DIMENSION for each
- *     dimension, SIZE_OVERFLOW for each array and for the workspace alone,
+ *     dimension, SIZE_OVERFLOW for each array, for the workspace alone and
+ *     for the own threads' packed weights alone (before any allocation),
  *     BLAS_RANGE, BAD_SCALE (NaN, +-inf, beyond the precision's largest
  *     value), the documented order where two coincide, OUT_OF_MEMORY at each
  *     of its allocations (alone and with all later ones failing); *plan is
@@ -16,7 +17,9 @@
  *     (B,T,D) without; the order NULL, DTYPE_MISMATCH, ALIASING.
  *   - attn_backward_*: NULL for each pointer (dWo only with Wo),
  *     DTYPE_MISMATCH, INFERENCE_PLAN, NO_FORWARD (before any forward, and
- *     after a forward that failed validation), FORWARD_MISMATCH both ways,
+ *     after a forward that failed validation), FORWARD_MISMATCH both ways
+ *     for Wo's presence and for each of X, Wq, Wk, Wv, Wo not being the
+ *     forward's array (moved by one element, swapped),
  *     ALIASING for each gradient against each input and each other gradient
  *     (dWo ignored without Wo); the documented order.
  *   - attn_mha_forward_* / attn_mha_backward_*: NULL, ZERO_DIMENSION,
@@ -188,6 +191,13 @@ static void create_sizes_and_scale(void **state)
     /* each array fits (X: 2^62 bytes), the four (B,T,D) buffers together do not */
     CREATE_CASE(ATTN_ERR_SIZE_OVERFLOW, "workspace total only",
                 c_.B = ((size_t)1 << 62) / p->size; c_.T = 1; c_.C = 1; c_.NH = 1; c_.hs = 1;
+                c_.flags = ATTN_INFERENCE);
+    /* C = hs = INT_MAX, in the BLAS range: in f32 every array fits (W: 2^64 -
+     * 2^34 bytes), but the own threads' 4 slots of packed weights, 4 C (D +
+     * 64) elements, do not: SIZE_OVERFLOW from the creation, before any
+     * allocation (in f64 W itself overflows) */
+    CREATE_CASE(ATTN_ERR_SIZE_OVERFLOW, "packed weights of the own threads only",
+                c_.B = 1; c_.T = 1; c_.C = INT_MAX; c_.NH = 1; c_.hs = INT_MAX;
                 c_.flags = ATTN_INFERENCE);
     CREATE_CASE(ATTN_ERR_BLAS_RANGE, "B*T > INT_MAX", c_.B = (size_t)1 << 16;
                 c_.T = (size_t)1 << 16; c_.C = 1; c_.NH = 1; c_.hs = 1);
@@ -468,18 +478,31 @@ static attn_status backward_run(backward_call c)
 #define BACKWARD_CASE(...) \
     ARENA_CASE(backward_call, backward_default, backward_run, "backward", __VA_ARGS__)
 
-/* A plan of the plan shape that has run one forward (on zeros) with or
- * without Wo. */
-static attn_plan *forwarded(const arena *a, unsigned flags, int with_Wo)
+/* A plan of the plan shape that has run one forward (on zeros) with the
+ * inputs of backward_default, with or without Wo, or with those of `inputs`
+ * when not NULL (X, Wq, Wk, Wv, Wo). */
+static attn_plan *forwarded_on(const arena *a, unsigned flags, int with_Wo,
+                               const backward_call *inputs)
 {
     attn_plan *plan = mha_plan(a->p, &plan_shape, flags);
     memset(a->base, 0, a->bytes);
     forward_call c = forward_default(a, plan);
     c.Wo = with_Wo ? c.Wo : NULL;
+    if (inputs != NULL) {
+        c.X = inputs->X;
+        c.Wq = inputs->Wq;
+        c.Wk = inputs->Wk;
+        c.Wv = inputs->Wv;
+        c.Wo = inputs->Wo;
+    }
     c.weights = NULL;
     attn_status st = forward_run(c);
     check_true(st == ATTN_OK, "forward before the backward cases: %s", attn_status_string(st));
     return plan;
+}
+static attn_plan *forwarded(const arena *a, unsigned flags, int with_Wo)
+{
+    return forwarded_on(a, flags, with_Wo, NULL);
 }
 
 static void backward_errors(void **state)
@@ -512,6 +535,21 @@ static void backward_errors(void **state)
                   c_.Wo = NULL; c_.dX = at(&a, S_X, 0));
     BACKWARD_CASE(with_Wo, ATTN_ERR_DTYPE_MISMATCH, "DTYPE_MISMATCH before FORWARD_MISMATCH",
                   c_.via = p->other; c_.Wo = NULL);
+    /* FORWARD_MISMATCH for each input that is not the forward's array (one
+     * element further on, or another input's array) */
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(what, sizeof what, "%s moved by one element", backward_args[i]);
+        BACKWARD_CASE(with_Wo, ATTN_ERR_FORWARD_MISMATCH, what,
+                      *backward_arg(&c_, i) = (char *)*backward_arg(&c_, i) + p->size);
+    }
+    BACKWARD_CASE(with_Wo, ATTN_ERR_FORWARD_MISMATCH, "Wq and Wk swapped",
+                  void *wq_ = c_.Wq; c_.Wq = c_.Wk; c_.Wk = wq_);
+    BACKWARD_CASE(without_Wo, ATTN_ERR_FORWARD_MISMATCH, "Wv moved, without Wo",
+                  c_.Wo = NULL; c_.dWo = NULL; c_.Wv = at(&a, S_WO, 0));
+    BACKWARD_CASE(with_Wo, ATTN_ERR_FORWARD_MISMATCH, "moved X before ALIASING",
+                  c_.X = at(&a, S_X, 1); c_.dX = at(&a, S_X, 0));
+    BACKWARD_CASE(with_Wo, ATTN_ERR_NULL_POINTER, "NULL X before FORWARD_MISMATCH",
+                  c_.X = NULL; c_.Wq = at(&a, S_WQ, 1));
     /* aliasing: each gradient against each input, and the gradients */
     const int gradients[] = {S_DX, S_DWQ, S_DWK, S_DWV, S_DWO};
     const int inputs[] = {S_X, S_WQ, S_WK, S_WV, S_WO, S_DOUT};
@@ -531,13 +569,19 @@ static void backward_errors(void **state)
     }
     BACKWARD_CASE(with_Wo, ATTN_ERR_ALIASING, "dX starts at dout's last element",
                   c_.dX = at(&a, S_DOUT, N_BTC - 1));
-    BACKWARD_CASE(with_Wo, ATTN_ERR_ALIASING, "X starts at dX's last element",
-                  c_.X = at(&a, S_DX, N_BTC - 1));
+    backward_call moved = backward_default(&a, NULL);
+    moved.X = at(&a, S_DX, N_BTC - 1);
+    attn_plan *X_in_dX = forwarded_on(&a, 0u, 1, &moved);
+    BACKWARD_CASE(X_in_dX, ATTN_ERR_ALIASING, "X starts at dX's last element",
+                  c_.X = moved.X);
     /* dout (B,T,C) with Wo, (B,T,D) without: dX right after 24 elements */
     BACKWARD_CASE(with_Wo, ATTN_OK, "dX touches dout (B,T,C)", c_.dX = at(&a, S_DOUT, N_BTC));
     BACKWARD_CASE(without_Wo, ATTN_ERR_ALIASING, "dX inside dout (B,T,D)", c_.Wo = NULL;
                   c_.dWo = NULL; c_.dX = at(&a, S_DOUT, N_BTC));
-    BACKWARD_CASE(with_Wo, ATTN_OK, "inputs shared (Wq == Wk == Wv == Wo == dout)",
+    backward_call shared = backward_default(&a, NULL);
+    shared.Wk = shared.Wv = shared.Wo = shared.Wq;
+    attn_plan *shared_W = forwarded_on(&a, 0u, 1, &shared);
+    BACKWARD_CASE(shared_W, ATTN_OK, "inputs shared (Wq == Wk == Wv == Wo == dout)",
                   c_.Wk = c_.Wq; c_.Wv = c_.Wq; c_.Wo = c_.Wq; c_.dout = c_.Wq);
     /* without Wo, dWo is ignored: even one aliasing X is no error, and X
      * (like every input) is left as it was */

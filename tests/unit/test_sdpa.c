@@ -2251,6 +2251,8 @@ static void huge_scores_backward(void **state)
 
 int main(void)
 {
+    if (isa_variant_skipped(0))
+        return TEST_SKIPPED;
     under_valgrind = valgrind_detected();
     const struct CMUnitTest tests[] = {
         SDPA_CASE("heads", heads, NULL),

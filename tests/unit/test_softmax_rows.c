@@ -106,6 +106,8 @@ static void special_rows(void **state)
 
 int main(void)
 {
+    if (isa_variant_skipped(0))
+        return TEST_SKIPPED;
     const struct CMUnitTest tests[] = {
         PREC_CASES(random_shapes),
         PREC_CASES(special_rows),

@@ -186,6 +186,11 @@ class Plan(_PlanBase):
         # set in place keeps the byte count), so a later backward writes them
         # without checking again.
         self._grads_seen, self._grads_at = None, None
+        # The last training forward's inputs as the caller gave them and as
+        # they were passed to C (the same arrays, or converted copies, which
+        # this keeps alive): the backward passes those same arrays again,
+        # since attn_backward refuses other pointers (FORWARD_MISMATCH).
+        self._kept = None
         if threads is not None:
             self.set_threads(threads)
 
@@ -235,7 +240,11 @@ class Plan(_PlanBase):
                                    _addressof(_from_buffer(out)), None)
             if status:
                 check(status, self._fwd_name)
+            if not self.inference:
+                given = (X, Wq, Wk, Wv, Wo)
+                self._kept = (given, given)
             return out
+        given = (X, Wq, Wk, Wv, Wo)
         X, (Wq, Wk, Wv, Wo) = self._inputs(X, Wq, Wk, Wv, Wo)
         out = output(out, (self.B, self.T, self.C if Wo is not None else self.D), self.dtype)
         want_w = return_weights or weights is not None
@@ -245,15 +254,26 @@ class Plan(_PlanBase):
             check(self._fwd(self._handle(), address(X), address(Wq), address(Wk), address(Wv),
                             None if Wo is None else address(Wo), address(out),
                             address(weights) if want_w else None), self._fwd_name)
+        if not self.inference:
+            self._kept = (given, (X, Wq, Wk, Wv, Wo))
         return (out, weights) if want_w else out
 
     def backward(self, X, Wq, Wk, Wv, Wo, dout, *, grads=None):
         """attn_backward for the last forward (same X and weights): Gradients.
 
+        X, Wq, Wk, Wv and Wo must be the objects given to that forward (where
+        it converted one, its copy is used again), holding the same values:
+        other objects are ATTN_ERR_FORWARD_MISMATCH (PlanError); values
+        changed in place between the two calls give wrong gradients.
+
         grads: a Gradients whose arrays (dX (B,T,C), dWq, dWk, dWv (C,D), dWo
         (D,C), or None without Wo) are written in place instead of new ones;
         each must be exactly right (dtype, shape, C-contiguous, writeable)."""
         dt = self.dtype
+        kept = self._kept
+        if kept is not None and kept[0] is not kept[1]:  # the forward converted: its copies
+            X, Wq, Wk, Wv, Wo = (passed if arg is given else arg for arg, given, passed
+                                 in zip((X, Wq, Wk, Wv, Wo), kept[0], kept[1]))
         out_shape = self._out_shapes[Wo is not None]
         if grads is None:
             ws = self._w_shape
