@@ -11,6 +11,12 @@
 #                               sweep when no ARGS are given)
 #   ./attn.sh asan              deps + configure, build and test `debug-asan`
 #                               (AddressSanitizer + UndefinedBehaviorSanitizer)
+#   ./attn.sh cross-deps        install what the AArch64 cross build needs
+#                               (Debian: the arm64 architecture added if
+#                               absent, the cross gcc, qemu-user, arm64's
+#                               OpenBLAS and cmocka); only what is missing
+#   ./attn.sh cross             cross-deps + configure, build and test the
+#                               `aarch64` preset (tests under qemu-aarch64)
 #   ./attn.sh peers [--upgrade] optional: PyTorch 2.x, NumPy 2 and threadpoolctl
 #                               from PyPI in the venv .venv-peers, which
 #                               attn-bench's peers use by default (torch's wheel
@@ -67,6 +73,17 @@ readonly DEB_PACKAGES=(
   libclang-rt-14-dev
 )
 
+# What the AArch64 cross build (cmake/toolchains/aarch64-linux-gnu.cmake,
+# preset aarch64) needs: the cross compiler and C library, qemu-user to run
+# the tests, and the arm64 (multiarch) OpenBLAS and cmocka it links.
+readonly CROSS_DEB_PACKAGES=(
+  gcc-aarch64-linux-gnu
+  libc6-dev-arm64-cross
+  qemu-user
+  libopenblas-dev:arm64
+  libcmocka-dev:arm64
+)
+
 : "${CMAKE_BUILD_PARALLEL_LEVEL:=$(nproc 2>/dev/null || echo 2)}"
 : "${CTEST_PARALLEL_LEVEL:=$(nproc 2>/dev/null || echo 2)}"
 export CMAKE_BUILD_PARALLEL_LEVEL CTEST_PARALLEL_LEVEL
@@ -79,33 +96,46 @@ usage() {
   awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
 }
 
-# Prints the packages of DEB_PACKAGES that dpkg does not report installed.
+# Prints the packages given (default: DEB_PACKAGES) that dpkg does not report
+# installed.
 missing_deb_packages() {
   local pkg
-  for pkg in "${DEB_PACKAGES[@]}"; do
+  (($# > 0)) || set -- "${DEB_PACKAGES[@]}"
+  for pkg in "$@"; do
     if [[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null)" != ii* ]]; then
       printf '%s\n' "$pkg"
     fi
   done
 }
 
+# The command prefix for root's commands: nothing as root, else sudo.
+as_root() {
+  if ((EUID == 0)); then
+    "$@"
+  else
+    command -v sudo >/dev/null 2>&1 || die "not root and no sudo: run $* as root"
+    sudo "$@"
+  fi
+}
+
+# apt_install PKG...: installs the missing ones of PKG... (apt-get update
+# first); says so when none is missing.
+apt_install() {
+  local missing
+  mapfile -t missing < <(missing_deb_packages "$@")
+  if ((${#missing[@]} == 0)); then
+    say "Debian packages: all installed"
+    return 0
+  fi
+  say "installing: ${missing[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+}
+
 cmd_deps() {
   if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-    local missing
-    mapfile -t missing < <(missing_deb_packages)
-    if ((${#missing[@]} == 0)); then
-      say "Debian packages: all installed"
-    else
-      local sudo=()
-      if ((EUID != 0)); then
-        command -v sudo >/dev/null 2>&1 || die "not root and no sudo: install ${missing[*]} as root"
-        sudo=(sudo)
-      fi
-      say "installing: ${missing[*]}"
-      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null
-      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
-    fi
+    apt_install "${DEB_PACKAGES[@]}"
   else
     say "no dpkg/apt-get here: not installing system packages; need a C11 compiler," \
       "cmake >= 3.25, pkg-config, OpenBLAS (cblas), LAPACKE, cmocka, python3 + numpy + matplotlib"
@@ -188,6 +218,31 @@ cmd_asan() {
   ctest --preset debug-asan
 }
 
+# The AArch64 cross build's packages (Debian only): arm64 added to dpkg's
+# foreign architectures when absent (then apt-get update sees its lists),
+# then the missing ones of CROSS_DEB_PACKAGES.
+cmd_cross_deps() {
+  command -v dpkg >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 \
+    || die "cross-deps needs Debian's dpkg and apt-get; elsewhere install an aarch64-linux-gnu" \
+      "gcc and C library, qemu-aarch64, and arm64 builds of OpenBLAS and cmocka"
+  if [[ "$(dpkg --print-architecture)" != arm64 ]] \
+    && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    say "adding the arm64 architecture to dpkg"
+    as_root dpkg --add-architecture arm64
+  fi
+  apt_install "${CROSS_DEB_PACKAGES[@]}"
+  local tool
+  for tool in aarch64-linux-gnu-gcc qemu-aarch64; do
+    command -v "$tool" >/dev/null 2>&1 || die "$tool not found on PATH"
+  done
+}
+
+cmd_cross() {
+  cmd_cross_deps
+  build_preset aarch64
+  ctest --preset aarch64
+}
+
 # The venv of attn-bench's python peers (bench/peers/): attn-bench tries
 # <source dir>/.venv-peers/bin/python first for them (--python,
 # --torch-python). PyPI's torch 2.x is the reference PyTorch peer
@@ -246,6 +301,8 @@ main() {
     python) cmd_python "$@" ;;
     bench) cmd_bench "$@" ;;
     asan) cmd_asan ;;
+    cross-deps) cmd_cross_deps ;;
+    cross) cmd_cross ;;
     peers) cmd_peers "$@" ;;
     -h | --help | help) usage ;;
     "") usage >&2; exit 2 ;;

@@ -1,12 +1,20 @@
 /*
  * Run-time choice of the softmax kernel set. The CPU is asked once per
  * process (pthread_once); the result never changes afterwards, so it is
- * constant state, not mutable global state. ATTN_SIMD=scalar|avx2|avx512
+ * constant state, not mutable global state. ATTN_SIMD=scalar|avx2|avx512|neon
  * forces a set, but never one the CPU cannot run.
+ *
+ * Which sets exist depends on the target: the scalar set everywhere, AVX2
+ * and AVX-512 on x86-64, NEON on AArch64 (lib/CMakeLists.txt compiles only
+ * those). The tables hold NULL for a set not built here, and
+ * attn_isa_supported says 0 for it, so it is never chosen.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 
 #include <attn/attn.h>
 
@@ -82,10 +90,28 @@
                                     size_t ldp, const double *B, size_t ldb, double *C,       \
                                     size_t ldc);
 ATTN_DECLARE_KERNELS(scalar)
+/* ATTN_ON_X86(name) / ATTN_ON_ARM(name): a set's kernel where it is built,
+ * else NULL. */
+#if defined(__x86_64__)
 ATTN_DECLARE_KERNELS(avx2)
 ATTN_DECLARE_KERNELS(avx512)
+#define ATTN_ON_X86(name) name
+#else
+#define ATTN_ON_X86(name) NULL
+#endif
+#if defined(__aarch64__)
+ATTN_DECLARE_KERNELS(neon)
+#define ATTN_ON_ARM(name) name
+#else
+#define ATTN_ON_ARM(name) NULL
+#endif
 
-static const char *const isa_names[ATTN_ISA_COUNT] = {"scalar", "avx2", "avx512"};
+static const char *const isa_names[ATTN_ISA_COUNT] = {
+    [ATTN_ISA_SCALAR] = "scalar",
+    [ATTN_ISA_AVX2] = "avx2",
+    [ATTN_ISA_AVX512] = "avx512",
+    [ATTN_ISA_NEON] = "neon",
+};
 
 static int valid(attn_isa isa)
 {
@@ -93,10 +119,14 @@ static int valid(attn_isa isa)
 }
 
 /* The kernel `prefix` of every kernel set, in a table, and its getter
- * prefix_kernel_f32 / _f64 (kernels.h): NULL for a value outside attn_isa. */
+ * prefix_kernel_f32 / _f64 (kernels.h): NULL for a value outside attn_isa
+ * and for a set not built on this architecture. */
 #define ATTN_KERNEL_TABLE(prefix, precision)                                                \
     static const prefix##_##precision##_fn prefix##_##precision##_table[ATTN_ISA_COUNT] = { \
-        prefix##_scalar_##precision, prefix##_avx2_##precision, prefix##_avx512_##precision}; \
+        [ATTN_ISA_SCALAR] = prefix##_scalar_##precision,                                    \
+        [ATTN_ISA_AVX2] = ATTN_ON_X86(prefix##_avx2_##precision),                           \
+        [ATTN_ISA_AVX512] = ATTN_ON_X86(prefix##_avx512_##precision),                       \
+        [ATTN_ISA_NEON] = ATTN_ON_ARM(prefix##_neon_##precision)};                          \
     prefix##_##precision##_fn prefix##_kernel_##precision(attn_isa isa)                     \
     {                                                                                       \
         return valid(isa) ? prefix##_##precision##_table[isa] : NULL;                       \
@@ -121,12 +151,22 @@ int attn_isa_supported(attn_isa isa)
     switch (isa) {
     case ATTN_ISA_SCALAR:
         return 1;
+#if defined(__x86_64__)
     case ATTN_ISA_AVX2:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case ATTN_ISA_AVX512:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+#endif
+#if defined(__aarch64__)
+    case ATTN_ISA_NEON: /* baseline on AArch64; the kernel says so too where it can */
+#if defined(__linux__) && defined(HWCAP_ASIMD)
+        return (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0;
+#else
+        return 1;
+#endif
+#endif
     default:
         return 0;
     }
@@ -152,7 +192,8 @@ static void choose_isa(void)
     const char *forced = getenv("ATTN_SIMD");
     if (forced != NULL) {
         for (int isa = 0; isa < ATTN_ISA_COUNT; isa++)
-            if (strcmp(forced, isa_names[isa]) == 0 && isa <= (int)best)
+            if (strcmp(forced, isa_names[isa]) == 0 && isa <= (int)best &&
+                attn_isa_supported((attn_isa)isa))
                 best = (attn_isa)isa;
     }
     chosen_isa = best;

@@ -1,27 +1,34 @@
 /*
  * Internal interface of the kernels: one portable scalar set and one per
- * SIMD instruction set, all generated from lib/softmax_kernel.inc.c and
- * lib/gemm_kernel.inc.c (instantiated by kernels_<isa>.c), selected at run
- * time. Not installed; tests reach it through the static
- * library.
+ * SIMD instruction set, all generated from lib/softmax_kernel.inc.c,
+ * lib/gemm_kernel.inc.c and lib/rows_kernel.inc.c (instantiated by
+ * kernels_<isa>.c), selected at run time. Only the sets of the target
+ * architecture are built (scalar everywhere; AVX2 and AVX-512 on x86-64;
+ * NEON on AArch64): the getters below return NULL for the others, which
+ * attn_isa_supported reports unsupported. Not installed; tests reach it
+ * through the static library.
  */
 #ifndef ATTN_KERNELS_H
 #define ATTN_KERNELS_H
 
 #include <stddef.h>
 
+/* In order of preference within an architecture: the highest supported
+ * value is the default. */
 typedef enum attn_isa {
     ATTN_ISA_SCALAR = 0,
-    ATTN_ISA_AVX2 = 1,   /* AVX2 + FMA */
-    ATTN_ISA_AVX512 = 2, /* AVX-512F + FMA */
-    ATTN_ISA_COUNT = 3
+    ATTN_ISA_AVX2 = 1,   /* AVX2 + FMA; x86-64 builds only */
+    ATTN_ISA_AVX512 = 2, /* AVX-512F + FMA; x86-64 builds only */
+    ATTN_ISA_NEON = 3,   /* AArch64 Advanced SIMD; AArch64 builds only */
+    ATTN_ISA_COUNT = 4
 } attn_isa;
 
-/* Whether this CPU (and OS) can run kernels of `isa`. */
+/* Whether this build has the kernels of `isa` and this CPU (and OS) can run
+ * them. */
 int attn_isa_supported(attn_isa isa);
 
 /* The kernel set this process uses: the best supported one, or the one named
- * by ATTN_SIMD (scalar|avx2|avx512) when the CPU supports it. Decided once. */
+ * by ATTN_SIMD (scalar|avx2|avx512|neon) when it is supported. Decided once. */
 attn_isa attn_isa_active(void);
 
 const char *attn_isa_name(attn_isa isa);
@@ -283,7 +290,8 @@ typedef attn_rows_axpy_f64_fn attn_rows_axpy_fn;
 #endif
 #endif
 
-/* The row kernel of `isa`; NULL for a value outside attn_isa. */
+/* The row kernel of `isa`; NULL for a value outside attn_isa and for a set
+ * not built on this architecture. */
 attn_softmax_row_f32_fn attn_softmax_row_kernel_f32(attn_isa isa);
 attn_softmax_row_f64_fn attn_softmax_row_kernel_f64(attn_isa isa);
 attn_softmax_online_f32_fn attn_softmax_online_kernel_f32(attn_isa isa);

@@ -46,6 +46,8 @@ static int spin_until(int (*done)(const void *), const void *context)
             return 0;
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
 #endif
     }
 }

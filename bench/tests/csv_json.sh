@@ -31,7 +31,7 @@ m = d["machine"]
 for key in ("cpu_model", "cpu_simd_flags", "cpus_online", "simd_kernel", "blas_config",
             "blas_core", "blas_threads_at_start", "compiler", "compile_flags", "build_type"):
     assert key in m, key
-assert m["simd_kernel"] in ("scalar", "avx2", "avx512"), m["simd_kernel"]
+assert m["simd_kernel"] in ("scalar", "avx2", "avx512", "neon"), m["simd_kernel"]
 assert [c["gemm"] for c in d["ceiling"]] == ["sgemm", "dgemm"], d["ceiling"]
 assert all(c["gflops"] > 0 for c in d["ceiling"])
 assert [p["name"] for p in d["peers"]] == ["naive", "numpy", "numpy32", "torch", "python"]

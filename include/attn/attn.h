@@ -36,9 +36,10 @@
  *    whatever OPENBLAS_NUM_THREADS says), on BLAS threads for a given BLAS
  *    thread count and BLAS kernel; not across kernel sets, BLAS libraries
  *    or BLAS thread counts (docs/api.md, "Determinism").
- *  - The softmax kernel (AVX-512, AVX2 or portable scalar) is chosen once per
- *    process from the CPU; the environment variable ATTN_SIMD=scalar|avx2|
- *    avx512, read at that moment, can force a kernel the CPU supports.
+ *  - The softmax kernel (AVX-512 or AVX2 on x86-64, NEON on AArch64, or
+ *    portable scalar) is chosen once per process from the CPU; the
+ *    environment variable ATTN_SIMD=scalar|avx2|avx512|neon, read at that
+ *    moment, can force a kernel the build and the CPU support.
  *
  * Errors (attn_status)
  * --------------------
@@ -132,7 +133,7 @@ ATTN_API const char *attn_status_string(attn_status status);
 ATTN_API unsigned attn_version_number(void);
 ATTN_API const char *attn_version_string(void);
 
-/* Name of the softmax kernel this process uses: "avx512", "avx2" or
+/* Name of the softmax kernel this process uses: "avx512", "avx2", "neon" or
  * "scalar". Never NULL. */
 ATTN_API const char *attn_simd_name(void);
 
@@ -280,7 +281,7 @@ ATTN_API void attn_plan_destroy(attn_plan *plan);
  *   threads = ATTN_THREADS_AUTO (every plan starts so; the one-shot calls
  *     run so): the engine that measured faster on CPUs like this one, on
  *     every CPU the process may run on. With a SIMD kernel set (AVX-512,
- *     AVX2) that is attn's own engine (below) on the process's shared
+ *     AVX2, NEON) that is attn's own engine (below) on the process's shared
  *     threads: one per CPU of sched_getaffinity at the first call that
  *     needs them, started once and kept for the life of the process (or of
  *     the library), used by one call at a time; a call that finds them busy

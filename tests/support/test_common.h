@@ -36,14 +36,17 @@ typedef struct isa_case {
 /* [precision (0 f32, 1 f64)][isa] */
 extern const isa_case isa_cases[2][ATTN_ISA_COUNT];
 
-/* ISA_CASES(fn) registers fn once per precision and kernel set. */
+/* ISA_CASES(fn) registers fn once per precision and kernel set (those of
+ * another architecture are skipped by isa_case_enter). */
 #define ISA_CASES(fn)                                                      \
     CASE_WITH_STATE("scalar/f32/" #fn, fn, &isa_cases[0][ATTN_ISA_SCALAR]), \
     CASE_WITH_STATE("avx2/f32/" #fn, fn, &isa_cases[0][ATTN_ISA_AVX2]),     \
     CASE_WITH_STATE("avx512/f32/" #fn, fn, &isa_cases[0][ATTN_ISA_AVX512]), \
+    CASE_WITH_STATE("neon/f32/" #fn, fn, &isa_cases[0][ATTN_ISA_NEON]),     \
     CASE_WITH_STATE("scalar/f64/" #fn, fn, &isa_cases[1][ATTN_ISA_SCALAR]), \
     CASE_WITH_STATE("avx2/f64/" #fn, fn, &isa_cases[1][ATTN_ISA_AVX2]),     \
-    CASE_WITH_STATE("avx512/f64/" #fn, fn, &isa_cases[1][ATTN_ISA_AVX512])
+    CASE_WITH_STATE("avx512/f64/" #fn, fn, &isa_cases[1][ATTN_ISA_AVX512]), \
+    CASE_WITH_STATE("neon/f64/" #fn, fn, &isa_cases[1][ATTN_ISA_NEON])
 
 /* The isa_case of an ISA_CASES test; skips the test (with a message) when
  * the CPU cannot run the kernel set or the library was built without it. */

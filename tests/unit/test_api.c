@@ -8,10 +8,13 @@
  *     negative ones included;
  *   - attn_version_number() == ATTN_VERSION_NUMBER and attn_version_string()
  *     equals ATTN_VERSION_STRING (the header and the linked library agree);
- *   - attn_simd_name() is "avx512", "avx2" or "scalar", equals the name of the
- *     active kernel set, and honours ATTN_SIMD when the CPU supports the
- *     requested set (ctest runs this program once per ATTN_SIMD value);
- *   - the scalar kernels always exist and are always supported.
+ *   - attn_simd_name() is "avx512", "avx2", "neon" or "scalar", equals the
+ *     name of the active kernel set, and honours ATTN_SIMD when the CPU
+ *     supports the requested set (ctest runs this program once per ATTN_SIMD
+ *     value);
+ *   - the scalar kernels always exist and are always supported; every
+ *     supported set has its kernels (a set of another architecture has none
+ *     and is unsupported).
  * No tolerances: every check is an exact comparison.
  */
 #include <stdlib.h>
@@ -69,7 +72,7 @@ static void simd_name(void **state)
     const char *name = attn_simd_name();
     check_true(name != NULL, "attn_simd_name() is NULL");
     check_true(strcmp(name, "avx512") == 0 || strcmp(name, "avx2") == 0 ||
-                   strcmp(name, "scalar") == 0,
+                   strcmp(name, "neon") == 0 || strcmp(name, "scalar") == 0,
                "attn_simd_name() = \"%s\"", name);
     attn_isa active = attn_isa_active();
     check_true(attn_isa_supported(active), "active kernel set %d unsupported", (int)active);
@@ -98,6 +101,26 @@ static void scalar_kernels_exist(void **state)
     check_true(attn_exp_kernel_f64(ATTN_ISA_SCALAR) != NULL, "no scalar f64 exp");
 }
 
+/* A supported set has every kernel; one without kernels (not built for this
+ * architecture) is not supported. */
+static void supported_sets_have_kernels(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ATTN_ISA_COUNT; i++) {
+        const attn_isa isa = (attn_isa)i;
+        const int built = attn_softmax_row_kernel_f32(isa) != NULL &&
+                          attn_softmax_rows_kernel_f64(isa) != NULL &&
+                          attn_gemm_kernel_f32(isa) != NULL && attn_gemm_kernel_f64(isa) != NULL &&
+                          attn_rows_axpy_kernel_f32(isa) != NULL &&
+                          attn_gemm_panel_kernel_f64(isa) != NULL;
+        print_message("  %s: %s\n", attn_isa_name(isa),
+                      attn_isa_supported(isa) ? "supported" : built ? "built, unsupported"
+                                                                    : "not built");
+        if (attn_isa_supported(isa))
+            check_true(built, "%s is supported but lacks kernels", attn_isa_name(isa));
+    }
+}
+
 int main(void)
 {
     if (isa_variant_skipped(0))
@@ -107,6 +130,7 @@ int main(void)
         PLAIN_CASE(version),
         PLAIN_CASE(simd_name),
         PLAIN_CASE(scalar_kernels_exist),
+        PLAIN_CASE(supported_sets_have_kernels),
     };
     return cmocka_run_group_tests_name("api", tests, NULL, NULL);
 }

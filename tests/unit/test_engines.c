@@ -3,9 +3,10 @@
  * (ATTN_THREADS_AUTO) picks among them, against the naive double reference
  * at large, awkward shapes, forward and backward, in both precisions, on the
  * kernel set this process runs. ctest registers it once per kernel set
- * (ATTN_SIMD=scalar|avx2|avx512, and the CPU's best without); a forced set
- * that the library does not run (the CPU or the build lacks it, so the
- * library silently keeps another) exits 77, which ctest reports as skipped.
+ * built (ATTN_SIMD=scalar|avx2|avx512 on x86-64, scalar|neon on AArch64,
+ * and the CPU's best without); a forced set that the library does not run
+ * (the CPU or the build lacks it, so the library silently keeps another)
+ * exits 77, which ctest reports as skipped.
  *
  * Engines, each on a fresh plan: the default (attn_plan_set_threads never
  * called; attn.h: attn's own engine on the shared threads with a SIMD

@@ -64,8 +64,9 @@
  *    plan (out and lse from a one-shot); ld = 0 equals the dense stride and
  *    scale <= 0 equals 1/sqrt(hs), bit for bit.
  *
- * Under valgrind (~50x slower) each case runs on BLAS threads and 2 own
- * threads, in one precision (alternating from case to case), without the
+ * Under valgrind (~50x slower), or with ATTN_SDPA_SHORT=1 in the
+ * environment (other slow hosts: CI's AArch64 build under qemu-aarch64),
+ * each case runs on BLAS threads and 2 own threads, in one precision (alternating from case to case), without the
  * extra inference-plan forward, with the smaller large shapes and decode
  * splits of Tk <= 2000; unoptimized and sanitizer builds run everything but
  * the large shapes at full size.
@@ -155,7 +156,8 @@
 #define FD_STEP 0x1p-17
 #define FD_TOL 1e-7
 
-/* Under valgrind (~50x slower; detected in main) every case runs on two
+/* Under valgrind (~50x slower; detected in main, or asked for by
+ * ATTN_SDPA_SHORT=1) every case runs on two
  * engines (BLAS threads and 2 own threads) in one precision (alternating
  * from case to case), without the extra inference-plan forward, and the
  * decode-split shapes are shorter: the same code paths in about a quarter
@@ -1114,6 +1116,13 @@ static int slow_run(void)
 #else
     return under_valgrind;
 #endif
+}
+
+/* ATTN_SDPA_SHORT=1: valgrind's shorter run without valgrind. */
+static int short_run_requested(void)
+{
+    const char *env = getenv("ATTN_SDPA_SHORT");
+    return env != NULL && strcmp(env, "1") == 0;
 }
 
 static int valgrind_detected(void)
@@ -2253,7 +2262,7 @@ int main(void)
 {
     if (isa_variant_skipped(0))
         return TEST_SKIPPED;
-    under_valgrind = valgrind_detected();
+    under_valgrind = valgrind_detected() || short_run_requested();
     const struct CMUnitTest tests[] = {
         SDPA_CASE("heads", heads, NULL),
         SDPA_CASE("windows_and_lengths", windows_and_lengths, NULL),

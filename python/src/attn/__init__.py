@@ -31,7 +31,8 @@ __all__ = ["lookup", "self_attention", "mha_forward", "mha_backward", "sdpa", "s
 #: The version of the libattn this package carries ("0.1.0").
 library_version = _lib.lib.attn_version_string().decode()
 __version__ = library_version
-#: The softmax kernel libattn picked for this CPU ("avx512", "avx2" or "scalar").
+#: The softmax kernel libattn picked for this CPU ("avx512", "avx2", "neon" or
+#: "scalar").
 simd = _lib.lib.attn_simd_name().decode()
 #: The file of the loaded libattn.
 library_path = _lib.library_path
