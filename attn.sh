@@ -97,12 +97,17 @@ usage() {
 }
 
 # Prints the packages given (default: DEB_PACKAGES) that dpkg does not report
-# installed.
+# installed. A name without ":arch" means the machine's own architecture (or
+# an "all" package): with arm64 added for the cross build, dpkg also knows
+# libopenblas-dev:arm64, which must not count as the native one.
 missing_deb_packages() {
-  local pkg
+  local pkg want
   (($# > 0)) || set -- "${DEB_PACKAGES[@]}"
   for pkg in "$@"; do
-    if [[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null)" != ii* ]]; then
+    want="${pkg#*:}"
+    [[ "$pkg" == *:* ]] || want="$(dpkg --print-architecture)"
+    if ! dpkg-query -W -f='${Architecture} ${db:Status-Abbrev}\n' "${pkg%%:*}" 2>/dev/null \
+      | grep -Eq "^($want|all) ii"; then
       printf '%s\n' "$pkg"
     fi
   done
