@@ -87,10 +87,9 @@ void bench_ceiling_print(FILE *out, const bench_ceiling *ceiling, const bench_ma
         fprintf(out, "# ceiling: not measured (--ceiling 0)\n");
     else
         fprintf(out,
-                "# ceiling: square cblas_sgemm/cblas_dgemm of attn's BLAS (%s core %s) on %s, "
+                "# ceiling: square cblas_sgemm/cblas_dgemm of attn's BLAS (%s, core %s) on %s, "
                 "measured now: what this BLAS reaches, not the CPU's theoretical peak\n",
-                strncmp(machine->blas_config, "OpenBLAS", 8) == 0 ? "OpenBLAS" : "not OpenBLAS,",
-                machine->blas_core, machine->cpu_model);
+                bench_blas_name(), machine->blas_core, machine->cpu_model);
     for (size_t i = 0; i < ceiling->count; ++i) {
         const bench_ceiling_entry *e = &ceiling->entries[i];
         fprintf(out, "# ceiling: %s n=%zu, %zu thread%s: %.1f GFLOP/s (median of 5; best %.1f)\n",

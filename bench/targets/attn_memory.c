@@ -35,6 +35,8 @@
  */
 #include <attn/attn.h>
 
+#include "machine/blas_info.h"
+
 #include <cblas.h>
 #include <errno.h>
 #include <limits.h>
@@ -47,12 +49,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-/* OpenBLAS's thread control; weak so that another CBLAS still links. */
-#ifndef OPENBLAS_VERSION
-void openblas_set_num_threads(int threads);
-#endif
-#pragma weak openblas_set_num_threads
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -390,8 +386,7 @@ static int measure(const options *o, size_t T, int dtype, unsigned path)
     printf("%s,%zu,%zu,%zu,%zu,%zu,%d,%zu,%s,%s", dtype == ATTN_F32 ? "f32" : "f64", B, T, C, NH,
            hs, o->causal, o->threads, o->training ? "training" : path_name(path), ran_path);
 
-    if (openblas_set_num_threads && o->threads <= INT_MAX)
-        openblas_set_num_threads((int)o->threads);
+    bench_blas_set_threads(o->threads); /* none with the reference CBLAS */
     void *x[ARRAY_COUNT];
     attn_plan *plan = NULL;
     int failed = 1;

@@ -5,13 +5,13 @@
 bench="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
 rank() {
   case "$1" in
-    run|sdpa|experiments|report|ring) echo 7 ;;
+    run|sdpa|experiments|report|ring|targets) echo 7 ;;
     output) echo 6 ;; peers) echo 5 ;; measure) echo 4 ;; machine) echo 3 ;;
     cli) echo 2 ;; util) echo 1 ;; *) echo 0 ;;
   esac
 }
 bad=0
-for part in run sdpa experiments report ring output peers measure machine cli util; do
+for part in run sdpa experiments report ring targets output peers measure machine cli util; do
   for file in "$bench/$part"/*.[ch]; do
     for used in $(sed -n 's|^#include "\([a-z_]*\)/.*|\1|p' "$file" | sort -u); do
       [ "$used" = "$part" ] && continue
