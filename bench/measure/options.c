@@ -86,8 +86,9 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
                        "as auto (they run at the default)"},
     [OPTION_WO] = {"wo", "LIST", "0", NULL, "1 = output projection Wo (D,C) after the heads"},
     [OPTION_THREADS] = {"threads", "LIST", "1", NULL,
-                        "BLAS threads: attn-bench calls openblas_set_num_threads\n"
-                        "before each configuration (attn itself never does)\n"
+                        "BLAS threads: attn-bench sets the BLAS's count\n"
+                        "(OpenBLAS, BLIS) before each configuration (attn\n"
+                        "itself never does)\n"
                         "and runs the peers with the same count"},
     [OPTION_WEIGHTS] = {"weights", NULL, NULL, NULL,
                         "forwards also write the (B,NH,T,T) weights (default:\n"

@@ -83,9 +83,10 @@ static const bench_cli_option specs[O_COUNT] = {
                   "0): --threads BLAS threads) or own\n"
                   "(attn_plan_set_threads(plan, --threads))"},
     [O_THREADS] = {"threads", "LIST", "1", NULL,
-                   "threads: openblas_set_num_threads before each\n"
-                   "configuration, the bandwidth and ceiling measurements,\n"
-                   "own engines and the peer's torch.set_num_threads"},
+                   "threads: the BLAS's thread count (OpenBLAS, BLIS)\n"
+                   "before each configuration, the bandwidth and ceiling\n"
+                   "measurements, own engines and the peer's\n"
+                   "torch.set_num_threads"},
     [O_CACHE] = {"cache", "LIST", "warm", NULL,
                  "warm (calls back to back) or cold (the bandwidth buffer\n"
                  "is read before every call, untimed, so K and V come from\n"

@@ -29,7 +29,7 @@ expect_status 2 "--trials" rank --trials none
 expect_status 2 "--hs: 64 > C = 32" init --hs 64 --C 32
 
 expect_status 0 "FLOP COUNTS" --help
-expect_status 0 "openblas_set_num_threads" run --help
+expect_status 0 "sets the BLAS.s thread count" run --help
 expect_status 0 "scaling +experiment" help
 expect_status 0 "--check" help scaling
 expect_status 0 "rank <= hs" rank --help
