@@ -187,22 +187,21 @@ static attn_status sdpa_typed(const test_prec *p, sdpa_call call, attn_plan *pla
                               void *dV)
 {
     const size_t *lengths = sp->key_length != 0 ? &sp->len_storage : NULL;
-    if (p->dtype == ATTN_F32) {
-        attn_sdpa_args_f32 a = {.Q = sp->Q, .K = sp->K, .V = sp->V, .key_lengths = lengths,
-                                .out = out, .lse = lse};
-        if (call == SDPA_FORWARD)
-            return attn_sdpa_forward_f32(plan, &a);
-        if (call == SDPA_BACKWARD)
-            return attn_sdpa_backward_f32(plan, &a, sp->dout, dQ, dK, dV);
-        return attn_sdpa_f32(&sp->shape, 0.0, sp->flags, 0, &a);
-    }
-    attn_sdpa_args_f64 a = {.Q = sp->Q, .K = sp->K, .V = sp->V, .key_lengths = lengths,
-                            .out = out, .lse = lse};
-    if (call == SDPA_FORWARD)
-        return attn_sdpa_forward_f64(plan, &a);
-    if (call == SDPA_BACKWARD)
-        return attn_sdpa_backward_f64(plan, &a, sp->dout, dQ, dK, dV);
-    return attn_sdpa_f64(&sp->shape, 0.0, sp->flags, 0, &a);
+    /* the same call in either precision (bits 32 or 64) */
+#define SDPA_TYPED_CALL(bits)                                                                  \
+    do {                                                                                       \
+        attn_sdpa_args_f##bits a = {.Q = sp->Q, .K = sp->K, .V = sp->V,                        \
+                                    .key_lengths = lengths, .out = out, .lse = lse};           \
+        if (call == SDPA_FORWARD)                                                              \
+            return attn_sdpa_forward_f##bits(plan, &a);                                        \
+        if (call == SDPA_BACKWARD)                                                             \
+            return attn_sdpa_backward_f##bits(plan, &a, sp->dout, dQ, dK, dV);                 \
+        return attn_sdpa_f##bits(&sp->shape, 0.0, sp->flags, 0, &a);                           \
+    } while (0)
+    if (p->dtype == ATTN_F32)
+        SDPA_TYPED_CALL(32);
+    SDPA_TYPED_CALL(64);
+#undef SDPA_TYPED_CALL
 }
 
 static attn_status sdpa_run(const problem *pb, const test_prec *p, attn_plan *plan, digest *d)
