@@ -5,6 +5,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include <attn/attn.h>
@@ -19,6 +20,32 @@
 #define ATTN_ALIGNMENT ((size_t)64)
 /* Each worker's scratch starts on a 64-byte boundary in either precision. */
 #define ATTN_WORKER_ROUND ((size_t)16)
+
+/* A 64-byte aligned block of `bytes`, freed by aligned_free: malloc's block
+ * with the distance to the boundary (1 to 64 bytes) in the byte before it.
+ * Not aligned_alloc: glibc gives the bytes it skips back as small free
+ * chunks, and the next large malloc then consolidates the heap (a quarter
+ * of a one-shot's time at T=6, C=64). */
+static void *aligned_block(size_t bytes)
+{
+    size_t padded;
+    if (!attn_add(bytes, ATTN_ALIGNMENT, &padded))
+        return NULL;
+    unsigned char *raw = malloc(padded);
+    if (raw == NULL)
+        return NULL;
+    const size_t skip = ATTN_ALIGNMENT - (size_t)((uintptr_t)raw % ATTN_ALIGNMENT);
+    raw[skip - 1] = (unsigned char)skip;
+    return raw + skip;
+}
+
+static void aligned_free(void *block)
+{
+    if (block != NULL) {
+        unsigned char *at = block;
+        free(at - at[-1]);
+    }
+}
 
 /* Whether an inference plan computes heads without requested weights on the
  * tiled path. */
@@ -105,7 +132,7 @@ static int worker_elements(attn_shape s, int tiled, size_t *pack, size_t *total)
     size_t largest = rows > s.C ? rows : s.C;
     largest = largest > D ? largest : D;
     /* at most a few hundred thousand: KC (NC + MC + ...), or the direct bound */
-    *pack = attn_gemm_pack_bound(largest, largest) / ATTN_WORKER_ROUND *
+    *pack = attn_gemm_pack_bound(largest, largest, largest) / ATTN_WORKER_ROUND *
                 ATTN_WORKER_ROUND + ATTN_WORKER_ROUND;
     return attn_add(*pack, tile / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND, total);
 }
@@ -118,10 +145,12 @@ static void *new_scratch(const attn_plan *plan, unsigned threads, size_t *own_el
 {
     const attn_shape s = plan->shape;
     const size_t element_size = plan->dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
-    const size_t workers = threads > 1 ? threads : 1;
+    /* a plan too small to share runs on its calling thread alone, without
+     * K^T, V^T or packed weights (plan_engine.h): one worker's scratch */
+    const size_t workers = threads > 1 && !plan->alone ? threads : 1;
     size_t bytes, own = 0, kt = 0, slot, total;
     /* KT, VT and the packed weights: projected plans on own threads only */
-    if (threads > 0 && plan->kind == ATTN_PLAN_PROJECTED &&
+    if (threads > 0 && plan->kind == ATTN_PLAN_PROJECTED && !plan->alone &&
         !own_buffer_elements(s, plan->inference, &kt, &slot, &own)) {
         *status = ATTN_ERR_SIZE_OVERFLOW;
         return NULL;
@@ -142,7 +171,7 @@ static void *new_scratch(const attn_plan *plan, unsigned threads, size_t *own_el
         *status = ATTN_ERR_SIZE_OVERFLOW;
         return NULL;
     }
-    void *scratch = aligned_alloc(ATTN_ALIGNMENT, bytes);
+    void *scratch = aligned_block(bytes);
     *status = scratch != NULL ? ATTN_OK : ATTN_ERR_OUT_OF_MEMORY;
     *own_elements = own;
     *kt_elements = kt;
@@ -240,10 +269,10 @@ attn_status attn_plan_build(const attn_plan *fields, size_t arena_bytes,
 {
     attn_plan *created = calloc(1, sizeof *created);
     /* a plan without buffers still gets an arena: a NULL one means failure */
-    void *arena = aligned_alloc(ATTN_ALIGNMENT, arena_bytes > 0 ? arena_bytes : ATTN_ALIGNMENT);
+    void *arena = aligned_block(arena_bytes > 0 ? arena_bytes : ATTN_ALIGNMENT);
     if (created == NULL || arena == NULL) {
         free(created);
-        free(arena);
+        aligned_free(arena);
         return ATTN_ERR_OUT_OF_MEMORY;
     }
     *created = *fields;
@@ -276,16 +305,16 @@ attn_status attn_plan_set_threads(attn_plan *plan, unsigned setting)
         return status;
     attn_pool *pool = NULL;
     if (!shared && threads > 1 && (status = attn_pool_create(&pool, threads)) != ATTN_OK) {
-        free(scratch);
+        aligned_free(scratch);
         return status;
     }
     /* The shared pool is started here, not by the plan's first call (which
      * then allocates nothing); when it cannot be, the plan's calls run on
      * their calling thread alone. */
-    if (shared && threads > 1)
+    if (shared && threads > 1 && !plan->alone)
         attn_shared_pool_release(attn_shared_pool_acquire());
     attn_pool_destroy(plan->pool);
-    free(plan->scratch);
+    aligned_free(plan->scratch);
     plan->pool = pool;
     plan->scratch = scratch;
     plan->own_elements = own_elements;
@@ -345,8 +374,8 @@ void attn_plan_destroy(attn_plan *plan)
         plan->release(plan->extension);
     attn_pool_destroy(plan->pool);
     free(plan->profile);
-    free(plan->scratch);
-    free(plan->arena);
+    aligned_free(plan->scratch);
+    aligned_free(plan->arena);
     free(plan);
 }
 

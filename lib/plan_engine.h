@@ -12,10 +12,11 @@
 #include "shared_threads.h"
 
 /* The own threads' buffers (plan.h): KT, VT (training plans), then the
- * packed weights; NULL on BLAS threads. */
+ * packed weights; NULL on BLAS threads and for a plan that runs alone
+ * (plan.c gives it none). */
 static inline real *FN(plan_kt)(const attn_plan *plan)
 {
-    return plan->threads > 0 ? (real *)plan->scratch : NULL;
+    return plan->threads > 0 && !plan->alone ? (real *)plan->scratch : NULL;
 }
 /* The plan's threads and products (engine.h) for one call: on the shared
  * pool, when the plan runs there and it is free (else on the caller alone),

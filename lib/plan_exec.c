@@ -27,11 +27,12 @@
  * it out first cost 7% of the course shape's forward. */
 static real *FN(plan_transposes)(const attn_plan *plan)
 {
-    return plan->alone ? NULL : FN(plan_kt)(plan);
+    return FN(plan_kt)(plan); /* NULL for a plan that runs alone */
 }
 static real *FN(plan_vt)(const attn_plan *plan)
 {
-    return plan->threads > 0 && !plan->inference ? FN(plan_kt)(plan) + plan->kt_elements : NULL;
+    real *kt = FN(plan_kt)(plan);
+    return kt != NULL && !plan->inference ? kt + plan->kt_elements : NULL;
 }
 
 attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, const real *Wk,

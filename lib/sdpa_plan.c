@@ -47,7 +47,8 @@ static int sdpa_worker_elements(const attn_sdpa_layout *l, size_t *pack, size_t 
     if (!attn_mul(ATTN_QUERY_BLOCK, s.hs_v, &head_rows) || !attn_add(head_rows, s.Tk, &tile) ||
         !attn_add(tile, fixed + 2 * ATTN_WORKER_ROUND, &tile))
         return 0;
-    *pack = attn_gemm_pack_bound(largest, largest) / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND +
+    *pack = attn_gemm_pack_bound(largest, largest, largest) / ATTN_WORKER_ROUND *
+                ATTN_WORKER_ROUND +
             ATTN_WORKER_ROUND;
     return attn_add(*pack, tile / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND, total);
 }

@@ -248,7 +248,9 @@ ATTN_API attn_status attn_mha_backward_f64(size_t B, size_t T, size_t C, size_t 
  * On attn's own engine (by default where it is the engine picked, or after
  * attn_plan_set_threads(plan, n >= 1)) a plan also holds B*T*D
  * elements (K transposed; twice that in training, for V transposed too)
- * and about 4*C*(D+64) (the weights packed for the kernel).
+ * and about 4*C*(D+64) (the weights packed for the kernel), except a plan
+ * whose calls are too small to share between threads (a few microseconds
+ * of work): it runs on the calling thread with one scratch and neither.
  */
 typedef struct attn_plan attn_plan;
 
