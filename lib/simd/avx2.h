@@ -115,6 +115,9 @@ static inline vec v_round(vec a)
  * 12 accumulators of the 16 registers. */
 /* Rows of C per group of its unpacked path (two accumulators per row). */
 #define ATTN_GEMM_DIRECT_ROWS 4
+/* Rows shorter than a vector that the softmax takes at once
+ * (16 registers: 8 rows spilled, 4 do not). */
+#define ATTN_SOFTMAX_SHORT_ROWS 4
 #define ATTN_GEMM_MR 6
 #define ATTN_GEMM_NV 2
 

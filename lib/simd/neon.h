@@ -112,6 +112,9 @@ static inline real v_hsum(vec v) { return ATTN_V(vaddvq)(v); }
  * ARM hardware (none measured). */
 /* Rows of C per group of its unpacked path (two accumulators per row). */
 #define ATTN_GEMM_DIRECT_ROWS 8
+/* Rows shorter than a vector that the softmax takes at once
+ * (32 registers: 8 rows of two vectors each fit). */
+#define ATTN_SOFTMAX_SHORT_ROWS 8
 #define ATTN_GEMM_MR 6
 #define ATTN_GEMM_NV 4
 

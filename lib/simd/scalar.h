@@ -71,6 +71,9 @@ static inline vec v_scale2(vec p, vec n)
  * a small tile for the reference. */
 /* Rows of C per group of its unpacked path (two accumulators per row). */
 #define ATTN_GEMM_DIRECT_ROWS 4
+/* Rows shorter than a vector that the softmax takes at once (none
+ * here: a vector is one element). */
+#define ATTN_SOFTMAX_SHORT_ROWS 4
 #define ATTN_GEMM_MR 4
 #define ATTN_GEMM_NV 2
 
