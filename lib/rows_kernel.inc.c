@@ -10,7 +10,8 @@
  *                   packing of op(B) = B^T)
  *   ROWS_AXPY_NAME  C (G*R, m) += P_g (R, n) B_g (n, m), groups likewise: B
  *                   read once; one group's R rows of C held in registers a
- *                   block of columns at a time, several groups' key by key
+ *                   block of columns at a time, several groups' ROWS_AXPY_KEYS
+ *                   keys at a time (C loaded and stored once for them)
  * R <= ATTN_ROWS_MAX. Each result is summed in a fixed order (lanes, then
  * their sum; keys in increasing j), the same on every call.
  */
@@ -18,7 +19,11 @@
 
 /* Rows of B this far ahead are prefetched: B's rows are often far apart
  * (one head's slice of a (Tk, NH_kv*hs) cache: 512 bytes every 4 KiB), which
- * the hardware prefetchers, working within a page, do not run ahead on. */
+ * the hardware prefetchers, working within a page, do not run ahead on.
+ * For whole cache rows (a decode step's item of every key/value head) no
+ * other choice measured better, within the noise of a shared machine:
+ * 0 to 64 rows ahead, into L2 or non-temporal, a row's first lines only,
+ * or the next tile's K (V) while V (K) of this one is read. */
 #define ROWS_PREFETCH_DISTANCE 32
 
 static inline void rows_prefetch(const real *row, size_t d)
@@ -27,28 +32,60 @@ static inline void rows_prefetch(const real *row, size_t d)
         __builtin_prefetch(row + i);
 }
 
-/* One row j of B against R rows of A: S[r * lds] = <A_r, B_j>. */
-static inline __attribute__((always_inline)) void rows_dot_key(size_t R, size_t d,
-                                                               const real *A, size_t lda,
-                                                               const real *Bj, real *S,
-                                                               size_t lds)
+/* Rows j .. j + keys - 1 of B (ldb apart, keys <= ROWS_DOT_KEYS) against R
+ * rows of A: S[r * lds + k] = <A_r, B_{j+k}>. Each vector of A is loaded
+ * once for the keys (one load feeds `keys` multiply-adds); each sum runs
+ * over its own accumulator, as for a single key. */
+enum { ROWS_DOT_KEYS = 2 };
+static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t keys, size_t d,
+                                                                const real *A, size_t lda,
+                                                                const real *Bj, size_t ldb,
+                                                                real *S, size_t lds)
 {
-    vec acc[ATTN_ROWS_MAX];
+    vec acc[ATTN_ROWS_MAX][ROWS_DOT_KEYS];
     for (size_t r = 0; r < R; r++)
-        acc[r] = v_set1(REAL_C(0.0));
+        for (size_t k = 0; k < keys; k++)
+            acc[r][k] = v_set1(REAL_C(0.0));
     size_t i = 0;
     for (; i + VLEN <= d; i += VLEN) {
-        const vec b = v_load(Bj + i);
-        for (size_t r = 0; r < R; r++)
-            acc[r] = v_fmadd(v_load(A + r * lda + i), b, acc[r]);
+        vec b[ROWS_DOT_KEYS];
+        for (size_t k = 0; k < keys; k++)
+            b[k] = v_load(Bj + k * ldb + i);
+        for (size_t r = 0; r < R; r++) {
+            const vec q = v_load(A + r * lda + i);
+            for (size_t k = 0; k < keys; k++)
+                acc[r][k] = v_fmadd(q, b[k], acc[r][k]);
+        }
     }
     if (i < d) {
-        const vec b = v_load_part(Bj + i, d - i, REAL_C(0.0));
-        for (size_t r = 0; r < R; r++)
-            acc[r] = v_fmadd(v_load_part(A + r * lda + i, d - i, REAL_C(0.0)), b, acc[r]);
+        vec b[ROWS_DOT_KEYS];
+        for (size_t k = 0; k < keys; k++)
+            b[k] = v_load_part(Bj + k * ldb + i, d - i, REAL_C(0.0));
+        for (size_t r = 0; r < R; r++) {
+            const vec q = v_load_part(A + r * lda + i, d - i, REAL_C(0.0));
+            for (size_t k = 0; k < keys; k++)
+                acc[r][k] = v_fmadd(q, b[k], acc[r][k]);
+        }
     }
     for (size_t r = 0; r < R; r++)
-        S[r * lds] = v_hsum(acc[r]);
+        for (size_t k = 0; k < keys; k++)
+            S[r * lds + k] = v_hsum(acc[r][k]);
+}
+
+/* Rows j .. j + keys - 1 of B, every group, and the rows this far ahead
+ * prefetched. */
+static inline __attribute__((always_inline)) void rows_dot_step(size_t G, size_t R, size_t keys,
+                                                                size_t j, size_t n, size_t d,
+                                                                const real *A, size_t lda,
+                                                                const real *B, size_t ldb,
+                                                                real *S, size_t lds)
+{
+    for (size_t k = 0; k < keys; k++)
+        if (j + k + ROWS_PREFETCH_DISTANCE < n)
+            rows_prefetch(B + (j + k + ROWS_PREFETCH_DISTANCE) * ldb, G * d);
+    for (size_t g = 0; g < G; g++)
+        rows_dot_keys(R, keys, d, A + g * R * lda, lda, B + j * ldb + g * d, ldb,
+                      S + g * R * lds + j, lds);
 }
 
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
@@ -56,15 +93,13 @@ void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
                    const real *B, size_t ldb, real *S, size_t lds)
 {
+    size_t j = 0;
 #define ROWS_DOT_CASE(rows)                                                             \
     case rows:                                                                          \
-        for (size_t j = 0; j < n; j++) {                                                \
-            if (j + ROWS_PREFETCH_DISTANCE < n)                                         \
-                rows_prefetch(B + (j + ROWS_PREFETCH_DISTANCE) * ldb, G * d);           \
-            for (size_t g = 0; g < G; g++)                                              \
-                rows_dot_key(rows, d, A + g * rows * lda, lda, B + j * ldb + g * d,     \
-                             S + g * rows * lds + j, lds);                              \
-        }                                                                               \
+        for (; j + ROWS_DOT_KEYS <= n; j += ROWS_DOT_KEYS)                              \
+            rows_dot_step(G, rows, ROWS_DOT_KEYS, j, n, d, A, lda, B, ldb, S, lds);    \
+        for (; j < n; j++)                                                              \
+            rows_dot_step(G, rows, 1, j, n, d, A, lda, B, ldb, S, lds);                \
         return;
     switch (R) {
         ROWS_DOT_CASE(1)
@@ -112,26 +147,58 @@ static inline __attribute__((always_inline)) void rows_axpy_columns(
             v_store_part(C + r * ldc + v * VLEN, acc[r][v], lanes[v]);
 }
 
-/* Key j of every group: C rows (g*R + r) += P[g*R + r][j] B_j[g*m, g*m + m). */
-static inline __attribute__((always_inline)) void rows_axpy_key(size_t G, size_t R, size_t m,
-                                                                const real *P, size_t ldp,
-                                                                const real *Bj, real *C,
-                                                                size_t ldc)
+/* Keys j .. j + keys - 1 (B's rows ldb apart, keys <= ROWS_AXPY_KEYS) of
+ * every group: C rows (g*R + r) += sum_k P[g*R + r][j + k] B_{j+k}[g*m, g*m + m).
+ * A vector of a group's R rows of C is loaded and stored once for the keys,
+ * each key's row of B loaded once for the R rows; every element still adds
+ * the keys one at a time, in increasing j. */
+enum { ROWS_AXPY_KEYS = 4 };
+static inline __attribute__((always_inline)) void rows_axpy_keys(size_t G, size_t R, size_t keys,
+                                                                 size_t m, const real *P,
+                                                                 size_t ldp, const real *Bj,
+                                                                 size_t ldb, real *C, size_t ldc)
 {
-    for (size_t g = 0; g < G; g++)
-        for (size_t r = 0; r < R; r++) {
-            const vec p = v_set1(P[(g * R + r) * ldp]);
-            const real *b = Bj + g * m;
-            real *c = C + (g * R + r) * ldc;
-            size_t i = 0;
-            for (; i + VLEN <= m; i += VLEN)
-                v_store(c + i, v_fmadd(p, v_load(b + i), v_load(c + i)));
-            if (i < m)
-                v_store_part(c + i,
-                             v_fmadd(p, v_load_part(b + i, m - i, REAL_C(0.0)),
-                                     v_load_part(c + i, m - i, REAL_C(0.0))),
-                             m - i);
+    for (size_t g = 0; g < G; g++) {
+        vec p[ATTN_ROWS_MAX][ROWS_AXPY_KEYS];
+        for (size_t r = 0; r < R; r++)
+            for (size_t k = 0; k < keys; k++)
+                p[r][k] = v_set1(P[(g * R + r) * ldp + k]);
+        const real *b = Bj + g * m;
+        real *c = C + g * R * ldc;
+        for (size_t i = 0; i < m; i += VLEN) {
+            const size_t lanes = m - i < VLEN ? m - i : VLEN;
+            vec acc[ATTN_ROWS_MAX];
+            for (size_t r = 0; r < R; r++)
+                acc[r] = lanes == VLEN ? v_load(c + r * ldc + i)
+                                       : v_load_part(c + r * ldc + i, lanes, REAL_C(0.0));
+            for (size_t k = 0; k < keys; k++) {
+                const vec bk = lanes == VLEN ? v_load(b + k * ldb + i)
+                                             : v_load_part(b + k * ldb + i, lanes, REAL_C(0.0));
+                for (size_t r = 0; r < R; r++)
+                    acc[r] = v_fmadd(p[r][k], bk, acc[r]);
+            }
+            for (size_t r = 0; r < R; r++) {
+                if (lanes == VLEN)
+                    v_store(c + r * ldc + i, acc[r]);
+                else
+                    v_store_part(c + r * ldc + i, acc[r], lanes);
+            }
         }
+    }
+}
+
+/* Keys j .. j + keys - 1 of every group, and the rows this far ahead
+ * prefetched. */
+static inline __attribute__((always_inline)) void rows_axpy_step(size_t G, size_t R, size_t keys,
+                                                                 size_t j, size_t n, size_t m,
+                                                                 const real *P, size_t ldp,
+                                                                 const real *B, size_t ldb,
+                                                                 real *C, size_t ldc)
+{
+    for (size_t k = 0; k < keys; k++)
+        if (j + k + ROWS_PREFETCH_DISTANCE < n)
+            rows_prefetch(B + (j + k + ROWS_PREFETCH_DISTANCE) * ldb, G * m);
+    rows_axpy_keys(G, R, keys, m, P + j, ldp, B + j * ldb, ldb, C, ldc);
 }
 
 void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
@@ -139,13 +206,28 @@ void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_
 void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
                     const real *B, size_t ldb, real *C, size_t ldc)
 {
-    if (G > 1) { /* key by key, each row of B read whole: C's rows stay in L1 */
-        for (size_t j = 0; j < n; j++) {
-            if (j + ROWS_PREFETCH_DISTANCE < n)
-                rows_prefetch(B + (j + ROWS_PREFETCH_DISTANCE) * ldb, G * m);
-            rows_axpy_key(G, R, m, P + j, ldp, B + j * ldb, C, ldc);
-        }
+    if (G > 1) { /* a few keys at a time, each row of B read whole: C's rows stay in L1 */
+        size_t j = 0;
+#define ROWS_AXPY_KEYS_CASE(rows)                                                         \
+    case rows:                                                                            \
+        for (; j + ROWS_AXPY_KEYS <= n; j += ROWS_AXPY_KEYS)                              \
+            rows_axpy_step(G, rows, ROWS_AXPY_KEYS, j, n, m, P, ldp, B, ldb, C, ldc);     \
+        for (; j < n; j++)                                                                \
+            rows_axpy_step(G, rows, 1, j, n, m, P, ldp, B, ldb, C, ldc);                  \
         return;
+        switch (R) {
+            ROWS_AXPY_KEYS_CASE(1)
+            ROWS_AXPY_KEYS_CASE(2)
+            ROWS_AXPY_KEYS_CASE(3)
+            ROWS_AXPY_KEYS_CASE(4)
+            ROWS_AXPY_KEYS_CASE(5)
+            ROWS_AXPY_KEYS_CASE(6)
+            ROWS_AXPY_KEYS_CASE(7)
+            ROWS_AXPY_KEYS_CASE(8)
+        default:
+            return;
+        }
+#undef ROWS_AXPY_KEYS_CASE
     }
 #define ROWS_AXPY_CASE(rows)                                                          \
     case rows:                                                                        \

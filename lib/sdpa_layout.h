@@ -92,7 +92,8 @@ static inline attn_sdpa_layout attn_sdpa_layout_of(attn_sdpa_shape s)
      * rows streams K and V from memory once, in order (an item per head
      * read 512 of every 4096 bytes: 48% of the read bandwidth with a cold
      * cache where whole rows reach 61%, NH = 32, NH_kv = 8, hs = 128,
-     * Tk = 8192, 2 threads, Xeon SPR). */
+     * Tk = 8192, 2 threads, Xeon SPR; both with the few-row kernels of one
+     * key per load, before rows_kernel.inc.c took two and four). */
     l.all_groups = s.Tq == 1 && s.NH_kv > 1 && s.NH <= ATTN_QUERY_BLOCK &&
                    l.group <= ATTN_ROWS_MAX;
     if (l.all_groups) {

@@ -10,7 +10,9 @@
  *    on an ATTN_INFERENCE plan (2 own threads); 1 and 2 own threads give the
  *    same bytes (attn.h: own-thread results do not depend on the count).
  *    Cases: plain MHA (NH_kv = NH), GQA (8/2), MQA (NH_kv = 1); causal with
- *    Tq = Tk, Tq < Tk (bottom-right alignment), Tq = 1 decode steps, Tq > Tk
+ *    Tq = Tk, Tq < Tk (bottom-right alignment), Tq = 1 decode steps (GQA
+ *    ones with head sizes 20 and 13: the few-row kernels' partial vectors
+ *    and key tails), Tq > Tk
  *    (leading queries see no key); sliding windows with and without causal
  *    (window 1: the diagonal alone); key_lengths per sequence, one of them
  *    0, some below Tq, the unfilled cache slots (keys j >= L_b) holding NaN
@@ -36,7 +38,8 @@
  *    backward.
  * 3. decode split (flash-decoding): few (sequence, kv head) pairs and few
  *    queries, B = 1, NH = 4, NH_kv = 1, Tq = 1, Tk = 5000 (and with a length
- *    of 3333, and Tq = 4 causal at Tk = 3000): against the reference, and
+ *    of 3333, and Tq = 4 causal at Tk = 3000; GQA 6/3 with hs 20, hs_v 13,
+ *    every key/value head in one item): against the reference, and
  *    against the same sequence replicated into a B = 8 call (8 pairs: not
  *    split); backward of the split shapes too.
  * 4. NaN confinement: a NaN in K (one head's row of key j) and in V (two
@@ -1003,6 +1006,8 @@ static const spec heads_cases[] = {
     {"MQA decode Tq 1", 2, 8, 1, 1, 77, 16, 0, 0.0, C, 0, 0, 0, MASK_NONE, NULL, 1, 0},
     {"decode Tq 1 with lengths", 3, 4, 2, 1, 200, 64, 0, 0.0, C, 0, 0, 0, MASK_NONE, len_decode,
      1, 0},
+    {"GQA decode Tq 1, hs 20, hs_v 13, lengths", 3, 6, 3, 1, 203, 20, 13, 0.0, C, 0, 0, 0,
+     MASK_NONE, len_decode, 1, 0},
     {"causal Tq > Tk (leading queries see nothing)", 1, 2, 1, 8, 5, 8, 0, 0.0, C, 0, 0, 0,
      MASK_NONE, NULL, 1, 0},
 };
@@ -1288,6 +1293,8 @@ static void decode_split(void **state)
          0, MASK_NONE, NULL, 1, 0},
         {"decode split, GQA 4/2, Tq 2, window 1000", 1, 4, 2, 2, 2100, 64, 0, 0.0, ATTN_CAUSAL,
          1000, 0, 0, MASK_NONE, NULL, 1, 0},
+        {"decode split, GQA 6/3, hs 20, hs_v 13, length 3333 of 5000", 1, 6, 3, 1, 5000, 20, 13,
+         0.0, ATTN_CAUSAL, 0, 0, 0, MASK_NONE, length, 1, 0},
     };
     test_enter();
     test_rng rng;
