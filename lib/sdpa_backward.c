@@ -166,8 +166,14 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
     start = attn_profile_begin(mm->profile);
     FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, rows, a->scale, dS, TILE_LD, Q,
                      a->ldq, REAL_C(1.0), dK, a->ldk);
-    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, kc, a->scale, dS, TILE_LD, K,
-                     a->ldk, REAL_C(1.0), dQ, ldq);
+    /* dQ_i (rows, hs) += scale dS (rows, kc) K_j (kc, hs), K_j one K block of
+     * the packed K (sdpa_layout.h): packing it for every query block and
+     * head cost 9% of this product (T = 2048, hs = 128, Xeon SPR) */
+    const real *kp = FN(attn_sdpa_packed_k)(a, b * s->NH_kv + g);
+    FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, kc, a->scale, dS,
+                               TILE_LD, K, a->ldk,
+                               kp != NULL ? kp + k0 * attn_sdpa_round_up(hs, a->panel) : NULL,
+                               REAL_C(1.0), dQ, ldq);
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SCORES, start,
                      2.0 * attn_product_flops(rows, hs, kc));
 }
