@@ -299,6 +299,18 @@ static void pack_a_transposed(const real *A, size_t lda, size_t k0, size_t kc, s
     }
 }
 
+/* The lines of `rows` rows of n elements, ld apart, fetched into L2: the
+ * next micro-tile's rows of op(A) = A read in place. The hardware
+ * prefetchers miss them when rows lie far apart (Q of attention on given
+ * Q, K, V: rows of 128 elements 16 KiB apart), and the micro-kernel would
+ * wait for each line from L3 on its first pass over a row block. */
+static inline void prefetch_rows(const real *x, size_t ld, size_t rows, size_t n)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < n; c += 64 / sizeof(real))
+            __builtin_prefetch(x + r * ld + c, 0, 2);
+}
+
 /* C_m = alpha op(A) op(B_m) + beta C_m for m < count, op(A) shared. Loops:
  * pc (K), m, jc (N: pack op(B_m) once, unless `prepacked` holds it whole:
  * see PACK_B_NAME), ic (M: op(A) = A^T packed when op(B) has more than one
@@ -336,6 +348,9 @@ static void gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, 
                         for (size_t ir = 0; ir < mc; ir += MR) {
                             const size_t rows = mc - ir < MR ? mc - ir : MR;
                             const size_t i = i0 + ir;
+                            if (!trans_a && jr == 0 && ir + MR < mc)
+                                prefetch_rows(A + (i + MR) * lda + k0, lda,
+                                              mc - ir - MR < MR ? mc - ir - MR : MR, kc);
                             if (pack_a)
                                 micro_kernel_in_place(kc, apack + ir * kc, 1, MR, b, alpha, add,
                                                       C[m] + i * ldc + j0 + jr, ldc, rows, cols);
