@@ -299,21 +299,37 @@ static void pack_a_transposed(const real *A, size_t lda, size_t k0, size_t kc, s
     }
 }
 
+/* The lines of `rows` rows of n elements, ld apart, fetched into L2: the
+ * next micro-tile's rows of op(A) = A read in place. The hardware
+ * prefetchers miss them when rows lie far apart (Q of attention on given
+ * Q, K, V: rows of 128 elements 16 KiB apart), and the micro-kernel would
+ * wait for each line from L3 on its first pass over a row block. */
+static inline void prefetch_rows(const real *x, size_t ld, size_t rows, size_t n)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < n; c += 64 / sizeof(real))
+            __builtin_prefetch(x + r * ld + c, 0, 2);
+}
+
 /* C_m = alpha op(A) op(B_m) + beta C_m for m < count, op(A) shared. Loops:
  * pc (K), m, jc (N: pack op(B_m) once, unless `prepacked` holds it whole:
- * see PACK_B_NAME), ic (M: op(A) = A^T packed when op(B) has more than one
- * panel to share it: read in place, its rows lie lda apart, and with lda a
+ * see PACK_B_NAME), ic (M: op(A) = A^T packed when op(B) has more than two
+ * panels to share it: read in place, its rows lie lda apart, and with lda a
  * multiple of 256 bytes (C = 768, T = 1024) they fill a few cache sets of
- * L1 and are read from L2 for every panel), jr, ir. */
+ * L1 and are read from L2 for every panel; see pack_a below), jr, ir. */
 static void gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha,
                         const real *A, size_t lda, size_t count, const real *const *B,
                         size_t ldb, const real *const *prepacked, real beta, real *const *C,
                         size_t ldc, real *pack)
 {
     /* A^T read in place costs L1 misses when lda is a multiple of 1 KiB (its
-     * rows fill a few cache sets), a copy costs a pass: pack when several
-     * panels share the copy, or when the stride is such */
-    const int pack_a = trans_a && (N > NR || lda * sizeof(real) % 1024 == 0);
+     * rows fill a few cache sets), a copy costs a pass: pack when more than
+     * two panels share the copy, or when the stride is such. At two panels
+     * the copy did not pay: sdpa's backward dV += P^T dout and
+     * dK += dS^T Q (256x128x128, lda 272) went from 122-125 to 140-151
+     * GFLOP/s in a loop of one product, about +7% in the backward's loop
+     * (f32, one core, Xeon SPR). Either way the sums are the same. */
+    const int pack_a = trans_a && (N > 2 * NR || lda * sizeof(real) % 1024 == 0);
     real *apack = pack + attn_gemm_pack_b_elements(N, K);
     for (size_t k0 = 0; k0 < K; k0 += ATTN_GEMM_KC) {
         const size_t kc = K - k0 < ATTN_GEMM_KC ? K - k0 : ATTN_GEMM_KC;
@@ -336,6 +352,9 @@ static void gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, 
                         for (size_t ir = 0; ir < mc; ir += MR) {
                             const size_t rows = mc - ir < MR ? mc - ir : MR;
                             const size_t i = i0 + ir;
+                            if (!trans_a && jr == 0 && ir + MR < mc)
+                                prefetch_rows(A + (i + MR) * lda + k0, lda,
+                                              mc - ir - MR < MR ? mc - ir - MR : MR, kc);
                             if (pack_a)
                                 micro_kernel_in_place(kc, apack + ir * kc, 1, MR, b, alpha, add,
                                                       C[m] + i * ldc + j0 + jr, ldc, rows, cols);

@@ -39,7 +39,7 @@ typedef struct FN(attn_sdpa_run_args) {
     const real *dout;      /* ld ldo */
     real *dQ, *dK, *dV;    /* ld ldq, ldk, ldv */
     /* workspace */
-    attn_sdpa_packs packs; /* where each (b, g)'s packed K^T, V, V^T lie in packed */
+    attn_sdpa_packs packs; /* where each (b, g)'s packed K^T, V or K, V^T lie in packed */
     real *packed;          /* own threads (attn_sdpa_prepacks): the packed operands, or NULL */
     size_t panel;          /* the kernel's NR (kernels.h) */
     real *partials;        /* forward: (splits,B,NH,Tq,hs_v+2) when splits > 1 */
@@ -51,7 +51,8 @@ typedef struct FN(attn_sdpa_run_args) {
 void FN(attn_sdpa_forward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e);
 void FN(attn_sdpa_backward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e);
 
-/* The packed K^T, V and V^T of (b, g) = bg (sdpa_layout.h), or NULL. */
+/* The packed K^T, V (forward) or K (backward, the same place) and V^T of
+ * (b, g) = bg (sdpa_layout.h), or NULL. */
 static inline real *FN(attn_sdpa_packed_kt)(const FN(attn_sdpa_run_args) *a, size_t bg)
 {
     return a->packed != NULL ? a->packed + a->packs.kt + bg * a->packs.kt_each : NULL;
@@ -60,13 +61,17 @@ static inline real *FN(attn_sdpa_packed_v)(const FN(attn_sdpa_run_args) *a, size
 {
     return a->packed != NULL ? a->packed + a->packs.v + bg * a->packs.v_each : NULL;
 }
+static inline real *FN(attn_sdpa_packed_k)(const FN(attn_sdpa_run_args) *a, size_t bg)
+{
+    return FN(attn_sdpa_packed_v)(a, bg);
+}
 static inline real *FN(attn_sdpa_packed_vt)(const FN(attn_sdpa_run_args) *a, size_t bg)
 {
     return a->packed != NULL ? a->packed + a->packs.vt + bg * a->packs.vt_each : NULL;
 }
 
 /* Item: the packed operands of (b, g) = item, its keys below L_b only: K^T,
- * and V (forward) or V^T (backward). */
+ * and V (forward) or V^T and K (backward). */
 static inline void FN(attn_sdpa_pack_item)(const FN(attn_sdpa_run_args) *a,
                                            const FN(attn_engine) *e, size_t item, int backward)
 {
@@ -78,9 +83,11 @@ static inline void FN(attn_sdpa_pack_item)(const FN(attn_sdpa_run_args) *a,
     if (L == 0)
         return;
     e->own_pack_b(1, s->hs, L, K, a->ldk, 0, FN(attn_sdpa_packed_kt)(a, item));
-    if (backward)
+    if (backward) {
         e->own_pack_b(1, s->hs_v, L, V, a->ldv, 0, FN(attn_sdpa_packed_vt)(a, item));
-    else
+        for (size_t k0 = 0; k0 < L; k0 += ATTN_GEMM_KC)
+            e->own_pack_b(0, L, s->hs, K, a->ldk, k0, FN(attn_sdpa_packed_k)(a, item));
+    } else
         for (size_t k0 = 0; k0 < L; k0 += ATTN_GEMM_KC)
             e->own_pack_b(0, L, s->hs_v, V, a->ldv, k0, FN(attn_sdpa_packed_v)(a, item));
 }

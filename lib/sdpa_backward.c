@@ -17,7 +17,8 @@
  *   dP = dout_i V_j^T
  *   dS = P o (dP - rowdot),  rowdot_t = <dout_t, out_t>   (softmax)
  *   dK_j += scale dS^T Q_i,  dQ_i += scale dS K_j         (s = scale Q K^T)
- * over each query's visible keys only (P and dS are 0 elsewhere). Phases:
+ * over each query's visible keys only (P and dS are 0 elsewhere; a tile's
+ * products end at the last key any of its queries sees). Phases:
  * rowdot of every (b, h); the items of sdpa_layout.h (one (b, g) and one
  * group of its key blocks; dK, dV of those keys zeroed first, dQ of the
  * group's heads too, or the group's dQ part); the sum of the dQ parts.
@@ -69,21 +70,31 @@ static void FN(visible_columns)(const FN(attn_sdpa_run_args) *a, size_t b, size_
     *hi = (size_t)MIN(MAX(r.hi - (ptrdiff_t)k0, 0), (ptrdiff_t)kc);
 }
 
-/* P of query block [t0, t0+rows) of head h against key block [k0, k0+kc),
- * recomputed from lse; false when no query of the block sees a key of it. */
-static int FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
-                                 size_t b, size_t h, size_t t0, size_t rows, size_t k0, size_t kc,
-                                 real *P)
+/* The columns [0, n) of key block [k0, k0+kc) that hold every key some
+ * query of block [t0, t0+rows) sees (0: none). With a causal mask the
+ * block's keys past its last query are seen by none: the first query block
+ * of a key block of 256 sees its first 128 keys only. */
+static size_t FN(seen_columns)(const FN(attn_sdpa_run_args) *a, size_t b, size_t t0, size_t rows,
+                               size_t k0, size_t kc)
+{
+    size_t lo, hi, n = 0;
+    for (size_t r = 0; r < rows && n < kc; r++) {
+        FN(visible_columns)(a, b, t0 + r, k0, kc, &lo, &hi);
+        if (hi > lo && hi > n)
+            n = hi;
+    }
+    return n;
+}
+
+/* P of query block [t0, t0+rows) of head h against keys [k0, k0+kc),
+ * recomputed from lse. */
+static void FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
+                                  size_t b, size_t h, size_t t0, size_t rows, size_t k0,
+                                  size_t kc, real *P)
 {
     const attn_sdpa_shape *s = &a->layout.shape;
     const size_t g = h / a->layout.group;
-    size_t lo, hi, seen = 0;
-    for (size_t r = 0; r < rows && !seen; r++) {
-        FN(visible_columns)(a, b, t0 + r, k0, kc, &lo, &hi);
-        seen = hi > lo;
-    }
-    if (!seen)
-        return 0;
+    size_t lo, hi;
     const uint64_t start = attn_profile_begin(mm->profile);
     const real *Q = a->Q + (b * s->Tq + t0) * a->ldq + h * s->hs;
     /* key blocks start on panels of the packed K^T (sdpa_layout.h) */
@@ -118,19 +129,22 @@ static int FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn_
     }
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_RECOMPUTE, start,
                      attn_product_flops(rows, kc, s->hs));
-    return 1;
 }
 
-/* The products of key block [k0, k0+kc) of head g with query block
- * [t0, t0+rows) of head h; dK, dV, dQ accumulated. */
+/* The products of key block [k0, k0+block) of head g with query block
+ * [t0, t0+rows) of head h, over the block's first kc keys, those some query
+ * of the block sees (seen_columns: the others have P = dS = 0); dK, dV, dQ
+ * accumulated. */
 static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm, size_t b,
                               size_t h, size_t group, size_t t0, size_t rows, size_t k0,
-                              size_t kc, real *P, real *dS)
+                              size_t block, real *P, real *dS)
 {
     const attn_sdpa_shape *s = &a->layout.shape;
     const size_t g = h / a->layout.group, hs = s->hs, hs_v = s->hs_v;
-    if (!FN(recompute_weights)(a, mm, b, h, t0, rows, k0, kc, P))
+    const size_t kc = FN(seen_columns)(a, b, t0, rows, k0, block);
+    if (kc == 0)
         return;
+    FN(recompute_weights)(a, mm, b, h, t0, rows, k0, kc, P);
     const real *dout = a->dout + (b * s->Tq + t0) * a->ldo + h * hs_v;
     const real *Q = a->Q + (b * s->Tq + t0) * a->ldq + h * hs;
     const real *K = a->K + (b * s->Tk + k0) * a->ldk + g * hs;
@@ -166,8 +180,15 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
     start = attn_profile_begin(mm->profile);
     FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, rows, a->scale, dS, TILE_LD, Q,
                      a->ldq, REAL_C(1.0), dK, a->ldk);
-    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, kc, a->scale, dS, TILE_LD, K,
-                     a->ldk, REAL_C(1.0), dQ, ldq);
+    /* dQ_i (rows, hs) += scale dS (rows, kc) K_j (kc, hs), K_j one K block of
+     * the packed K (sdpa_layout.h) when the tile has the whole block:
+     * packing it for every query block and head cost 9% of this product
+     * (T = 2048, hs = 128, Xeon SPR) */
+    const real *kp = kc == block ? FN(attn_sdpa_packed_k)(a, b * s->NH_kv + g) : NULL;
+    FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, kc, a->scale, dS,
+                               TILE_LD, K, a->ldk,
+                               kp != NULL ? kp + k0 * attn_sdpa_round_up(hs, a->panel) : NULL,
+                               REAL_C(1.0), dQ, ldq);
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SCORES, start,
                      2.0 * attn_product_flops(rows, hs, kc));
 }

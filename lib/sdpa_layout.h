@@ -39,11 +39,15 @@
 /* Keys per block of the backward, and the row stride of its tiles P and dS
  * (ATTN_QUERY_BLOCK rows each; not a power of two). Twice the query block:
  * fewer, larger products (dQ read and written half as often). A multiple
- * of ATTN_GEMM_NR_MAX, so that a block starts on a panel of the packed K^T. */
+ * of ATTN_GEMM_NR_MAX, so that a block starts on a panel of the packed K^T,
+ * and the kernel's K block, so that a block is one K block of the packed K
+ * (sdpa_layout.h's packs). */
 #define ATTN_SDPA_BACKWARD_KEYS 256
 #define ATTN_SDPA_BACKWARD_LD (ATTN_SDPA_BACKWARD_KEYS + 16)
 _Static_assert(ATTN_SDPA_BACKWARD_KEYS % ATTN_GEMM_NR_MAX == 0,
                "a backward key block starts on a panel");
+_Static_assert(ATTN_SDPA_BACKWARD_KEYS == ATTN_GEMM_KC,
+               "a backward key block is one K block of the packed K");
 
 /* Elements of the scores part of a worker's tile: the forward's tile of
  * one item's rows against ATTN_TILE_KEYS keys, or the backward's P and dS. */
@@ -133,11 +137,12 @@ static inline int attn_sdpa_prepacks(const attn_sdpa_layout *l)
 /* Where the packed operands of (b, g) = bg lie in the plan's own-thread
  * buffer (element offsets; each of B*NH_kv blocks):
  *   kt  K^T (hs, Tk): columns from key j (a multiple of the panel) at j*hs
- *   v   V (Tk, hs_v): K blocks of ATTN_GEMM_KC keys, block at k0 * panel
- *       width of hs_v
+ *   v   V (Tk, hs_v) in the forward: K blocks of ATTN_GEMM_KC keys, block
+ *       at k0 * panel width of hs_v; in the backward K (Tk, hs) alike (the
+ *       op(B) of dQ += dS K), block at k0 * panel width of hs
  *   vt  V^T (hs_v, Tk), training plans only
- * Sizes round Tk and hs_v up to ATTN_GEMM_NR_MAX (Tk of V to ATTN_GEMM_KC).
- * False on overflow. */
+ * Sizes round Tk up to ATTN_GEMM_KC and hs_v (training: the larger of hs
+ * and hs_v) up to ATTN_GEMM_NR_MAX. False on overflow. */
 typedef struct attn_sdpa_packs {
     size_t kt, v, vt;             /* offsets of the first block */
     size_t kt_each, v_each, vt_each; /* elements per (b, g) */
@@ -154,8 +159,9 @@ static inline int attn_sdpa_packs_of(const attn_sdpa_layout *l, int training, at
     const attn_sdpa_shape s = l->shape;
     const size_t pairs = s.B * s.NH_kv; /* an array's rows: no overflow (plan create) */
     const size_t Tk = attn_sdpa_round_up(s.Tk, ATTN_GEMM_KC);
+    const size_t v_cols = training && s.hs > s.hs_v ? s.hs : s.hs_v; /* V, or K in training */
     size_t kt, v, vt;
-    if (!attn_mul(s.hs, Tk, &p->kt_each) || !attn_mul(Tk, s.hs_v + ATTN_GEMM_NR_MAX, &p->v_each) ||
+    if (!attn_mul(s.hs, Tk, &p->kt_each) || !attn_mul(Tk, v_cols + ATTN_GEMM_NR_MAX, &p->v_each) ||
         !attn_mul(s.hs_v, Tk, &p->vt_each) || !attn_mul(pairs, p->kt_each, &kt) ||
         !attn_mul(pairs, p->v_each, &v) || !attn_mul(pairs, p->vt_each, &vt))
         return 0;
