@@ -328,7 +328,7 @@ static void gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, 
      * the copy did not pay: sdpa's backward dV += P^T dout and
      * dK += dS^T Q (256x128x128, lda 272) went from 122-125 to 140-151
      * GFLOP/s in a loop of one product, about +7% in the backward's loop
-     * (f32, one core, Xeon SPR). Either way the sums are the same. */
+     * (f32, one core, Xeon model 207). Either way the sums are the same. */
     const int pack_a = trans_a && (N > 2 * NR || lda * sizeof(real) % 1024 == 0);
     real *apack = pack + attn_gemm_pack_b_elements(N, K);
     for (size_t k0 = 0; k0 < K; k0 += ATTN_GEMM_KC) {

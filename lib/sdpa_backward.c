@@ -183,7 +183,7 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
     /* dQ_i (rows, hs) += scale dS (rows, kc) K_j (kc, hs), K_j one K block of
      * the packed K (sdpa_layout.h) when the tile has the whole block:
      * packing it for every query block and head cost 9% of this product
-     * (T = 2048, hs = 128, Xeon SPR) */
+     * (T = 2048, hs = 128, Xeon model 207) */
     const real *kp = kc == block ? FN(attn_sdpa_packed_k)(a, b * s->NH_kv + g) : NULL;
     FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, kc, a->scale, dS,
                                TILE_LD, K, a->ldk,
