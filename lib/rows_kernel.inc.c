@@ -88,6 +88,18 @@ static inline __attribute__((always_inline)) void rows_dot_step(size_t G, size_t
                       S + g * R * lds + j, lds);
 }
 
+/* The kernels' dispatch on their row count R <= ATTN_ROWS_MAX: CASE(rows)
+ * gives the code of each count (a constant in it), which returns. */
+#ifndef ROWS_SWITCH
+#define ROWS_SWITCH(R, CASE)                                                           \
+    switch (R) {                                                                       \
+        CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)                \
+    default:                                                                           \
+        return;                                                                        \
+    }
+_Static_assert(ATTN_ROWS_MAX == 8, "ROWS_SWITCH has a case for every row count");
+#endif
+
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
                    const real *B, size_t ldb, real *S, size_t lds);
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
@@ -101,18 +113,7 @@ void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t
         for (; j < n; j++)                                                              \
             rows_dot_step(G, rows, 1, j, n, d, A, lda, B, ldb, S, lds);                \
         return;
-    switch (R) {
-        ROWS_DOT_CASE(1)
-        ROWS_DOT_CASE(2)
-        ROWS_DOT_CASE(3)
-        ROWS_DOT_CASE(4)
-        ROWS_DOT_CASE(5)
-        ROWS_DOT_CASE(6)
-        ROWS_DOT_CASE(7)
-        ROWS_DOT_CASE(8)
-    default:
-        return;
-    }
+    ROWS_SWITCH(R, ROWS_DOT_CASE)
 #undef ROWS_DOT_CASE
 }
 
@@ -215,18 +216,7 @@ void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_
         for (; j < n; j++)                                                                \
             rows_axpy_step(G, rows, 1, j, n, m, P, ldp, B, ldb, C, ldc);                  \
         return;
-        switch (R) {
-            ROWS_AXPY_KEYS_CASE(1)
-            ROWS_AXPY_KEYS_CASE(2)
-            ROWS_AXPY_KEYS_CASE(3)
-            ROWS_AXPY_KEYS_CASE(4)
-            ROWS_AXPY_KEYS_CASE(5)
-            ROWS_AXPY_KEYS_CASE(6)
-            ROWS_AXPY_KEYS_CASE(7)
-            ROWS_AXPY_KEYS_CASE(8)
-        default:
-            return;
-        }
+        ROWS_SWITCH(R, ROWS_AXPY_KEYS_CASE)
 #undef ROWS_AXPY_KEYS_CASE
     }
 #define ROWS_AXPY_CASE(rows)                                                          \
@@ -235,17 +225,6 @@ void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_
             rows_axpy_columns(rows, n, m - c < ROWS_COLUMNS ? m - c : ROWS_COLUMNS, P, \
                               ldp, B + c, ldb, C + c, ldc);                           \
         return;
-    switch (R) {
-        ROWS_AXPY_CASE(1)
-        ROWS_AXPY_CASE(2)
-        ROWS_AXPY_CASE(3)
-        ROWS_AXPY_CASE(4)
-        ROWS_AXPY_CASE(5)
-        ROWS_AXPY_CASE(6)
-        ROWS_AXPY_CASE(7)
-        ROWS_AXPY_CASE(8)
-    default:
-        return;
-    }
+    ROWS_SWITCH(R, ROWS_AXPY_CASE)
 #undef ROWS_AXPY_CASE
 }
