@@ -26,10 +26,16 @@
  * or the next tile's K (V) while V (K) of this one is read. */
 #define ROWS_PREFETCH_DISTANCE 32
 
-static inline void rows_prefetch(const real *row, size_t d)
+/* The first d elements of the rows ROWS_PREFETCH_DISTANCE after rows
+ * j .. j + keys - 1 of B (ldb apart), those below row n. */
+static inline void rows_prefetch_ahead(const real *B, size_t ldb, size_t j, size_t keys,
+                                       size_t n, size_t d)
 {
-    for (size_t i = 0; i < d; i += 64 / sizeof(real))
-        __builtin_prefetch(row + i);
+    for (size_t k = 0; k < keys && j + k + ROWS_PREFETCH_DISTANCE < n; k++) {
+        const real *row = B + (j + k + ROWS_PREFETCH_DISTANCE) * ldb;
+        for (size_t i = 0; i < d; i += 64 / sizeof(real))
+            __builtin_prefetch(row + i);
+    }
 }
 
 /* Rows j .. j + keys - 1 of B (ldb apart, keys <= ROWS_DOT_KEYS) against R
@@ -74,15 +80,13 @@ static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t
 
 /* Rows j .. j + keys - 1 of B, every group, and the rows this far ahead
  * prefetched. */
-static inline __attribute__((always_inline)) void rows_dot_step(size_t G, size_t R, size_t keys,
-                                                                size_t j, size_t n, size_t d,
+static inline __attribute__((always_inline)) void rows_dot_step(size_t keys, size_t j, size_t n,
+                                                                size_t G, size_t R, size_t d,
                                                                 const real *A, size_t lda,
                                                                 const real *B, size_t ldb,
                                                                 real *S, size_t lds)
 {
-    for (size_t k = 0; k < keys; k++)
-        if (j + k + ROWS_PREFETCH_DISTANCE < n)
-            rows_prefetch(B + (j + k + ROWS_PREFETCH_DISTANCE) * ldb, G * d);
+    rows_prefetch_ahead(B, ldb, j, keys, n, G * d);
     for (size_t g = 0; g < G; g++)
         rows_dot_keys(R, keys, d, A + g * R * lda, lda, B + j * ldb + g * d, ldb,
                       S + g * R * lds + j, lds);
@@ -98,6 +102,15 @@ static inline __attribute__((always_inline)) void rows_dot_step(size_t G, size_t
         return;                                                                        \
     }
 _Static_assert(ATTN_ROWS_MAX == 8, "ROWS_SWITCH has a case for every row count");
+/* Keys [0, n) through STEP(keys, j, n, ...): KEYS at a time, then one by one. */
+#define ROWS_KEY_STEPS(STEP, KEYS, n, ...)                                             \
+    do {                                                                               \
+        size_t j_ = 0;                                                                 \
+        for (; j_ + (KEYS) <= (n); j_ += (KEYS))                                       \
+            STEP(KEYS, j_, n, __VA_ARGS__);                                            \
+        for (; j_ < (n); j_++)                                                         \
+            STEP(1, j_, n, __VA_ARGS__);                                               \
+    } while (0)
 #endif
 
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
@@ -105,13 +118,9 @@ void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
                    const real *B, size_t ldb, real *S, size_t lds)
 {
-    size_t j = 0;
 #define ROWS_DOT_CASE(rows)                                                             \
     case rows:                                                                          \
-        for (; j + ROWS_DOT_KEYS <= n; j += ROWS_DOT_KEYS)                              \
-            rows_dot_step(G, rows, ROWS_DOT_KEYS, j, n, d, A, lda, B, ldb, S, lds);    \
-        for (; j < n; j++)                                                              \
-            rows_dot_step(G, rows, 1, j, n, d, A, lda, B, ldb, S, lds);                \
+        ROWS_KEY_STEPS(rows_dot_step, ROWS_DOT_KEYS, n, G, rows, d, A, lda, B, ldb, S, lds); \
         return;
     ROWS_SWITCH(R, ROWS_DOT_CASE)
 #undef ROWS_DOT_CASE
@@ -131,8 +140,7 @@ static inline __attribute__((always_inline)) void rows_axpy_columns(
         for (size_t v = 0; v < ROWS_VECTORS; v++)
             acc[r][v] = v_load_part(C + r * ldc + v * VLEN, lanes[v], REAL_C(0.0));
     for (size_t j = 0; j < n; j++) {
-        if (j + ROWS_PREFETCH_DISTANCE < n)
-            rows_prefetch(B + (j + ROWS_PREFETCH_DISTANCE) * ldb, width);
+        rows_prefetch_ahead(B, ldb, j, 1, n, width);
         vec b[ROWS_VECTORS];
         for (size_t v = 0; v < ROWS_VECTORS; v++)
             b[v] = lanes[v] == VLEN ? v_load(B + j * ldb + v * VLEN)
@@ -190,15 +198,13 @@ static inline __attribute__((always_inline)) void rows_axpy_keys(size_t G, size_
 
 /* Keys j .. j + keys - 1 of every group, and the rows this far ahead
  * prefetched. */
-static inline __attribute__((always_inline)) void rows_axpy_step(size_t G, size_t R, size_t keys,
-                                                                 size_t j, size_t n, size_t m,
+static inline __attribute__((always_inline)) void rows_axpy_step(size_t keys, size_t j, size_t n,
+                                                                 size_t G, size_t R, size_t m,
                                                                  const real *P, size_t ldp,
                                                                  const real *B, size_t ldb,
                                                                  real *C, size_t ldc)
 {
-    for (size_t k = 0; k < keys; k++)
-        if (j + k + ROWS_PREFETCH_DISTANCE < n)
-            rows_prefetch(B + (j + k + ROWS_PREFETCH_DISTANCE) * ldb, G * m);
+    rows_prefetch_ahead(B, ldb, j, keys, n, G * m);
     rows_axpy_keys(G, R, keys, m, P + j, ldp, B + j * ldb, ldb, C, ldc);
 }
 
@@ -208,13 +214,9 @@ void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_
                     const real *B, size_t ldb, real *C, size_t ldc)
 {
     if (G > 1) { /* a few keys at a time, each row of B read whole: C's rows stay in L1 */
-        size_t j = 0;
 #define ROWS_AXPY_KEYS_CASE(rows)                                                         \
     case rows:                                                                            \
-        for (; j + ROWS_AXPY_KEYS <= n; j += ROWS_AXPY_KEYS)                              \
-            rows_axpy_step(G, rows, ROWS_AXPY_KEYS, j, n, m, P, ldp, B, ldb, C, ldc);     \
-        for (; j < n; j++)                                                                \
-            rows_axpy_step(G, rows, 1, j, n, m, P, ldp, B, ldb, C, ldc);                  \
+        ROWS_KEY_STEPS(rows_axpy_step, ROWS_AXPY_KEYS, n, G, rows, m, P, ldp, B, ldb, C, ldc); \
         return;
         ROWS_SWITCH(R, ROWS_AXPY_KEYS_CASE)
 #undef ROWS_AXPY_KEYS_CASE
