@@ -17,36 +17,53 @@
  */
 #include "kernels.h"
 
-/* Rows of B this far ahead are prefetched: B's rows are often far apart
- * (one head's slice of a (Tk, NH_kv*hs) cache: 512 bytes every 4 KiB), which
- * the hardware prefetchers, working within a page, do not run ahead on.
- * For whole cache rows (a decode step's item of every key/value head) no
- * other choice measured better, within the noise of a shared machine:
- * 0 to 64 rows ahead, into L2 or non-temporal, a row's first lines only,
- * or the next tile's K (V) while V (K) of this one is read. */
-#define ROWS_PREFETCH_DISTANCE 32
+/* Rows of B are prefetched ahead of their use: B's rows are often far
+ * apart (one head's slice of a (Tk, NH_kv*hs) cache: 512 bytes every 4 KiB;
+ * a decode step's whole cache row: one 4 KiB page per key), and the
+ * hardware prefetchers, which work within a page, do not run ahead of them.
+ *
+ * The dot and the grouped axpy prefetch each cache line of the row
+ * ROWS_AHEAD keys ahead next to their load of the same line of this row:
+ * one prefetch per line loaded, spread over the row's arithmetic. Issued
+ * a whole row at a time instead (64 prefetches for a 4 KiB row, 32 rows
+ * ahead), they took the decode step at Tk = 8192, 32 heads on 8, hs = 128
+ * from 2.9-3.4 ms to 1.6-2.1 ms (min of 60 cold calls; 2-vCPU AMD EPYC,
+ * Zen 5): the burst held the line-fill buffers full and the loads of this
+ * row waited behind it. 4 and 8 keys ahead measured the same; 2 and 16
+ * slower. The one-row axpy (rows_axpy_columns) reads two lines of a row
+ * and prefetches them ROWS_COLUMNS_AHEAD rows ahead. */
+enum { ROWS_AHEAD = 4, ROWS_COLUMNS_AHEAD = 32 };
 
-/* The first d elements of the rows ROWS_PREFETCH_DISTANCE after rows
- * j .. j + keys - 1 of B (ldb apart), those below row n. */
-static inline void rows_prefetch_ahead(const real *B, size_t ldb, size_t j, size_t keys,
-                                       size_t n, size_t d)
+/* How many of rows j .. j + keys - 1 have a row ROWS_AHEAD after them below
+ * row n. */
+static inline size_t rows_with_ahead(size_t j, size_t keys, size_t n)
 {
-    for (size_t k = 0; k < keys && j + k + ROWS_PREFETCH_DISTANCE < n; k++) {
-        const real *row = B + (j + k + ROWS_PREFETCH_DISTANCE) * ldb;
-        for (size_t i = 0; i < d; i += 64 / sizeof(real))
-            __builtin_prefetch(row + i);
-    }
+    if (j + ROWS_AHEAD >= n)
+        return 0;
+    return n - j - ROWS_AHEAD < keys ? n - j - ROWS_AHEAD : keys;
+}
+
+/* Prefetches the line at offset i of the `ahead` rows ROWS_AHEAD after Bj
+ * (ldb apart), once per cache line of i. */
+static inline __attribute__((always_inline)) void rows_prefetch_line(const real *Bj, size_t ldb,
+                                                                     size_t ahead, size_t i)
+{
+    if (i % (64 / sizeof(real)) != 0)
+        return;
+    for (size_t k = 0; k < ahead; k++)
+        __builtin_prefetch(Bj + (k + ROWS_AHEAD) * ldb + i);
 }
 
 /* Rows j .. j + keys - 1 of B (ldb apart, keys <= ROWS_DOT_KEYS) against R
  * rows of A: S[r * lds + k] = <A_r, B_{j+k}>. Each vector of A is loaded
  * once for the keys (one load feeds `keys` multiply-adds); each sum runs
- * over its own accumulator, as for a single key. */
+ * over its own accumulator, as for a single key. The first `ahead` rows'
+ * successors ROWS_AHEAD rows on are prefetched line by line. */
 enum { ROWS_DOT_KEYS = 2 };
 static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t keys, size_t d,
                                                                 const real *A, size_t lda,
                                                                 const real *Bj, size_t ldb,
-                                                                real *S, size_t lds)
+                                                                real *S, size_t lds, size_t ahead)
 {
     vec acc[ATTN_ROWS_MAX][ROWS_DOT_KEYS];
     for (size_t r = 0; r < R; r++)
@@ -57,6 +74,7 @@ static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t
         vec b[ROWS_DOT_KEYS];
         for (size_t k = 0; k < keys; k++)
             b[k] = v_load(Bj + k * ldb + i);
+        rows_prefetch_line(Bj, ldb, ahead, i);
         for (size_t r = 0; r < R; r++) {
             const vec q = v_load(A + r * lda + i);
             for (size_t k = 0; k < keys; k++)
@@ -78,18 +96,17 @@ static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t
             S[r * lds + k] = v_hsum(acc[r][k]);
 }
 
-/* Rows j .. j + keys - 1 of B, every group, and the rows this far ahead
- * prefetched. */
+/* Rows j .. j + keys - 1 of B, every group. */
 static inline __attribute__((always_inline)) void rows_dot_step(size_t keys, size_t j, size_t n,
                                                                 size_t G, size_t R, size_t d,
                                                                 const real *A, size_t lda,
                                                                 const real *B, size_t ldb,
                                                                 real *S, size_t lds)
 {
-    rows_prefetch_ahead(B, ldb, j, keys, n, G * d);
+    const size_t ahead = rows_with_ahead(j, keys, n);
     for (size_t g = 0; g < G; g++)
         rows_dot_keys(R, keys, d, A + g * R * lda, lda, B + j * ldb + g * d, ldb,
-                      S + g * R * lds + j, lds);
+                      S + g * R * lds + j, lds, ahead);
 }
 
 /* The kernels' dispatch on their row count R <= ATTN_ROWS_MAX: CASE(rows)
@@ -140,7 +157,8 @@ static inline __attribute__((always_inline)) void rows_axpy_columns(
         for (size_t v = 0; v < ROWS_VECTORS; v++)
             acc[r][v] = v_load_part(C + r * ldc + v * VLEN, lanes[v], REAL_C(0.0));
     for (size_t j = 0; j < n; j++) {
-        rows_prefetch_ahead(B, ldb, j, 1, n, width);
+        for (size_t i = 0; j + ROWS_COLUMNS_AHEAD < n && i < width; i += 64 / sizeof(real))
+            __builtin_prefetch(B + (j + ROWS_COLUMNS_AHEAD) * ldb + i);
         vec b[ROWS_VECTORS];
         for (size_t v = 0; v < ROWS_VECTORS; v++)
             b[v] = lanes[v] == VLEN ? v_load(B + j * ldb + v * VLEN)
@@ -160,12 +178,14 @@ static inline __attribute__((always_inline)) void rows_axpy_columns(
  * every group: C rows (g*R + r) += sum_k P[g*R + r][j + k] B_{j+k}[g*m, g*m + m).
  * A vector of a group's R rows of C is loaded and stored once for the keys,
  * each key's row of B loaded once for the R rows; every element still adds
- * the keys one at a time, in increasing j. */
+ * the keys one at a time, in increasing j. The first `ahead` rows'
+ * successors ROWS_AHEAD rows on are prefetched line by line. */
 enum { ROWS_AXPY_KEYS = 4 };
 static inline __attribute__((always_inline)) void rows_axpy_keys(size_t G, size_t R, size_t keys,
                                                                  size_t m, const real *P,
                                                                  size_t ldp, const real *Bj,
-                                                                 size_t ldb, real *C, size_t ldc)
+                                                                 size_t ldb, real *C, size_t ldc,
+                                                                 size_t ahead)
 {
     for (size_t g = 0; g < G; g++) {
         vec p[ATTN_ROWS_MAX][ROWS_AXPY_KEYS];
@@ -180,6 +200,7 @@ static inline __attribute__((always_inline)) void rows_axpy_keys(size_t G, size_
             for (size_t r = 0; r < R; r++)
                 acc[r] = lanes == VLEN ? v_load(c + r * ldc + i)
                                        : v_load_part(c + r * ldc + i, lanes, REAL_C(0.0));
+            rows_prefetch_line(b, ldb, ahead, i);
             for (size_t k = 0; k < keys; k++) {
                 const vec bk = lanes == VLEN ? v_load(b + k * ldb + i)
                                              : v_load_part(b + k * ldb + i, lanes, REAL_C(0.0));
@@ -196,16 +217,15 @@ static inline __attribute__((always_inline)) void rows_axpy_keys(size_t G, size_
     }
 }
 
-/* Keys j .. j + keys - 1 of every group, and the rows this far ahead
- * prefetched. */
+/* Keys j .. j + keys - 1 of every group. */
 static inline __attribute__((always_inline)) void rows_axpy_step(size_t keys, size_t j, size_t n,
                                                                  size_t G, size_t R, size_t m,
                                                                  const real *P, size_t ldp,
                                                                  const real *B, size_t ldb,
                                                                  real *C, size_t ldc)
 {
-    rows_prefetch_ahead(B, ldb, j, keys, n, G * m);
-    rows_axpy_keys(G, R, keys, m, P + j, ldp, B + j * ldb, ldb, C, ldc);
+    const size_t ahead = rows_with_ahead(j, keys, n);
+    rows_axpy_keys(G, R, keys, m, P + j, ldp, B + j * ldb, ldb, C, ldc, ahead);
 }
 
 void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
