@@ -46,6 +46,20 @@ void bench_measure_point(const bench_config *config, const bench_options *option
                          bench_problem *problem, bench_point *point, char *error,
                          size_t error_size);
 
+/* The most configurations timed side by side, the size of their error
+ * messages, and how many blocks of calls each gets in --min-time. */
+enum { BENCH_INTERLEAVE_MAX = 8, BENCH_ERROR_SIZE = 512, BENCH_INTERLEAVE_BLOCKS = 8 };
+
+/* bench_measure_point for count <= BENCH_INTERLEAVE_MAX configurations of
+ * one shape (different engines or APIs): each is checked, then their calls
+ * are timed side by side (bench_time_interleaved, blocks of min_time_s /
+ * BENCH_INTERLEAVE_BLOCKS), so that the ratios between them do not take the
+ * drift of a shared machine's speed between one configuration and the
+ * next. problems[k] is created for the caller, as bench_measure_point's. */
+void bench_measure_points_interleaved(const bench_config *configs, size_t count,
+                                      const bench_options *options, bench_problem *problems,
+                                      bench_point *points, char (*errors)[BENCH_ERROR_SIZE]);
+
 /* GFLOP/s of a FLOP count done in seconds; 0 for no time. */
 double bench_gflops(double flops, double seconds);
 

@@ -30,6 +30,7 @@ typedef enum option_id {
     OPTION_REPEATS,
     OPTION_MIN_TIME,
     OPTION_MAX_REPEATS,
+    OPTION_SEQUENTIAL,
     OPTION_CHECK_ROWS,
     OPTION_CHECK_GRAD_MAX_T,
     OPTION_SEED,
@@ -103,6 +104,10 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
                          "keep timing until the timed calls add up to this"},
     [OPTION_MAX_REPEATS] = {"max-repeats", "N", "10000", "200",
                             "at most N timed calls per point (never below --repeats)"},
+    [OPTION_SEQUENTIAL] = {"sequential", NULL, NULL, NULL,
+                           "time every configuration alone, one after the other\n"
+                           "(default: those of one shape on attn's own threads are\n"
+                           "timed side by side, see TIMING)"},
     [OPTION_CHECK_ROWS] = {"check-rows", "N", "64", "0",
                            "forward check: query rows per checked batch; 0 = all"},
     [OPTION_CHECK_GRAD_MAX_T] = {"check-grad-max-T", "N", "256", NULL,
@@ -272,6 +277,7 @@ static int resolve_scalars(const bench_option_values *values, bench_options *o)
     o->seed = (uint64_t)seed;
     o->with_weights = values->given[OPTION_WEIGHTS] != NULL;
     o->profile = values->given[OPTION_PROFILE] != NULL;
+    o->sequential = values->given[OPTION_SEQUENTIAL] != NULL;
     o->resume = values->given[OPTION_RESUME] != NULL;
     o->list = values->given[OPTION_LIST] != NULL;
     o->python = bench_option_text(values, OPTION_PYTHON);

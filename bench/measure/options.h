@@ -42,6 +42,7 @@ typedef struct bench_options {
     size_t wo_count;
     int with_weights;
     int profile; /* --profile: per-phase profile of each plan after its timing */
+    int sequential; /* --sequential: no configurations timed side by side */
     bench_repeat_policy repeat;       /* attn, NumPy and PyTorch */
     bench_repeat_policy naive_repeat; /* the naive C peer */
     size_t check_rows;       /* forward check: query rows per checked batch; 0 = all */

@@ -82,9 +82,18 @@ static const char run_timing_text[] =
     "TIMING. --warmup untimed calls, then timed calls (CLOCK_MONOTONIC, one\n"
     "sample per call) until at least --repeats samples adding up to at least\n"
     "--min-time seconds, or --max-repeats samples; the median is reported.\n"
+    "The configurations of one shape that run on attn's own threads\n"
+    "(engines auto and own, one-shots; not blas, whose BLAS threads would still\n"
+    "poll during the next call) are timed side by side: in turn, blocks of\n"
+    "calls of each (an untimed call, then --min-time/8 seconds of timed ones),\n"
+    "until each has its samples, so that a shared machine's drift in speed\n"
+    "slows them alike and their ratios hold (their rows come after the shape's\n"
+    "blas rows); --sequential times each alone, in the sweep's order.\n"
     "api=plan creates the plan once, outside the timing; op=backward times the\n"
     "forward and the backward together (a plan without ATTN_INFERENCE, or\n"
-    "attn_mha_backward).\n"
+    "attn_mha_backward).\n";
+
+static const char run_flops_text[] =
     "\n"
     "FLOP COUNTS (FLOP count of one call; a multiply-add counts 2; the softmax\n"
     "is not counted; D = NH*hs):\n"
@@ -169,6 +178,7 @@ void bench_help_run(FILE *out)
             BENCH_STRINGIFY(BENCH_TOLERANCE_F64), BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F32),
             BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F64));
     fputs(run_timing_text, out);
+    fputs(run_flops_text, out);
     bench_table_print_columns(out);
     bench_phase_profile_print_help(out);
     fputs(run_outputs_text, out);

@@ -169,47 +169,148 @@ static int blas_threads_may_poll(const bench_options *o)
     return bench_size_list_max(&o->threads) > 1;
 }
 
-static void run_one(const bench_config *config, peer_set *peers, FILE *csv,
-                    const bench_ceiling *ceiling, bench_progress *progress,
-                    sweep_outcome *outcome)
+/* Whether the configuration runs on attn's own threads (not on BLAS's). */
+static int runs_on_own_threads(const bench_config *config)
+{
+    return config->engine == BENCH_ENGINE_OWN ||
+           (config->engine == BENCH_ENGINE_AUTO && bench_attn_auto_threads() > 0);
+}
+
+/* Before timing configurations on attn's own threads: BLAS threads still
+ * polling for work would take their CPUs. */
+static void settle_before(const bench_options *o, const bench_config *config)
+{
+    bench_blas_set_threads(config->shape.threads);
+    if (runs_on_own_threads(config) && blas_threads_may_poll(o))
+        bench_settle_blas_threads();
+}
+
+/* The peers timed on the measured point's problem, which is then destroyed. */
+static void finish_point(bench_point *point, bench_problem *problem, peer_set *peers,
+                         const bench_ceiling *ceiling)
+{
+    const bench_config *config = &point->config;
+    time_peers(peers, problem, point);
+    bench_problem_destroy(problem);
+    point->ceiling_gflops =
+        bench_ceiling_gflops(ceiling, config->shape.dtype, config->shape.threads);
+}
+
+/* The point's row printed and written. */
+static void report_point(const bench_point *point, const char *error, peer_set *peers,
+                         FILE *csv, bench_progress *progress, sweep_outcome *outcome)
 {
     const bench_options *o = peers->options;
-    bench_blas_set_threads(config->shape.threads);
-    const int own_threads = config->engine == BENCH_ENGINE_OWN ||
-                            (config->engine == BENCH_ENGINE_AUTO && bench_attn_auto_threads() > 0);
-    if (own_threads && blas_threads_may_poll(o))
-        bench_settle_blas_threads();
-    bench_point point;
-    bench_problem problem;
-    char error[512] = "";
-    bench_measure_point(config, o, &problem, &point, error, sizeof error);
-    time_peers(peers, &problem, &point);
-    bench_problem_destroy(&problem);
-    point.ceiling_gflops =
-        bench_ceiling_gflops(ceiling, config->shape.dtype, config->shape.threads);
-
     bench_progress_hide(progress);
-    bench_table_print_row(stdout, &point);
+    bench_table_print_row(stdout, point);
     for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
-        outcome->promoted |= bench_peer_promoted(&point, (bench_peer_kind)k);
-    if (o->profile && point.status == BENCH_POINT_TIMED) {
-        bench_phase_profile_print(stdout, &point.profile, point.ceiling_gflops);
+        outcome->promoted |= bench_peer_promoted(point, (bench_peer_kind)k);
+    if (o->profile && point->status == BENCH_POINT_TIMED) {
+        bench_phase_profile_print(stdout, &point->profile, point->ceiling_gflops);
         char key[256];
-        bench_csv_format_key(config, key, sizeof key);
-        if (point.profile.measured &&
-            bench_phase_profile_log_add(&peers->record->profiles, key, &point.profile,
-                                        point.ceiling_gflops) != 0)
+        bench_csv_format_key(&point->config, key, sizeof key);
+        if (point->profile.measured &&
+            bench_phase_profile_log_add(&peers->record->profiles, key, &point->profile,
+                                        point->ceiling_gflops) != 0)
             fprintf(stderr, "attn-bench: out of memory: a profile is not in the JSON\n");
     }
-    if (point.status != BENCH_POINT_TIMED) {
-        report_failure(&point, error);
+    if (point->status != BENCH_POINT_TIMED) {
+        report_failure(point, error);
         outcome->failures++;
     }
-    if (!outcome->csv_failed && bench_csv_write_row(csv, &point) != 0) {
+    if (!outcome->csv_failed && bench_csv_write_row(csv, point) != 0) {
         perror(o->csv_path);
         outcome->csv_failed = 1;
     }
     outcome->measured++;
+}
+
+/* The configurations [0, count) of one shape, measured into points and
+ * errors: those on BLAS threads one by one, then those on attn's own
+ * threads side by side, BENCH_INTERLEAVE_MAX at most at a time (one by one
+ * with --sequential). skip[k]: kept from the CSV, not measured. */
+static void measure_shape(const bench_config *configs, size_t count, const int *skip,
+                          peer_set *peers, const bench_ceiling *ceiling, bench_point *points,
+                          bench_problem *problems, char (*errors)[BENCH_ERROR_SIZE])
+{
+    const bench_options *o = peers->options;
+    size_t group[BENCH_INTERLEAVE_MAX], grouped = 0;
+    for (size_t k = 0; k < count; ++k) {
+        if (skip[k])
+            continue;
+        if (!o->sequential && runs_on_own_threads(&configs[k])) {
+            group[grouped++] = k;
+        } else {
+            settle_before(o, &configs[k]);
+            bench_measure_point(&configs[k], o, &problems[k], &points[k], errors[k],
+                                BENCH_ERROR_SIZE);
+            finish_point(&points[k], &problems[k], peers, ceiling);
+        }
+        if (grouped == BENCH_INTERLEAVE_MAX || (grouped > 0 && k + 1 == count)) {
+            bench_config chunk[BENCH_INTERLEAVE_MAX];
+            bench_point measured[BENCH_INTERLEAVE_MAX];
+            bench_problem chunk_problems[BENCH_INTERLEAVE_MAX];
+            char chunk_errors[BENCH_INTERLEAVE_MAX][BENCH_ERROR_SIZE];
+            for (size_t g = 0; g < grouped; ++g) {
+                chunk[g] = configs[group[g]];
+                chunk_errors[g][0] = '\0';
+            }
+            settle_before(o, &chunk[0]);
+            if (grouped == 1)
+                bench_measure_point(&chunk[0], o, &chunk_problems[0], &measured[0],
+                                    chunk_errors[0], BENCH_ERROR_SIZE);
+            else
+                bench_measure_points_interleaved(chunk, grouped, o, chunk_problems, measured,
+                                                 chunk_errors);
+            for (size_t g = 0; g < grouped; ++g) {
+                points[group[g]] = measured[g];
+                memcpy(errors[group[g]], chunk_errors[g], BENCH_ERROR_SIZE);
+                finish_point(&points[group[g]], &chunk_problems[g], peers, ceiling);
+            }
+            grouped = 0;
+        }
+    }
+}
+
+/* The configurations [first, last) of the sweep, of one shape: measured
+ * (measure_shape), then reported in the sweep's order. */
+static void run_shape(const bench_sweep *sweep, size_t first, size_t last,
+                      const bench_resume *resume, peer_set *peers, FILE *csv,
+                      const bench_ceiling *ceiling, bench_progress *progress,
+                      sweep_outcome *outcome)
+{
+    const bench_options *o = peers->options;
+    const size_t count = last - first;
+    const bench_config *configs = &sweep->configs[first];
+    bench_point *points = calloc(count, sizeof *points);
+    bench_problem *problems = calloc(count, sizeof *problems);
+    char(*errors)[BENCH_ERROR_SIZE] = calloc(count, sizeof *errors);
+    int *skip = calloc(count, sizeof *skip);
+    if (!points || !problems || !errors || !skip) {
+        fprintf(stderr, "attn-bench: out of memory for a shape's %zu configurations\n", count);
+        outcome->failures += count;
+    } else {
+        for (size_t k = 0; k < count; ++k)
+            skip[k] = bench_resume_has(resume, &configs[k]);
+        measure_shape(configs, count, skip, peers, ceiling, points, problems, errors);
+        for (size_t k = 0; k < count; ++k) {
+            char label[256];
+            progress_label(&configs[k], label, sizeof label);
+            const double cost = predicted_cost(o, &configs[k], k == 0);
+            if (skip[k]) {
+                outcome->resumed++;
+                bench_progress_step(progress, 0.0, label);
+                progress->total_cost -= cost;
+                continue;
+            }
+            report_point(&points[k], errors[k], peers, csv, progress, outcome);
+            bench_progress_step(progress, cost, label);
+        }
+    }
+    free(points);
+    free(problems);
+    free(errors);
+    free(skip);
 }
 
 static void run_sweep(const bench_sweep *sweep, const bench_resume *resume, peer_set *peers,
@@ -224,20 +325,13 @@ static void run_sweep(const bench_sweep *sweep, const bench_resume *resume, peer
     }
     bench_progress progress;
     bench_progress_start(&progress, o->progress, stderr, sweep->count, total_cost);
-    for (size_t i = 0; i < sweep->count; ++i) {
-        const bench_config *config = &sweep->configs[i];
-        const int first_of_shape =
-            i == 0 || !bench_shape_equal(&config->shape, &sweep->configs[i - 1].shape);
-        char label[256];
-        progress_label(config, label, sizeof label);
-        if (bench_resume_has(resume, config)) {
-            outcome->resumed++;
-            bench_progress_step(&progress, 0.0, label);
-            progress.total_cost -= predicted_cost(o, config, first_of_shape);
-            continue;
-        }
-        run_one(config, peers, csv, ceiling, &progress, outcome);
-        bench_progress_step(&progress, predicted_cost(o, config, first_of_shape), label);
+    for (size_t first = 0, last; first < sweep->count; first = last) {
+        for (last = first + 1; last < sweep->count &&
+                               bench_shape_equal(&sweep->configs[last].shape,
+                                                 &sweep->configs[first].shape);
+             ++last)
+            ;
+        run_shape(sweep, first, last, resume, peers, csv, ceiling, &progress, outcome);
     }
     bench_progress_finish(&progress);
 }

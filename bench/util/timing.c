@@ -67,3 +67,70 @@ int bench_time_prepared_calls(const bench_repeat_policy *policy, bench_prepare_f
     free(samples);
     return result;
 }
+
+/* Samples of one call of bench_time_interleaved. */
+typedef struct interleaved_samples {
+    double *values, total;
+    size_t n;
+} interleaved_samples;
+
+static int interleaved_done(const bench_repeat_policy *policy, size_t capacity,
+                            const interleaved_samples *s, size_t count)
+{
+    for (size_t k = 0; k < count; ++k)
+        if (s[k].n < capacity && (s[k].n < policy->min_repeats || s[k].total < policy->min_time_s))
+            return 0;
+    return 1;
+}
+
+/* One block of call k: an untimed call, then timed ones for block_s. */
+static int interleaved_block(const bench_repeat_policy *policy, double block_s, size_t capacity,
+                             bench_call_fn call, void *context, interleaved_samples *s)
+{
+    int result = call(context);
+    double block = 0.0;
+    while (result == 0 && s->n < capacity && (block == 0.0 || block < block_s)) {
+        const double start = bench_monotonic_seconds();
+        result = call(context);
+        const double elapsed = bench_monotonic_seconds() - start;
+        s->values[s->n++] = elapsed;
+        s->total += elapsed;
+        block += elapsed > 0.0 ? elapsed : 1e-12;
+        if (s->n >= policy->min_repeats && s->total >= policy->min_time_s)
+            break;
+    }
+    return result;
+}
+
+int bench_time_interleaved(const bench_repeat_policy *policy, double block_s, size_t count,
+                           const bench_call_fn *calls, void *const *contexts,
+                           bench_timing *timings)
+{
+    const size_t capacity = policy->max_repeats > 0 ? policy->max_repeats : 1;
+    interleaved_samples *s = calloc(count ? count : 1, sizeof *s);
+    int result = s ? 0 : -1;
+    for (size_t k = 0; k < count && result == 0; ++k)
+        if (!(s[k].values = malloc(capacity * sizeof *s[k].values)))
+            result = -1;
+    for (size_t k = 0; k < count && result == 0; ++k)
+        for (size_t i = 0; i < policy->warmup && result == 0; ++i)
+            result = calls[k](contexts[k]);
+    while (result == 0 && !interleaved_done(policy, capacity, s, count))
+        for (size_t k = 0; k < count && result == 0; ++k)
+            if (s[k].n < capacity &&
+                (s[k].n < policy->min_repeats || s[k].total < policy->min_time_s))
+                result = interleaved_block(policy, block_s, capacity, calls[k], contexts[k],
+                                           &s[k]);
+    for (size_t k = 0; k < count && result == 0; ++k) {
+        double min = s[k].values[0];
+        for (size_t i = 1; i < s[k].n; ++i)
+            min = s[k].values[i] < min ? s[k].values[i] : min;
+        timings[k].min_s = min;
+        timings[k].median_s = bench_median(s[k].values, s[k].n);
+        timings[k].repeats = s[k].n;
+    }
+    for (size_t k = 0; s && k < count; ++k)
+        free(s[k].values);
+    free(s);
+    return result;
+}

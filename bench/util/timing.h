@@ -43,6 +43,20 @@ typedef void (*bench_prepare_fn)(void *context);
 int bench_time_prepared_calls(const bench_repeat_policy *policy, bench_prepare_fn prepare,
                               bench_call_fn call, void *context, bench_timing *timing);
 
+/* Times `count` calls side by side, so that a machine whose speed drifts
+ * (a shared VM) slows them alike: in turn, each call runs a block of calls
+ * (one untimed call first, since the call before it was another one, then
+ * timed calls until the block has at least block_s seconds of them, at
+ * least one), round after round, until every call has at least
+ * policy->min_repeats samples adding up to at least policy->min_time_s, or
+ * policy->max_repeats samples. policy->warmup untimed calls of each first.
+ * timings[k] gets call k's median and min. Returns 0, the first nonzero
+ * result of a call (the timing stops there), or -1 when the samples cannot
+ * be allocated. */
+int bench_time_interleaved(const bench_repeat_policy *policy, double block_s, size_t count,
+                           const bench_call_fn *calls, void *const *contexts,
+                           bench_timing *timings);
+
 /* Median of n > 0 values; reorders values. */
 double bench_median(double *values, size_t n);
 
