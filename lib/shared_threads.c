@@ -4,7 +4,9 @@
  * Why attn's own engine by default wherever a SIMD kernel set runs: on the
  * CPUs measured (bench/results/<cpu>/engine-choice.md: an Intel Xeon of the
  * Sapphire Rapids class, with the AMD and AVX2-only cases emulated; an AMD
- * EPYC in an earlier session), plans on attn's own
+ * EPYC (Zen 5), bench/results/amd-epyc-zen5/: on OpenBLAS's Haswell kernels,
+ * its own choice there, and on its SkylakeX ones through
+ * OPENBLAS_CORETYPE, where its sgemm runs 1.9x faster), plans on attn's own
  * threads were faster than the same plans on as many BLAS threads at every
  * shape of the default sweep and the targets, with OpenBLAS on its AVX-512
  * (SkylakeX/Cooperlake) kernels and on its AVX2 (Haswell) ones: the own
