@@ -22,6 +22,17 @@ double bench_median(double *values, size_t n)
     return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+/* min, median and count of n > 0 samples (reordered). */
+static void summarize(double *samples, size_t n, bench_timing *timing)
+{
+    double min = samples[0];
+    for (size_t i = 1; i < n; ++i)
+        min = samples[i] < min ? samples[i] : min;
+    timing->min_s = min;
+    timing->median_s = bench_median(samples, n);
+    timing->repeats = n;
+}
+
 int bench_time_calls(const bench_repeat_policy *policy, bench_call_fn call, void *context,
                      bench_timing *timing)
 {
@@ -56,14 +67,8 @@ int bench_time_prepared_calls(const bench_repeat_policy *policy, bench_prepare_f
         total += elapsed;
     }
 
-    if (result == 0) {
-        double min = samples[0];
-        for (size_t i = 1; i < n; ++i)
-            min = samples[i] < min ? samples[i] : min;
-        timing->min_s = min;
-        timing->median_s = bench_median(samples, n);
-        timing->repeats = n;
-    }
+    if (result == 0)
+        summarize(samples, n, timing);
     free(samples);
     return result;
 }
@@ -74,30 +79,27 @@ typedef struct interleaved_samples {
     size_t n;
 } interleaved_samples;
 
-static int interleaved_done(const bench_repeat_policy *policy, size_t capacity,
-                            const interleaved_samples *s, size_t count)
+/* Whether the call still wants samples under the policy. */
+static int wants_samples(const bench_repeat_policy *policy, size_t capacity,
+                         const interleaved_samples *s)
 {
-    for (size_t k = 0; k < count; ++k)
-        if (s[k].n < capacity && (s[k].n < policy->min_repeats || s[k].total < policy->min_time_s))
-            return 0;
-    return 1;
+    return s->n < capacity && (s->n < policy->min_repeats || s->total < policy->min_time_s);
 }
 
-/* One block of call k: an untimed call, then timed ones for block_s. */
+/* One block of a call: an untimed call, then timed ones for block_s (at
+ * least one), while it wants samples. */
 static int interleaved_block(const bench_repeat_policy *policy, double block_s, size_t capacity,
                              bench_call_fn call, void *context, interleaved_samples *s)
 {
     int result = call(context);
     double block = 0.0;
-    while (result == 0 && s->n < capacity && (block == 0.0 || block < block_s)) {
+    while (result == 0 && wants_samples(policy, capacity, s) && (block == 0.0 || block < block_s)) {
         const double start = bench_monotonic_seconds();
         result = call(context);
         const double elapsed = bench_monotonic_seconds() - start;
         s->values[s->n++] = elapsed;
         s->total += elapsed;
         block += elapsed > 0.0 ? elapsed : 1e-12;
-        if (s->n >= policy->min_repeats && s->total >= policy->min_time_s)
-            break;
     }
     return result;
 }
@@ -115,20 +117,17 @@ int bench_time_interleaved(const bench_repeat_policy *policy, double block_s, si
     for (size_t k = 0; k < count && result == 0; ++k)
         for (size_t i = 0; i < policy->warmup && result == 0; ++i)
             result = calls[k](contexts[k]);
-    while (result == 0 && !interleaved_done(policy, capacity, s, count))
+    for (int wanted = 1; result == 0 && wanted;) {
+        wanted = 0; /* a round: a block of each call that still wants samples */
         for (size_t k = 0; k < count && result == 0; ++k)
-            if (s[k].n < capacity &&
-                (s[k].n < policy->min_repeats || s[k].total < policy->min_time_s))
+            if (wants_samples(policy, capacity, &s[k])) {
+                wanted = 1;
                 result = interleaved_block(policy, block_s, capacity, calls[k], contexts[k],
                                            &s[k]);
-    for (size_t k = 0; k < count && result == 0; ++k) {
-        double min = s[k].values[0];
-        for (size_t i = 1; i < s[k].n; ++i)
-            min = s[k].values[i] < min ? s[k].values[i] : min;
-        timings[k].min_s = min;
-        timings[k].median_s = bench_median(s[k].values, s[k].n);
-        timings[k].repeats = s[k].n;
+            }
     }
+    for (size_t k = 0; k < count && result == 0; ++k)
+        summarize(s[k].values, s[k].n, &timings[k]);
     for (size_t k = 0; s && k < count; ++k)
         free(s[k].values);
     free(s);
