@@ -17,8 +17,9 @@
 #                               OpenBLAS and cmocka); only what is missing
 #   ./attn.sh cross             cross-deps + configure, build and test the
 #                               `aarch64` preset (tests under qemu-aarch64)
-#   ./attn.sh peers [--upgrade] optional: PyTorch 2.x, NumPy 2 and threadpoolctl
-#                               from PyPI in the venv .venv-peers, which
+#   ./attn.sh peers [--upgrade] optional: PyTorch 2.x, NumPy 2, threadpoolctl and
+#                               Hugging Face transformers from PyPI in the venv
+#                               .venv-peers, which
 #                               attn-bench's peers use by default (torch's wheel
 #                               brings CUDA libraries: about 5 GB, a few minutes);
 #                               prints what it has; --upgrade: newest versions
@@ -253,12 +254,12 @@ cmd_cross() {
 # --torch-python). PyPI's torch 2.x is the reference PyTorch peer
 # (Debian's python3-torch is 1.13, without scaled_dot_product_attention).
 readonly PEERS_VENV="$PWD/.venv-peers"
-readonly PEERS_PACKAGES=(torch 'numpy>=2' threadpoolctl)
+readonly PEERS_PACKAGES=(torch 'numpy>=2' threadpoolctl transformers)
 
-# Whether the venv's python has torch >= 2, numpy >= 2 and threadpoolctl.
+# Whether the venv's python has torch >= 2, numpy >= 2, threadpoolctl and transformers.
 peers_installed() {
   "$PEERS_VENV/bin/python" - <<'PY' >/dev/null 2>&1
-import threadpoolctl, numpy, torch
+import threadpoolctl, numpy, torch, transformers
 assert int(torch.__version__.split(".")[0]) >= 2 and int(numpy.__version__.split(".")[0]) >= 2
 PY
 }

@@ -78,17 +78,17 @@
     size_t attn_gemm_panel_##isa##_f32(void);                                                \
     size_t attn_gemm_panel_##isa##_f64(void);                                                \
     void attn_rows_dot_##isa##_f32(size_t G, size_t R, size_t n, size_t d, const float *A,    \
-                                   size_t lda, const float *B, size_t ldb, float *S,          \
-                                   size_t lds);                                               \
+                                   size_t lda, const float *B, size_t ldb, size_t ldg,        \
+                                   float *S, size_t lds);                                     \
     void attn_rows_dot_##isa##_f64(size_t G, size_t R, size_t n, size_t d, const double *A,   \
-                                   size_t lda, const double *B, size_t ldb, double *S,        \
-                                   size_t lds);                                               \
+                                   size_t lda, const double *B, size_t ldb, size_t ldg,       \
+                                   double *S, size_t lds);                                    \
     void attn_rows_axpy_##isa##_f32(size_t G, size_t R, size_t n, size_t m, const float *P,   \
-                                    size_t ldp, const float *B, size_t ldb, float *C,         \
-                                    size_t ldc);                                              \
+                                    size_t ldp, const float *B, size_t ldb, size_t ldg,       \
+                                    float *C, size_t ldc);                                    \
     void attn_rows_axpy_##isa##_f64(size_t G, size_t R, size_t n, size_t m, const double *P,  \
-                                    size_t ldp, const double *B, size_t ldb, double *C,       \
-                                    size_t ldc);
+                                    size_t ldp, const double *B, size_t ldb, size_t ldg,      \
+                                    double *C, size_t ldc);
 ATTN_DECLARE_KERNELS(scalar)
 /* ATTN_ON_X86(name) / ATTN_ON_ARM(name): a set's kernel where it is built,
  * else NULL. */

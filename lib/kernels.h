@@ -238,24 +238,25 @@ attn_softmax_from_lse_f64_fn attn_softmax_from_lse_kernel_f64(attn_isa isa);
 
 /*
  * Products of a few rows against many (rows_kernel.inc.c; the decode step),
- * for G groups of R rows, group g with the columns [g*d, g*d + d) of B:
- *   rows_dot   S (G*R, n) = A_g (R, d) B_g^T  (A, B, S row-major, ld lda, ldb, lds)
- *   rows_axpy  C (G*R, m) += P_g (R, n) B_g   (B_g (n, m) at columns g*m of B)
+ * for G groups of R rows, group g's B_g at B + g*ldg (the key/value heads
+ * of a cache: side by side in a row, ldg = d, or heads apart):
+ *   rows_dot   S (G*R, n) = A_g (R, d) B_g^T  (A, B_g, S row-major, ld lda, ldb, lds)
+ *   rows_axpy  C (G*R, m) += P_g (R, n) B_g   (B_g (n, m) row-major, ld ldb)
  * R <= ATTN_ROWS_MAX; each row of B is read once, whole, for all the rows.
  */
 #define ATTN_ROWS_MAX 8
 typedef void (*attn_rows_dot_f32_fn)(size_t G, size_t R, size_t n, size_t d, const float *A,
-                                     size_t lda, const float *B, size_t ldb, float *S,
-                                     size_t lds);
+                                     size_t lda, const float *B, size_t ldb, size_t ldg,
+                                     float *S, size_t lds);
 typedef void (*attn_rows_dot_f64_fn)(size_t G, size_t R, size_t n, size_t d, const double *A,
-                                     size_t lda, const double *B, size_t ldb, double *S,
-                                     size_t lds);
+                                     size_t lda, const double *B, size_t ldb, size_t ldg,
+                                     double *S, size_t lds);
 typedef void (*attn_rows_axpy_f32_fn)(size_t G, size_t R, size_t n, size_t m, const float *P,
-                                      size_t ldp, const float *B, size_t ldb, float *C,
-                                      size_t ldc);
+                                      size_t ldp, const float *B, size_t ldb, size_t ldg,
+                                      float *C, size_t ldc);
 typedef void (*attn_rows_axpy_f64_fn)(size_t G, size_t R, size_t n, size_t m, const double *P,
-                                      size_t ldp, const double *B, size_t ldb, double *C,
-                                      size_t ldc);
+                                      size_t ldp, const double *B, size_t ldb, size_t ldg,
+                                      double *C, size_t ldc);
 attn_rows_dot_f32_fn attn_rows_dot_kernel_f32(attn_isa isa);
 attn_rows_dot_f64_fn attn_rows_dot_kernel_f64(attn_isa isa);
 attn_rows_axpy_f32_fn attn_rows_axpy_kernel_f32(attn_isa isa);

@@ -3,9 +3,10 @@
  * written in one vector vocabulary (simd/<isa>.h, VLEN lanes of `real`);
  * the including kernels_<isa>.c defines the names:
  *   ROWS_DOT_NAME   S (G*R, n) = A_g (R, d) B_g^T for G groups: group g's rows
- *                   of A and S from row g*R, its B (n, d) the columns
- *                   [g*d, g*d + d) of B's rows (the key/value heads of one
- *                   cache row side by side); row j of B read once, whole,
+ *                   of A and S from row g*R, its B_g (n, d) at B + g*ldg
+ *                   (the key/value heads of one cache row side by side,
+ *                   ldg = d, or of a (NH_kv, Tk, d) cache, ldg = its head
+ *                   stride); row j of B_g read once, whole,
  *                   against every row (no transposed copy, unlike a GEMM's
  *                   packing of op(B) = B^T)
  *   ROWS_AXPY_NAME  C (G*R, m) += P_g (R, n) B_g (n, m), groups likewise: B
@@ -101,11 +102,11 @@ static inline __attribute__((always_inline)) void rows_dot_step(size_t keys, siz
                                                                 size_t G, size_t R, size_t d,
                                                                 const real *A, size_t lda,
                                                                 const real *B, size_t ldb,
-                                                                real *S, size_t lds)
+                                                                size_t ldg, real *S, size_t lds)
 {
     const size_t ahead = rows_with_ahead(j, keys, n);
     for (size_t g = 0; g < G; g++)
-        rows_dot_keys(R, keys, d, A + g * R * lda, lda, B + j * ldb + g * d, ldb,
+        rows_dot_keys(R, keys, d, A + g * R * lda, lda, B + j * ldb + g * ldg, ldb,
                       S + g * R * lds + j, lds, ahead);
 }
 
@@ -131,13 +132,14 @@ _Static_assert(ATTN_ROWS_MAX == 8, "ROWS_SWITCH has a case for every row count")
 #endif
 
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
-                   const real *B, size_t ldb, real *S, size_t lds);
+                   const real *B, size_t ldb, size_t ldg, real *S, size_t lds);
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
-                   const real *B, size_t ldb, real *S, size_t lds)
+                   const real *B, size_t ldb, size_t ldg, real *S, size_t lds)
 {
 #define ROWS_DOT_CASE(rows)                                                             \
     case rows:                                                                          \
-        ROWS_KEY_STEPS(rows_dot_step, ROWS_DOT_KEYS, n, G, rows, d, A, lda, B, ldb, S, lds); \
+        ROWS_KEY_STEPS(rows_dot_step, ROWS_DOT_KEYS, n, G, rows, d, A, lda, B, ldb, ldg, S, \
+                       lds);                                                            \
         return;
     ROWS_SWITCH(R, ROWS_DOT_CASE)
 #undef ROWS_DOT_CASE
@@ -175,7 +177,7 @@ static inline __attribute__((always_inline)) void rows_axpy_columns(
 }
 
 /* Keys j .. j + keys - 1 (B's rows ldb apart, keys <= ROWS_AXPY_KEYS) of
- * every group: C rows (g*R + r) += sum_k P[g*R + r][j + k] B_{j+k}[g*m, g*m + m).
+ * every group: C rows (g*R + r) += sum_k P[g*R + r][j + k] B_g row j + k.
  * A vector of a group's R rows of C is loaded and stored once for the keys,
  * each key's row of B loaded once for the R rows; every element still adds
  * the keys one at a time, in increasing j. The first `ahead` rows'
@@ -184,15 +186,15 @@ enum { ROWS_AXPY_KEYS = 4 };
 static inline __attribute__((always_inline)) void rows_axpy_keys(size_t G, size_t R, size_t keys,
                                                                  size_t m, const real *P,
                                                                  size_t ldp, const real *Bj,
-                                                                 size_t ldb, real *C, size_t ldc,
-                                                                 size_t ahead)
+                                                                 size_t ldb, size_t ldg, real *C,
+                                                                 size_t ldc, size_t ahead)
 {
     for (size_t g = 0; g < G; g++) {
         vec p[ATTN_ROWS_MAX][ROWS_AXPY_KEYS];
         for (size_t r = 0; r < R; r++)
             for (size_t k = 0; k < keys; k++)
                 p[r][k] = v_set1(P[(g * R + r) * ldp + k]);
-        const real *b = Bj + g * m;
+        const real *b = Bj + g * ldg;
         real *c = C + g * R * ldc;
         for (size_t i = 0; i < m; i += VLEN) {
             const size_t lanes = m - i < VLEN ? m - i : VLEN;
@@ -222,21 +224,22 @@ static inline __attribute__((always_inline)) void rows_axpy_step(size_t keys, si
                                                                  size_t G, size_t R, size_t m,
                                                                  const real *P, size_t ldp,
                                                                  const real *B, size_t ldb,
-                                                                 real *C, size_t ldc)
+                                                                 size_t ldg, real *C, size_t ldc)
 {
     const size_t ahead = rows_with_ahead(j, keys, n);
-    rows_axpy_keys(G, R, keys, m, P + j, ldp, B + j * ldb, ldb, C, ldc, ahead);
+    rows_axpy_keys(G, R, keys, m, P + j, ldp, B + j * ldb, ldb, ldg, C, ldc, ahead);
 }
 
 void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
-                    const real *B, size_t ldb, real *C, size_t ldc);
+                    const real *B, size_t ldb, size_t ldg, real *C, size_t ldc);
 void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
-                    const real *B, size_t ldb, real *C, size_t ldc)
+                    const real *B, size_t ldb, size_t ldg, real *C, size_t ldc)
 {
     if (G > 1) { /* a few keys at a time, each row of B read whole: C's rows stay in L1 */
 #define ROWS_AXPY_KEYS_CASE(rows)                                                         \
     case rows:                                                                            \
-        ROWS_KEY_STEPS(rows_axpy_step, ROWS_AXPY_KEYS, n, G, rows, m, P, ldp, B, ldb, C, ldc); \
+        ROWS_KEY_STEPS(rows_axpy_step, ROWS_AXPY_KEYS, n, G, rows, m, P, ldp, B, ldb, ldg, C, \
+                       ldc);                                                              \
         return;
         ROWS_SWITCH(R, ROWS_AXPY_KEYS_CASE)
 #undef ROWS_AXPY_KEYS_CASE

@@ -3,7 +3,9 @@
  * Q, K, V (attn.h, "sdpa"), forward in sdpa_forward.c, backward in
  * sdpa_backward.c, work items as sdpa_layout.h splits them. Arguments are
  * validated by the caller (sdpa_exec.c); strides are resolved (never 0
- * except the mask's broadcast ones).
+ * except the mask's broadcast ones). Element i of row t of head h of
+ * sequence b of Q is Q[b*sbq + h*shq + t*ldq + i] (attn.h), and so for K,
+ * V, out; dout takes out's strides, dQ, dK, dV those of Q, K, V.
  */
 #ifndef ATTN_SDPA_H
 #define ATTN_SDPA_H
@@ -27,17 +29,18 @@ typedef struct FN(attn_sdpa_run_args) {
     attn_softmax_backward_fn softmax_backward;
     attn_rows_dot_fn rows_dot;   /* a single query's products: its heads' rows */
     attn_rows_axpy_fn rows_axpy;
-    const real *Q, *K, *V; /* (B,Tq,NH,hs) ld ldq; (B,Tk,NH_kv,hs) ldk; (B,Tk,NH_kv,hs_v) ldv */
-    size_t ldq, ldk, ldv;
+    const real *Q, *K, *V; /* (B,NH,Tq,hs), (B,NH_kv,Tk,hs), (B,NH_kv,Tk,hs_v) by strides */
+    size_t ldq, ldk, ldv;  /* row strides: handed to BLAS */
+    size_t sbq, shq, sbk, shk, sbv, shv, sbo, sho; /* sequence and head strides */
     const real *mask;      /* or NULL */
     size_t mask_ld, mask_sb, mask_sh;
     const size_t *key_lengths; /* (B) or NULL */
-    real *out;             /* (B,Tq,NH,hs_v) ld ldo: written by the forward, read by the backward */
+    real *out;             /* (B,NH,Tq,hs_v) ld ldo: written by the forward, read by the backward */
     size_t ldo;
     real *lse;             /* (B,NH,Tq) or NULL (forward) */
     /* backward */
-    const real *dout;      /* ld ldo */
-    real *dQ, *dK, *dV;    /* ld ldq, ldk, ldv */
+    const real *dout;      /* out's strides */
+    real *dQ, *dK, *dV;    /* Q's, K's, V's strides */
     /* workspace */
     attn_sdpa_packs packs; /* where each (b, g)'s packed K^T, V or K, V^T lie in packed */
     real *packed;          /* own threads (attn_sdpa_prepacks): the packed operands, or NULL */
@@ -50,6 +53,48 @@ typedef struct FN(attn_sdpa_run_args) {
 /* Worker tiles hold attn_sdpa_tile_elements(layout) elements. */
 void FN(attn_sdpa_forward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e);
 void FN(attn_sdpa_backward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e);
+
+/* Row t of head h of sequence b (key/value head g) of each array. */
+static inline const real *FN(attn_sdpa_q)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h,
+                                          size_t t)
+{
+    return a->Q + b * a->sbq + h * a->shq + t * a->ldq;
+}
+static inline const real *FN(attn_sdpa_k)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g,
+                                          size_t j)
+{
+    return a->K + b * a->sbk + g * a->shk + j * a->ldk;
+}
+static inline const real *FN(attn_sdpa_v)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g,
+                                          size_t j)
+{
+    return a->V + b * a->sbv + g * a->shv + j * a->ldv;
+}
+static inline real *FN(attn_sdpa_out)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h,
+                                      size_t t)
+{
+    return a->out + b * a->sbo + h * a->sho + t * a->ldo;
+}
+static inline const real *FN(attn_sdpa_dout)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h,
+                                             size_t t)
+{
+    return a->dout + b * a->sbo + h * a->sho + t * a->ldo;
+}
+static inline real *FN(attn_sdpa_dq)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h,
+                                     size_t t)
+{
+    return a->dQ + b * a->sbq + h * a->shq + t * a->ldq;
+}
+static inline real *FN(attn_sdpa_dk)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g,
+                                     size_t j)
+{
+    return a->dK + b * a->sbk + g * a->shk + j * a->ldk;
+}
+static inline real *FN(attn_sdpa_dv)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g,
+                                     size_t j)
+{
+    return a->dV + b * a->sbv + g * a->shv + j * a->ldv;
+}
 
 /* The packed K^T, V (forward) or K (backward, the same place) and V^T of
  * (b, g) = bg (sdpa_layout.h), or NULL. */
@@ -78,8 +123,8 @@ static inline void FN(attn_sdpa_pack_item)(const FN(attn_sdpa_run_args) *a,
     const attn_sdpa_shape *s = &a->layout.shape;
     const size_t b = item / s->NH_kv, g = item % s->NH_kv;
     const size_t L = a->key_lengths != NULL ? a->key_lengths[b] : s->Tk;
-    const real *K = a->K + b * s->Tk * a->ldk + g * s->hs;
-    const real *V = a->V + b * s->Tk * a->ldv + g * s->hs_v;
+    const real *K = FN(attn_sdpa_k)(a, b, g, 0);
+    const real *V = FN(attn_sdpa_v)(a, b, g, 0);
     if (L == 0)
         return;
     e->own_pack_b(1, s->hs, L, K, a->ldk, 0, FN(attn_sdpa_packed_kt)(a, item));

@@ -3,9 +3,9 @@
  * sum(out o dout) from the forward's out and lse, the weights recomputed
  * tile by tile (FlashAttention-2), nothing of size Tq x Tk formed.
  *
- * Shapes, per sequence b: Q, dQ (Tq, NH*hs) ld ldq; K, dK (Tk, NH_kv*hs) ld
- * ldk; V, dV (Tk, NH_kv*hs_v) ld ldv; out, dout (Tq, NH*hs_v) ld ldo;
- * lse, rowdot (NH, Tq). Tiles P, dS of at most ATTN_QUERY_BLOCK x
+ * Shapes, per sequence b (sdpa.h: rows ld apart, heads sh apart): Q, dQ
+ * (NH, Tq, hs); K, dK (NH_kv, Tk, hs); V, dV (NH_kv, Tk, hs_v); out, dout
+ * (NH, Tq, hs_v); lse, rowdot (NH, Tq). Tiles P, dS of at most ATTN_QUERY_BLOCK x
  * ATTN_SDPA_BACKWARD_KEYS (ld ATTN_SDPA_BACKWARD_LD) in the worker's scratch.
  *
  * For each key block j (keys [k0, k0+kc), kc <= ATTN_SDPA_BACKWARD_KEYS) of
@@ -54,7 +54,7 @@ static real *FN(dq_rows)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, si
     const attn_sdpa_shape *s = &a->layout.shape;
     if (a->layout.groups == 1) {
         *ld = a->ldq;
-        return a->dQ + (b * s->Tq + t) * a->ldq + h * s->hs;
+        return FN(attn_sdpa_dq)(a, b, h, t);
     }
     *ld = s->hs;
     return a->dQ_parts + (((b * s->NH + h) * a->layout.groups + group) * s->Tq + t) * s->hs;
@@ -96,11 +96,11 @@ static void FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn
     const size_t g = h / a->layout.group;
     size_t lo, hi;
     const uint64_t start = attn_profile_begin(mm->profile);
-    const real *Q = a->Q + (b * s->Tq + t0) * a->ldq + h * s->hs;
+    const real *Q = FN(attn_sdpa_q)(a, b, h, t0);
     /* key blocks start on panels of the packed K^T (sdpa_layout.h) */
     const real *kt = FN(attn_sdpa_packed_kt)(a, b * s->NH_kv + g);
     FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, s->hs, REAL_C(1.0), Q,
-                               a->ldq, a->K + (b * s->Tk + k0) * a->ldk + g * s->hs, a->ldk,
+                               a->ldq, FN(attn_sdpa_k)(a, b, g, k0), a->ldk,
                                kt != NULL ? kt + k0 * s->hs : NULL, REAL_C(0.0), P, TILE_LD);
     for (size_t r = 0; r < rows; r++) {
         const size_t t = t0 + r;
@@ -145,12 +145,12 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
     if (kc == 0)
         return;
     FN(recompute_weights)(a, mm, b, h, t0, rows, k0, kc, P);
-    const real *dout = a->dout + (b * s->Tq + t0) * a->ldo + h * hs_v;
-    const real *Q = a->Q + (b * s->Tq + t0) * a->ldq + h * hs;
-    const real *K = a->K + (b * s->Tk + k0) * a->ldk + g * hs;
-    const real *V = a->V + (b * s->Tk + k0) * a->ldv + g * hs_v;
-    real *dK = a->dK + (b * s->Tk + k0) * a->ldk + g * hs;
-    real *dV = a->dV + (b * s->Tk + k0) * a->ldv + g * hs_v;
+    const real *dout = FN(attn_sdpa_dout)(a, b, h, t0);
+    const real *Q = FN(attn_sdpa_q)(a, b, h, t0);
+    const real *K = FN(attn_sdpa_k)(a, b, g, k0);
+    const real *V = FN(attn_sdpa_v)(a, b, g, k0);
+    real *dK = FN(attn_sdpa_dk)(a, b, g, k0);
+    real *dV = FN(attn_sdpa_dv)(a, b, g, k0);
     size_t ldq;
     real *dQ = FN(dq_rows)(a, b, h, group, t0, &ldq);
     ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES, attn_product_flops(kc, hs_v, rows),
@@ -218,17 +218,16 @@ static void FN(backward_item)(void *context, size_t item, unsigned worker)
     }
     for (size_t j = group; j < blocks; j += groups) {
         const size_t k0 = j * KEYS, kc = MIN((size_t)KEYS, L - k0);
-        FN(zero_rows)(a->dK + (b * s->Tk + k0) * a->ldk + g * s->hs, kc, s->hs, a->ldk);
-        FN(zero_rows)(a->dV + (b * s->Tk + k0) * a->ldv + g * s->hs_v, kc, s->hs_v, a->ldv);
+        FN(zero_rows)(FN(attn_sdpa_dk)(a, b, g, k0), kc, s->hs, a->ldk);
+        FN(zero_rows)(FN(attn_sdpa_dv)(a, b, g, k0), kc, s->hs_v, a->ldv);
         for (size_t h = g * heads; h < (g + 1) * heads; h++)
             for (size_t t0 = 0; t0 < s->Tq; t0 += ATTN_QUERY_BLOCK)
                 FN(tile_backward)(a, &mm, b, h, group, t0, MIN((size_t)ATTN_QUERY_BLOCK, s->Tq - t0),
                                   k0, kc, P, dS);
     }
     if (group == 0) { /* keys that do not exist get no gradient */
-        FN(zero_rows)(a->dK + (b * s->Tk + L) * a->ldk + g * s->hs, s->Tk - L, s->hs, a->ldk);
-        FN(zero_rows)(a->dV + (b * s->Tk + L) * a->ldv + g * s->hs_v, s->Tk - L, s->hs_v,
-                      a->ldv);
+        FN(zero_rows)(FN(attn_sdpa_dk)(a, b, g, L), s->Tk - L, s->hs, a->ldk);
+        FN(zero_rows)(FN(attn_sdpa_dv)(a, b, g, L), s->Tk - L, s->hs_v, a->ldv);
     }
 }
 
@@ -241,14 +240,14 @@ static void FN(rowdot_item)(void *context, size_t item, unsigned worker)
     const size_t b = item / s->NH, h = item % s->NH;
     (void)worker;
     for (size_t t = 0; t < s->Tq; t++) {
-        const size_t at = (b * s->Tq + t) * a->ldo + h * s->hs_v;
+        const real *dout = FN(attn_sdpa_dout)(a, b, h, t), *out = FN(attn_sdpa_out)(a, b, h, t);
         double dot[4] = {0.0, 0.0, 0.0, 0.0}; /* four chains: the adds overlap */
         size_t c = 0;
         for (; c + 4 <= s->hs_v; c += 4)
             for (size_t k = 0; k < 4; k++)
-                dot[k] += (double)a->dout[at + c + k] * (double)a->out[at + c + k];
+                dot[k] += (double)dout[c + k] * (double)out[c + k];
         for (; c < s->hs_v; c++)
-            dot[0] += (double)a->dout[at + c] * (double)a->out[at + c];
+            dot[0] += (double)dout[c] * (double)out[c];
         a->rowdot[item * s->Tq + t] = (real)((dot[0] + dot[1]) + (dot[2] + dot[3]));
     }
 }
@@ -263,7 +262,7 @@ static void FN(dq_sum_item)(void *context, size_t item, unsigned worker)
     const real *parts = a->dQ_parts + item * groups * s->Tq * s->hs;
     (void)worker;
     for (size_t t = 0; t < s->Tq; t++) {
-        real *dQ = a->dQ + (b * s->Tq + t) * a->ldq + h * s->hs;
+        real *dQ = FN(attn_sdpa_dq)(a, b, h, t);
         for (size_t c = 0; c < s->hs; c++) {
             real sum = parts[t * s->hs + c];
             for (size_t gr = 1; gr < groups; gr++)

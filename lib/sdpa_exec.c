@@ -26,8 +26,9 @@ typedef FN(attn_sdpa_args) FN(sdpa_args);
 /* The call's strides with 0 resolved, and the extents (in elements) of its
  * arrays. */
 typedef struct sdpa_extents {
-    size_t ldq, ldk, ldv, ldo;
-    size_t Q, K, V, out, mask, lse;
+    attn_sdpa_strides st[ATTN_SDPA_ARRAYS]; /* Q, K, V, out */
+    size_t extent[ATTN_SDPA_ARRAYS];
+    size_t mask, lse;
 } sdpa_extents;
 
 /* BAD_STRIDE, then SIZE_OVERFLOW, then BLAS_RANGE, for the arrays of `a`. */
@@ -35,11 +36,10 @@ static attn_status FN(check_strides)(const attn_sdpa_layout *l, const FN(sdpa_ar
                                      sdpa_extents *x)
 {
     const attn_sdpa_shape s = l->shape; /* the plan's: its products are known to fit */
-    const size_t given[4] = {a->ldq, a->ldk, a->ldv, a->ldo};
-    size_t ld[4];
-    const int strides_ok = attn_sdpa_resolve_strides(&s, given, ld);
-    x->ldq = ld[0], x->ldk = ld[1], x->ldv = ld[2], x->ldo = ld[3];
-    if (!strides_ok)
+    const attn_sdpa_strides given[ATTN_SDPA_ARRAYS] = {
+        {a->sbq, a->shq, a->ldq}, {a->sbk, a->shk, a->ldk},
+        {a->sbv, a->shv, a->ldv}, {a->sbo, a->sho, a->ldo}};
+    if (!attn_sdpa_resolve_strides(&s, given, x->st))
         return ATTN_ERR_BAD_STRIDE;
     size_t head = s.Tk, sequence, mask = 0;
     if (a->mask != NULL) {
@@ -63,20 +63,25 @@ static attn_status FN(check_strides)(const attn_sdpa_layout *l, const FN(sdpa_ar
             return ATTN_ERR_SIZE_OVERFLOW;
     }
     x->mask = mask;
-    size_t extent[4], bytes;
-    if (!attn_sdpa_extents(&s, ld, sizeof(real), extent) ||
+    size_t bytes;
+    if (!attn_sdpa_extents(&s, x->st, sizeof(real), x->extent) ||
         !attn_mul3(s.B, s.NH, s.Tq, &x->lse) || !attn_mul(x->mask, sizeof(real), &bytes))
         return ATTN_ERR_SIZE_OVERFLOW;
-    x->Q = extent[0], x->K = extent[1], x->V = extent[2], x->out = extent[3];
-    if (!attn_all_at_most(ld, 4, ATTN_BLAS_INT_MAX))
+    if (!attn_sdpa_rows_in_blas_range(x->st))
         return ATTN_ERR_BLAS_RANGE;
     return ATTN_OK;
 }
 
-static attn_region FN(region)(const void *p, size_t elements, size_t element_size)
+/* Array `array` (ATTN_SDPA_Q...) of the call at p, in bytes. */
+static attn_strided FN(strided)(const attn_plan *plan, const sdpa_extents *x, int array,
+                                const void *p)
 {
-    const attn_region r = {p, elements * element_size};
-    return r;
+    return attn_sdpa_strided(&plan->sdpa.shape, array, &x->st[array], p, sizeof(real));
+}
+
+static attn_strided FN(run)(const void *p, size_t elements, size_t element_size)
+{
+    return attn_strided_run(p, elements * element_size);
 }
 
 /* The checks every call shares, after its NULL pointers: PLAN_KIND,
@@ -98,14 +103,14 @@ static attn_status FN(check_call)(const attn_plan *plan, const FN(sdpa_args) *a,
 
 /* The inputs every call reads. */
 static void FN(input_regions)(const attn_plan *plan, const FN(sdpa_args) *a,
-                              const sdpa_extents *x, attn_region in[5])
+                              const sdpa_extents *x, attn_strided in[5])
 {
-    in[0] = FN(region)(a->Q, x->Q, sizeof(real));
-    in[1] = FN(region)(a->K, x->K, sizeof(real));
-    in[2] = FN(region)(a->V, x->V, sizeof(real));
-    in[3] = FN(region)(a->mask, x->mask, sizeof(real));
-    in[4] = FN(region)(a->key_lengths, a->key_lengths != NULL ? plan->sdpa.shape.B : 0,
-                       sizeof(size_t));
+    in[0] = FN(strided)(plan, x, ATTN_SDPA_Q, a->Q);
+    in[1] = FN(strided)(plan, x, ATTN_SDPA_K, a->K);
+    in[2] = FN(strided)(plan, x, ATTN_SDPA_V, a->V);
+    in[3] = FN(run)(a->mask, x->mask, sizeof(real));
+    in[4] = FN(run)(a->key_lengths, a->key_lengths != NULL ? plan->sdpa.shape.B : 0,
+                    sizeof(size_t));
 }
 
 /* The packed operands (own threads, attn_sdpa_prepacks) at the start of
@@ -130,10 +135,14 @@ static FN(attn_sdpa_run_args) FN(run_args)(const attn_plan *plan, const FN(sdpa_
         .rows_dot = FN(attn_rows_dot_kernel)(plan->isa),
         .rows_axpy = FN(attn_rows_axpy_kernel)(plan->isa),
         .Q = a->Q, .K = a->K, .V = a->V,
-        .ldq = x->ldq, .ldk = x->ldk, .ldv = x->ldv,
+        .ldq = x->st[ATTN_SDPA_Q].ld, .ldk = x->st[ATTN_SDPA_K].ld, .ldv = x->st[ATTN_SDPA_V].ld,
+        .sbq = x->st[ATTN_SDPA_Q].sb, .shq = x->st[ATTN_SDPA_Q].sh,
+        .sbk = x->st[ATTN_SDPA_K].sb, .shk = x->st[ATTN_SDPA_K].sh,
+        .sbv = x->st[ATTN_SDPA_V].sb, .shv = x->st[ATTN_SDPA_V].sh,
+        .sbo = x->st[ATTN_SDPA_OUT].sb, .sho = x->st[ATTN_SDPA_OUT].sh,
         .mask = a->mask, .mask_ld = a->mask_ld, .mask_sb = a->mask_sb, .mask_sh = a->mask_sh,
         .key_lengths = a->key_lengths,
-        .out = a->out, .ldo = x->ldo,
+        .out = a->out, .ldo = x->st[ATTN_SDPA_OUT].ld,
         .lse = a->lse,
         .packed = FN(sdpa_packed)(plan),
         .panel = FN(attn_gemm_panel_kernel)(plan->isa)(),
@@ -154,11 +163,11 @@ attn_status FN(attn_sdpa_forward)(attn_plan *plan, const FN(sdpa_args) *a)
     attn_status status = FN(check_call)(plan, a, &x);
     if (status != ATTN_OK)
         return status;
-    attn_region in[5];
+    attn_strided in[5];
     FN(input_regions)(plan, a, &x, in);
-    const attn_region out[] = {FN(region)(a->out, x.out, sizeof(real)),
-                               FN(region)(a->lse, x.lse, sizeof(real))};
-    if (attn_outputs_alias(out, ATTN_COUNT(out), in, 5))
+    const attn_strided out[] = {FN(strided)(plan, &x, ATTN_SDPA_OUT, a->out),
+                                FN(run)(a->lse, x.lse, sizeof(real))};
+    if (attn_strided_outputs_alias(out, ATTN_COUNT(out), in, 5))
         return ATTN_ERR_ALIASING;
 
     const FN(attn_sdpa_run_args) args = FN(run_args)(plan, a, &x);
@@ -185,15 +194,15 @@ attn_status FN(attn_sdpa_backward)(attn_plan *plan, const FN(sdpa_args) *a, cons
     attn_status status = FN(check_call)(plan, a, &x);
     if (status != ATTN_OK)
         return status;
-    attn_region in[8];
+    attn_strided in[8];
     FN(input_regions)(plan, a, &x, in);
-    in[5] = FN(region)(a->out, x.out, sizeof(real));
-    in[6] = FN(region)(a->lse, x.lse, sizeof(real));
-    in[7] = FN(region)(dout, x.out, sizeof(real));
-    const attn_region grads[] = {FN(region)(dQ, x.Q, sizeof(real)),
-                                 FN(region)(dK, x.K, sizeof(real)),
-                                 FN(region)(dV, x.V, sizeof(real))};
-    if (attn_outputs_alias(grads, ATTN_COUNT(grads), in, ATTN_COUNT(in)))
+    in[5] = FN(strided)(plan, &x, ATTN_SDPA_OUT, a->out);
+    in[6] = FN(run)(a->lse, x.lse, sizeof(real));
+    in[7] = FN(strided)(plan, &x, ATTN_SDPA_OUT, dout);
+    const attn_strided grads[] = {FN(strided)(plan, &x, ATTN_SDPA_Q, dQ),
+                                  FN(strided)(plan, &x, ATTN_SDPA_K, dK),
+                                  FN(strided)(plan, &x, ATTN_SDPA_V, dV)};
+    if (attn_strided_outputs_alias(grads, ATTN_COUNT(grads), in, ATTN_COUNT(in)))
         return ATTN_ERR_ALIASING;
 
     FN(attn_sdpa_run_args) args = FN(run_args)(plan, a, &x);

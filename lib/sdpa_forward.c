@@ -3,8 +3,8 @@
  * online softmax (FlashAttention): O(Tq + Tk) memory, lse at no extra cost.
  *
  * Shapes, per sequence b (rows addressed through the caller's strides):
- *   Q (Tq, NH*hs) ld ldq, K (Tk, NH_kv*hs) ld ldk, V (Tk, NH_kv*hs_v) ld ldv,
- *   out (Tq, NH*hs_v) ld ldo, lse (NH, Tq).
+ *   Q (NH, Tq, hs), K (NH_kv, Tk, hs), V (NH_kv, Tk, hs_v), out (NH, Tq, hs_v)
+ *   (sdpa.h: rows ld apart, heads sh apart), lse (NH, Tq).
  * One item (sdpa_layout.h) is one key/value head g of one sequence, a few
  * of its query heads and a block of queries: rows R = heads x queries.
  * For its key tiles [k0, k1) (the whole multiples of ATTN_TILE_KEYS that
@@ -106,23 +106,6 @@ static size_t FN(row_query)(const FN(sdpa_item) *it, size_t r)
     return it->t0 + r % it->queries;
 }
 
-static const real *FN(q_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, size_t t)
-{
-    return a->Q + (b * a->layout.shape.Tq + t) * a->ldq + h * a->layout.shape.hs;
-}
-static const real *FN(k_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g, size_t j)
-{
-    return a->K + (b * a->layout.shape.Tk + j) * a->ldk + g * a->layout.shape.hs;
-}
-static const real *FN(v_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g, size_t j)
-{
-    return a->V + (b * a->layout.shape.Tk + j) * a->ldv + g * a->layout.shape.hs_v;
-}
-static real *FN(out_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, size_t t)
-{
-    return a->out + (b * a->layout.shape.Tq + t) * a->ldo + h * a->layout.shape.hs_v;
-}
-
 /* The packed K^T of the item's columns from key k0, or NULL (not packed,
  * or k0 not on a panel). */
 static const real *FN(packed_keys)(const FN(attn_sdpa_run_args) *a, const FN(sdpa_item) *it,
@@ -133,26 +116,27 @@ static const real *FN(packed_keys)(const FN(attn_sdpa_run_args) *a, const FN(sdp
 }
 
 /* S (rows, kc) = Q_rows K[k0, k0+kc)^T: per head, from the packed K^T when
- * there is one; for a single query (its heads' rows hs apart) with the
+ * there is one; for a single query (its heads' rows shq apart) with the
  * few-row kernel, every key read once for all the rows. */
 static void FN(item_scores)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
                             const FN(sdpa_item) *it, size_t k0, size_t kc, real *S)
 {
     const size_t hs = a->layout.shape.hs;
-    const real *K = FN(k_row)(a, it->b, it->g, k0);
+    const real *K = FN(attn_sdpa_k)(a, it->b, it->g, k0);
     const real *packed = FN(packed_keys)(a, it, k0);
     const uint64_t start = attn_profile_begin(mm->profile);
     if (it->all_groups) {
         a->rows_dot(a->layout.shape.NH_kv, a->layout.group, kc, hs,
-                    FN(q_row)(a, it->b, 0, it->t0), hs, K, a->ldk, S, kc);
+                    FN(attn_sdpa_q)(a, it->b, 0, it->t0), a->shq, K, a->ldk, a->shk, S, kc);
     } else if (it->queries == 1 && packed == NULL) {
         for (size_t h = 0; h < it->heads; h += ATTN_ROWS_MAX)
             a->rows_dot(1, MIN((size_t)ATTN_ROWS_MAX, it->heads - h), kc, hs,
-                        FN(q_row)(a, it->b, it->h0 + h, it->t0), hs, K, a->ldk, S + h * kc, kc);
+                        FN(attn_sdpa_q)(a, it->b, it->h0 + h, it->t0), a->shq, K, a->ldk, a->shk,
+                        S + h * kc, kc);
     } else {
         for (size_t h = 0; h < it->heads; h++)
             FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, it->queries, kc, hs,
-                                       REAL_C(1.0), FN(q_row)(a, it->b, it->h0 + h, it->t0),
+                                       REAL_C(1.0), FN(attn_sdpa_q)(a, it->b, it->h0 + h, it->t0),
                                        a->ldq, K, a->ldk, packed, REAL_C(0.0),
                                        S + h * it->queries * kc, kc);
     }
@@ -213,7 +197,7 @@ static void FN(add_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *m
     else
         packed = NULL;
     FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs_v, n, REAL_C(1.0),
-                               w->S + r0 * kc + c0, kc, FN(v_row)(a, it->b, it->g, key), a->ldv,
+                               w->S + r0 * kc + c0, kc, FN(attn_sdpa_v)(a, it->b, it->g, key), a->ldv,
                                packed, REAL_C(1.0), w->Y + r0 * hs_v, hs_v);
 }
 
@@ -241,17 +225,17 @@ static void FN(item_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
         flops = hi > lo ? attn_product_flops(it->rows, hs_v, hi - lo) : 0.0;
         if (it->all_groups && hi > lo)
             a->rows_axpy(a->layout.shape.NH_kv, a->layout.group, hi - lo, hs_v, w->S + lo, kc,
-                         FN(v_row)(a, it->b, 0, k0 + lo), a->ldv, w->Y, hs_v);
+                         FN(attn_sdpa_v)(a, it->b, 0, k0 + lo), a->ldv, a->shv, w->Y, hs_v);
         for (size_t r = 0; !it->all_groups && hi > lo && r < it->rows; r += ATTN_ROWS_MAX)
             a->rows_axpy(1, MIN((size_t)ATTN_ROWS_MAX, it->rows - r), hi - lo, hs_v,
-                         w->S + r * kc + lo, kc, FN(v_row)(a, it->b, it->g, k0 + lo), a->ldv,
-                         w->Y + r * hs_v, hs_v);
+                         w->S + r * kc + lo, kc, FN(attn_sdpa_v)(a, it->b, it->g, k0 + lo), a->ldv,
+                         a->shv, w->Y + r * hs_v, hs_v);
     } else if (a->causal && u < wnd) {
         const size_t first = (size_t)(u - d), strip = (size_t)(wnd - u), c = (size_t)u - k0;
         for (size_t h = 0; h < it->heads; h++) {
             const size_t r0 = h * nq;
             FN(attn_mm_lower)(mm, strip, hs_v, w->S + (r0 + first) * kc + c, kc,
-                              FN(v_row)(a, it->b, it->g, (size_t)u), a->ldv,
+                              FN(attn_sdpa_v)(a, it->b, it->g, (size_t)u), a->ldv,
                               w->Y + (r0 + first) * hs_v, hs_v);
             FN(add_values)(a, mm, it, k0, kc, r0 + first, nq - first, 0, c, w);
             FN(add_values)(a, mm, it, k0, kc, r0 + first + strip, nq - first - strip, c, strip,
@@ -277,12 +261,12 @@ static void FN(row_alone)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm
     const attn_key_range range = FN(attn_sdpa_visible)(a, b, t);
     const size_t lo = (size_t)MAX(range.lo, 0), n = (size_t)range.hi - lo;
     FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, 1, n, s->hs, REAL_C(1.0),
-                     FN(q_row)(a, b, h, t), s->hs, FN(k_row)(a, b, g, lo), a->ldk, REAL_C(0.0),
+                     FN(attn_sdpa_q)(a, b, h, t), s->hs, FN(attn_sdpa_k)(a, b, g, lo), a->ldk, REAL_C(0.0),
                      row, n);
     FN(attn_sdpa_prepare_row)(row, n, lo, range, a->scale, FN(attn_sdpa_mask_row)(a, b, h, t));
     a->softmax_row(row, row, n, n, REAL_C(1.0));
     FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, 1, s->hs_v, n, REAL_C(1.0), row,
-                     n, FN(v_row)(a, b, g, lo), a->ldv, REAL_C(0.0), FN(out_row)(a, b, h, t),
+                     n, FN(attn_sdpa_v)(a, b, g, lo), a->ldv, REAL_C(0.0), FN(attn_sdpa_out)(a, b, h, t),
                      s->hs_v);
     /* the row kernel makes a row with a NaN all NaN */
     if (a->lse != NULL)
@@ -294,7 +278,7 @@ static void FN(finish_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, 
                            const real *y, real max, real sum)
 {
     const attn_sdpa_shape *s = &a->layout.shape;
-    real *out = FN(out_row)(a, b, h, t);
+    real *out = FN(attn_sdpa_out)(a, b, h, t);
     if (sum == REAL_C(0.0)) /* no weight: 0, even where y met a non-finite value times 0 */
         memset(out, 0, s->hs_v * sizeof(real));
     for (size_t c = 0; sum != REAL_C(0.0) && c < s->hs_v; c++)
@@ -389,7 +373,7 @@ static void FN(merge_item)(void *context, size_t index, unsigned worker)
             weight[sp] = p[hs_v + 1] == REAL_C(0.0) ? 0.0 : exp((double)p[hs_v] - (double)max);
             sum += weight[sp] * (double)p[hs_v + 1];
         }
-        real *out = FN(out_row)(a, b, h, t);
+        real *out = FN(attn_sdpa_out)(a, b, h, t);
         for (size_t c = 0; c < hs_v; c++) {
             double y = 0.0;
             for (size_t sp = 0; sp < splits; sp++)

@@ -49,7 +49,8 @@
  *                            byte count) does not fit in size_t
  *   ATTN_ERR_BLAS_RANGE      a dimension or leading dimension handed to BLAS
  *                            exceeds its integer range (INT_MAX here)
- *   ATTN_ERR_BAD_STRIDE      a row stride ld is smaller than the row length
+ *   ATTN_ERR_BAD_STRIDE      a row stride ld is smaller than the row length, or
+ *                            strides that place two elements at one address
  *   ATTN_ERR_BAD_SCALE       scale is NaN, infinite, or too large for the precision
  *   ATTN_ERR_ALIASING        an output array overlaps an input array or
  *                            another output array
@@ -364,18 +365,44 @@ typedef struct attn_sdpa_shape {
     size_t hs_v;  /* head size of V and of the output; 0 means hs */
 } attn_sdpa_shape;
 
-/* The arrays of one call. Row strides in elements; 0 means dense. */
+/* The arrays of one call, in any layout whose last dimension is contiguous.
+ * Element i of row t of head h of sequence b of Q is
+ *   Q[b*sbq + h*shq + t*ldq + i]
+ * and so for K (sbk, shk, ldk), V (sbv, shv, ldv) and out (sbo, sho, ldo);
+ * every stride is in elements and 0 means the dense one: ld = NH*hs (Q),
+ * NH_kv*hs (K), NH_kv*hs_v (V), NH*hs_v (out); sh = hs (Q, K) or hs_v
+ * (V, out); sb = Tq*ld (Q, out) or Tk*ld (K, V). A zero-initialized struct
+ * is attn's own (B,T,NH,hs) rows. Some layouts as strides (Q; K, V alike
+ * with Tk and NH_kv):
+ *   (B,T,NH,hs) dense                      all 0
+ *   (B,NH,T,hs), PyTorch's                 ldq = hs, shq = Tq*hs, sbq = NH*Tq*hs
+ *   a (B,NH_kv,S_max,hs) cache, Tk <= S_max ldk = hs, shk = S_max*hs,
+ *                                          sbk = NH_kv*S_max*hs
+ *   one fused (B,T,3,NH,hs) QKV buffer     ldq = ldk = ldv = 3*NH*hs, K at
+ *                                          Q + NH*hs, V at Q + 2*NH*hs
+ * Rules (attn_sdpa_forward_*, attn_sdpa_backward_*): each of Q, K, V and
+ * out must place its elements at distinct addresses, judged by its
+ * dimensions of more than one element sorted by stride (the row of hs
+ * elements first): each stride at least the span of the dimensions below
+ * it, else ATTN_ERR_BAD_STRIDE (this refuses every overlapping layout, and
+ * the rare non-overlapping ones whose dimensions interleave). A row stride
+ * goes to BLAS: above INT_MAX is ATTN_ERR_BLAS_RANGE; head and batch
+ * strides do not. For ATTN_ERR_ALIASING, see attn_sdpa_forward_f32. */
 typedef struct attn_sdpa_args_f32 {
-    const float *Q; size_t ldq;   /* (B,Tq,NH,hs): Q[(b*Tq + t)*ldq + h*hs + i]; 0: NH*hs */
-    const float *K; size_t ldk;   /* (B,Tk,NH_kv,hs), ldk = 0 means NH_kv*hs */
-    const float *V; size_t ldv;   /* (B,Tk,NH_kv,hs_v), ldv = 0 means NH_kv*hs_v */
+    const float *Q; size_t ldq;   /* (B,Tq,NH,hs): row stride; 0: NH*hs */
+    const float *K; size_t ldk;   /* (B,Tk,NH_kv,hs); 0: NH_kv*hs */
+    const float *V; size_t ldv;   /* (B,Tk,NH_kv,hs_v); 0: NH_kv*hs_v */
     const float *mask;            /* additive, or NULL: entry (t,j) of (b,h) at
                                    * mask[b*mask_sb + h*mask_sh + t*mask_ld + j] */
     size_t mask_ld, mask_sb, mask_sh; /* a stride of 0 broadcasts; -INFINITY masks */
     const size_t *key_lengths;    /* (B): keys j >= key_lengths[b] do not exist; NULL: all Tk */
-    float *out; size_t ldo;       /* (B,Tq,NH,hs_v), ldo = 0 means NH*hs_v */
-    float *lse;                   /* (B,NH,Tq): log-sum-exp of each row's scaled, masked
-                                   * scores; or NULL (required by the backward) */
+    float *out; size_t ldo;       /* (B,Tq,NH,hs_v); 0: NH*hs_v */
+    float *lse;                   /* (B,NH,Tq), dense: log-sum-exp of each row's scaled,
+                                   * masked scores; or NULL (required by the backward) */
+    size_t sbq, shq;   /* Q:   batch and head strides in elements; 0 = dense (sbq = Tq*ldq, shq = hs)   */
+    size_t sbk, shk;   /* K:   0 = dense (sbk = Tk*ldk, shk = hs)                                       */
+    size_t sbv, shv;   /* V:   0 = dense (sbv = Tk*ldv, shv = hs_v)                                     */
+    size_t sbo, sho;   /* out: 0 = dense (sbo = Tq*ldo, sho = hs_v)                                     */
 } attn_sdpa_args_f32;
 
 typedef struct attn_sdpa_args_f64 {
@@ -387,6 +414,10 @@ typedef struct attn_sdpa_args_f64 {
     const size_t *key_lengths;
     double *out; size_t ldo;
     double *lse;
+    size_t sbq, shq;
+    size_t sbk, shk;
+    size_t sbv, shv;
+    size_t sbo, sho;
 } attn_sdpa_args_f64;
 
 /* Creates an sdpa plan in *plan (left untouched on error): flags
@@ -408,27 +439,37 @@ ATTN_API attn_status attn_sdpa_plan_create(attn_plan **plan, attn_dtype dtype,
 
 /* The forward: writes out (and lse when set). Errors, in order:
  * NULL_POINTER (plan, a, Q, K, V, out), PLAN_KIND, DTYPE_MISMATCH,
- * BAD_STRIDE (ldq < NH*hs, ldk < NH_kv*hs, ldv < NH_kv*hs_v, ldo < NH*hs_v,
- * a nonzero mask stride smaller than what it steps over: mask_ld < Tk,
- * mask_sh < the extent of one head's (Tq,Tk), mask_sb < that of one
- * sequence's heads), SIZE_OVERFLOW (an array's extent), BLAS_RANGE (a row
- * stride above INT_MAX), BAD_LENGTH (a key length above Tk), ALIASING (out
- * or lse overlapping an input, key_lengths included, or each other; overlap
- * is judged by each array's span, its first to its last element). */
+ * BAD_STRIDE (Q, K, V or out placing two elements at one address by the
+ * rule above; a nonzero mask stride smaller than what it steps over:
+ * mask_ld < Tk, mask_sh < the extent of one head's (Tq,Tk), mask_sb < that
+ * of one sequence's heads), SIZE_OVERFLOW (an array's extent, its first to
+ * its last element, or a dense default stride), BLAS_RANGE (a row stride
+ * above INT_MAX), BAD_LENGTH (a key length above Tk), ALIASING (out or lse
+ * sharing an address with an input, key_lengths included, or with each
+ * other).
+ * ALIASING is decided exactly for two arrays laid out by strides (Q, K, V,
+ * out, dout, dQ, dK, dV): they are accepted when their spans (first to last
+ * element) are disjoint, or when some stride P of either makes the columns
+ * they touch within a period P disjoint: every stride of both a multiple of
+ * P or part of a span that fits, unwrapped, in one period (the interleaved
+ * arrays of one fused buffer: Q, K, V or dQ, dK, dV side by side in each
+ * row, or head by head). Every other overlap of spans is refused, even
+ * where no element is shared. The mask, lse and key_lengths are judged by
+ * their spans. */
 ATTN_API attn_status attn_sdpa_forward_f32(attn_plan *plan, const attn_sdpa_args_f32 *a);
 ATTN_API attn_status attn_sdpa_forward_f64(attn_plan *plan, const attn_sdpa_args_f64 *a);
 
-/* The backward: dQ (with ldq), dK (ldk), dV (ldv) overwritten with the
- * gradients of sum(out * dout) (dout with ldo), from a->out and a->lse of
+/* The backward: dQ (with Q's strides), dK (K's), dV (V's) overwritten with
+ * the gradients of sum(out * dout) (dout with out's strides), from a->out and a->lse of
  * the forward of the same inputs. The plan keeps nothing between the two
  * calls, so nothing is checked against that forward: Q, K, V, the mask and
  * key_lengths must hold the values that forward read, and out and lse the
  * values it wrote (the same arrays, or copies); other values give wrong
  * gradients, without an error. Errors: as the forward, NULL_POINTER
  * also for lse, dout, dQ, dK, dV, and INFERENCE_PLAN right after
- * DTYPE_MISMATCH; ALIASING for a gradient overlapping an input (out, lse
- * and dout included) or another gradient, by spans (dQ, dK, dV interleaved
- * in one fused buffer are ALIASING: pass three arrays). */
+ * DTYPE_MISMATCH; ALIASING for a gradient sharing an address with an
+ * input (out, lse and dout included) or another gradient, by the rule of
+ * the forward (dQ, dK, dV interleaved in one fused buffer are accepted). */
 ATTN_API attn_status attn_sdpa_backward_f32(attn_plan *plan, const attn_sdpa_args_f32 *a,
                                             const float *dout, float *dQ, float *dK, float *dV);
 ATTN_API attn_status attn_sdpa_backward_f64(attn_plan *plan, const attn_sdpa_args_f64 *a,

@@ -11,10 +11,9 @@
 #include "sdpa_strides.h"
 #include "ring_exec.h"
 
-static attn_region FN(region)(const void *p, size_t elements)
+static attn_strided FN(run)(const void *p, size_t elements)
 {
-    const attn_region r = {p, elements * sizeof(real)};
-    return r;
+    return attn_strided_run(p, elements * sizeof(real));
 }
 
 attn_status FN(ring_check_call)(attn_plan *plan, const FN(ring_args) *a, const real *dout,
@@ -38,29 +37,36 @@ attn_status FN(ring_check_call)(attn_plan *plan, const FN(ring_args) *a, const r
         return ATTN_ERR_BAD_SHAPE;
 
     const attn_sdpa_shape s = (*ring)->shape; /* its products are known to fit */
-    const size_t given[4] = {a->ldq, a->ldk, a->ldv, a->ldo};
-    size_t ld[4];
-    const int strides_ok = attn_sdpa_resolve_strides(&s, given, ld);
-    x->ldq = ld[0], x->ldk = ld[1], x->ldv = ld[2], x->ldo = ld[3];
-    if (!strides_ok)
+    const attn_sdpa_strides given[ATTN_SDPA_ARRAYS] = {
+        {a->sbq, a->shq, a->ldq}, {a->sbk, a->shk, a->ldk},
+        {a->sbv, a->shv, a->ldv}, {a->sbo, a->sho, a->ldo}};
+    if (!attn_sdpa_resolve_strides(&s, given, x->st))
         return ATTN_ERR_BAD_STRIDE;
-    size_t extent[4];
+    x->ldq = x->st[ATTN_SDPA_Q].ld, x->ldk = x->st[ATTN_SDPA_K].ld;
+    x->ldv = x->st[ATTN_SDPA_V].ld, x->ldo = x->st[ATTN_SDPA_OUT].ld;
+    size_t extent[ATTN_SDPA_ARRAYS];
     const size_t lse = s.B * s.NH * s.Tq;
-    if (!attn_sdpa_extents(&s, ld, sizeof(real), extent))
+    if (!attn_sdpa_extents(&s, x->st, sizeof(real), extent))
         return ATTN_ERR_SIZE_OVERFLOW;
-    const size_t Q = extent[0], K = extent[1], V = extent[2], out = extent[3];
-    if (!attn_all_at_most(ld, 4, ATTN_BLAS_INT_MAX))
+    if (!attn_sdpa_rows_in_blas_range(x->st))
         return ATTN_ERR_BLAS_RANGE;
 
-    const attn_region inputs[] = {FN(region)(a->Q, Q), FN(region)(a->K, K),
-                                  FN(region)(a->V, V), FN(region)(a->out, out),
-                                  FN(region)(a->lse, lse), FN(region)(dout, out)};
+    const attn_strided inputs[] = {
+        attn_sdpa_strided(&s, ATTN_SDPA_Q, &x->st[ATTN_SDPA_Q], a->Q, sizeof(real)),
+        attn_sdpa_strided(&s, ATTN_SDPA_K, &x->st[ATTN_SDPA_K], a->K, sizeof(real)),
+        attn_sdpa_strided(&s, ATTN_SDPA_V, &x->st[ATTN_SDPA_V], a->V, sizeof(real)),
+        attn_sdpa_strided(&s, ATTN_SDPA_OUT, &x->st[ATTN_SDPA_OUT], a->out, sizeof(real)),
+        FN(run)(a->lse, lse),
+        attn_sdpa_strided(&s, ATTN_SDPA_OUT, &x->st[ATTN_SDPA_OUT], dout, sizeof(real))};
     if (!backward) {
-        const attn_region outputs[] = {inputs[3], inputs[4]};
-        return attn_outputs_alias(outputs, 2, inputs, 3) ? ATTN_ERR_ALIASING : ATTN_OK;
+        const attn_strided outputs[] = {inputs[3], inputs[4]};
+        return attn_strided_outputs_alias(outputs, 2, inputs, 3) ? ATTN_ERR_ALIASING : ATTN_OK;
     }
-    const attn_region grads[] = {FN(region)(dQ, Q), FN(region)(dK, K), FN(region)(dV, V)};
-    return attn_outputs_alias(grads, ATTN_COUNT(grads), inputs, ATTN_COUNT(inputs))
+    const attn_strided grads[] = {
+        attn_sdpa_strided(&s, ATTN_SDPA_Q, &x->st[ATTN_SDPA_Q], dQ, sizeof(real)),
+        attn_sdpa_strided(&s, ATTN_SDPA_K, &x->st[ATTN_SDPA_K], dK, sizeof(real)),
+        attn_sdpa_strided(&s, ATTN_SDPA_V, &x->st[ATTN_SDPA_V], dV, sizeof(real))};
+    return attn_strided_outputs_alias(grads, ATTN_COUNT(grads), inputs, ATTN_COUNT(inputs))
                ? ATTN_ERR_ALIASING
                : ATTN_OK;
 }

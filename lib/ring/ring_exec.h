@@ -17,6 +17,7 @@
 
 #include <attn/attn.h>
 
+#include "sdpa_strides.h"
 #include "real.h"
 #include "ring.h"
 
@@ -30,8 +31,10 @@
 
 typedef FN(attn_sdpa_args) FN(ring_args);
 
-/* The row strides of a call, 0 resolved. */
+/* The strides of a call, 0 resolved: every one (st: Q, K, V, out, as
+ * sdpa_strides.h orders them) and the row strides alone. */
 typedef struct ring_strides {
+    attn_sdpa_strides st[ATTN_SDPA_ARRAYS];
     size_t ldq, ldk, ldv, ldo;
 } ring_strides;
 
