@@ -10,17 +10,19 @@
 #     thread count print the same; whether counts 1 and 2 agree is reported,
 #     not required (it depends on the BLAS kernel).
 # Each process also checks the in-process equalities itself (exit 1).
-# Usage: cmake -DPROGRAM=<path> -P determinism.cmake
+# Usage: cmake -DPROGRAM=<path> [-DEMULATOR=<command|arg|...>] -P determinism.cmake
+# (EMULATOR: a cross build's CMAKE_CROSSCOMPILING_EMULATOR, '|'-joined).
 if(NOT PROGRAM)
   message(FATAL_ERROR "PROGRAM not set")
 endif()
+string(REPLACE "|" ";" EMULATOR "${EMULATOR}")
 
 # run(<var> <env assignment>...): the program's output under the environment
 # (ATTN_NUM_THREADS and OPENBLAS_NUM_THREADS unset unless assigned).
 function(run var)
   execute_process(
     COMMAND ${CMAKE_COMMAND} -E env --unset=ATTN_NUM_THREADS --unset=OPENBLAS_NUM_THREADS
-            --unset=OMP_NUM_THREADS ${ARGN} ${PROGRAM}
+            --unset=OMP_NUM_THREADS ${ARGN} ${EMULATOR} ${PROGRAM}
     OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
   message(STATUS "[${ARGN}]\n${out}${err}")
   if(NOT rc EQUAL 0)
