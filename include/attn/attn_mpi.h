@@ -34,8 +34,11 @@
  *    of Tq/2 tokens, in that order: local token t < Tq/2 is global token
  *    r*Tq/2 + t, local token Tq/2 + u is global token (2P-1-r)*Tq/2 + u
  *    (the causal load balance: every rank then does the same work).
- *    Q, K, V, out, lse, dout, dQ, dK, dV are the local parts in the layouts
- *    of attn_sdpa_args_f32 (attn.h), row strides included. The results
+ *    Q, K, V, out, dout, dQ, dK, dV are the local parts in any layout, as
+ *    attn_sdpa_forward_* (attn.h, "The arrays of one call": the batch,
+ *    head and row strides of attn_sdpa_args_*, with the same rules; dout
+ *    takes out's strides, dQ, dK, dV those of Q, K, V), read and written
+ *    where they are; lse is (B,NH,Tq), dense. The results
  *    equal attn_sdpa_forward_* / attn_sdpa_backward_* on the gathered
  *    sequences (Tq = Tk = T, ATTN_CAUSAL as given), restricted to the rank's
  *    own tokens: out and lse of its queries, dQ, dK, dV of its tokens.
@@ -52,7 +55,11 @@
  * blocks that are wholly masked. Each sequence's block is computed in up to
  * 4 pieces of its key/value heads, with MPI_Testall between them, so that
  * an MPI without a progress thread moves the step's messages during the
- * computation (docs/scaling-model.md).
+ * computation (docs/scaling-model.md). Every layout costs the copies of
+ * the dense one: the travelling K/V blocks are dense, gathered from K and
+ * V once per call (and dK, dV scattered back from them once); the blocks
+ * read Q and write out in place, and the backward packs a sequence's Q
+ * for each block after the first only when it is not dense (T,NH,hs) rows.
  * attn_plan_destroy frees a ring plan and its duplicated communicator
  * (MPI_Comm_free, collective in MPI's terms: destroy the plan on every
  * rank, before MPI_Finalize).
@@ -97,9 +104,10 @@ ATTN_API attn_status attn_ring_plan_create(attn_plan **plan, MPI_Comm comm, attn
 ATTN_API attn_status attn_ring_forward_f32(attn_plan *plan, const attn_sdpa_args_f32 *a);
 ATTN_API attn_status attn_ring_forward_f64(attn_plan *plan, const attn_sdpa_args_f64 *a);
 
-/* The backward: dQ (ldq), dK (ldk), dV (ldv) of the rank's tokens,
- * overwritten with the gradients of the global sum(out * dout) (dout with
- * ldo), from a->out and a->lse of the ring forward of the same inputs.
+/* The backward: dQ, dK, dV of the rank's tokens (with the strides of Q,
+ * K, V), overwritten with the gradients of the global sum(out * dout)
+ * (dout with out's strides), from a->out and a->lse of the ring forward of
+ * the same inputs.
  * Collective. Errors: as the forward, NULL_POINTER also for lse, dout, dQ,
  * dK, dV, INFERENCE_PLAN right after DTYPE_MISMATCH, and ALIASING for a
  * gradient overlapping an input (out, lse and dout included) or another

@@ -5,19 +5,22 @@
  * whose `extension` is this struct and whose `release` frees it, so that
  * attn_plan_destroy (libattn) frees a ring plan like any other.
  *
- * Shapes (local, per rank; T = Tq = Tk tokens of each of B sequences):
- *   travelling block  K (B,T,NH_kv,hs), then V (B,T,NH_kv,hs_v), dense
- *   (forward: kv[2]; backward: kv[2] and their dK, dV partial sums dkv[2],
- *   the same layout)
+ * Shapes (local, per rank; T = Tq = Tk tokens of each of B sequences),
+ * all dense whatever the caller's layouts (ring_exec.h):
+ *   travelling block  K (B,T,NH_kv,hs), then V (B,T,NH_kv,hs_v), gathered
+ *   from the caller's K, V (forward: kv[2]; backward: kv[2] and their dK,
+ *   dV partial sums dkv[2], the same layout, scattered to the caller's dK,
+ *   dV at the end)
  *   block_out  (T,NH,max(hs,hs_v))  one sequence's block out (forward) or dQ (backward)
  *   block_lse  (NH,T)               one sequence's block lse, or the global lse
  *                                   of the zigzag back half-chunk's queries (backward)
  *   block_dkv  (T,NH_kv,hs) then (T,NH_kv,hs_v): one sequence's block dK, dV
  *   lse_acc    (B,NH,T)             the forward's running lse when the caller has none
  *   q_dense    (T,NH,hs)            backward: one sequence's Q packed dense for the
- *                                   blocks after the first, when the caller's ldq is
- *                                   not (the block backward writes dQ with Q's stride,
- *                                   and their dQ goes to the dense block_out)
+ *                                   blocks after the first, when the caller's Q is
+ *                                   not (T,NH,hs) rows (the block backward writes dQ
+ *                                   with Q's strides, and their dQ goes to the dense
+ *                                   block_out)
  */
 #ifndef ATTN_RING_H
 #define ATTN_RING_H

@@ -34,65 +34,54 @@
 #include "ring_exec.h"
 #include "ring_schedule.h"
 
-/* The block's keys of one sequence b: K, V with strides ldk, ldv and their
- * gradients dK, dV written with the same strides. */
-typedef struct FN(block_keys) {
-    const real *K, *V;
-    size_t ldk, ldv;
-    real *dK, *dV;
-} FN(block_keys);
-
 /* One sequence b of a block: its dQ into dQ (first: written, else added),
  * its dK, dV into keys->dK, keys->dV (overwritten). The first block is the
  * whole one (q0 = 0, Tq = T). In ring->pieces pieces of heads, MPI polled
  * after each when `poll`. */
 static attn_status FN(block_backward)(attn_ring *ring, ring_block kind, size_t b, int first,
                                       int poll, const FN(ring_args) *a, const ring_strides *x,
-                                      const real *dout, const FN(block_keys) *keys, real *dQ)
+                                      const real *dout, const FN(ring_keys) *keys, real *dQ)
 {
     const attn_sdpa_shape s = ring->shape;
-    const size_t T = s.Tq, q_width = s.NH * s.hs;
-    const size_t heads = s.NH / ring->pieces, kv_heads = s.NH_kv / ring->pieces;
+    const size_t T = s.Tq, heads = s.NH / ring->pieces, kv_heads = s.NH_kv / ring->pieces;
     const ring_geometry g = ring_geometry_of(kind, T);
-    const real *Q = a->Q + (b * T + g.q0) * x->ldq;
-    size_t ldq = x->ldq;
-    /* dQ is written with Q's stride: the first block's straight into the
+    const attn_sdpa_strides q = x->st[ATTN_SDPA_Q], o = x->st[ATTN_SDPA_OUT];
+    const attn_sdpa_strides dense_q = ring_dense(g.Tq, s.NH, s.hs);
+    const ring_box q_box = {1, s.NH, g.Tq, s.hs};
+    /* dQ is written with Q's strides: the first block's straight into the
      * caller's dQ, a later one's into the dense block buffer, with Q dense */
-    if (!first && x->ldq != q_width) {
-        FN(ring_copy_rows)(g.Tq, q_width, Q, x->ldq, (real *)ring->q_dense, q_width);
+    const real *Q = a->Q + ring_at(q, b, 0, g.q0);
+    attn_sdpa_strides block_q = q;
+    if (!first && (q.sh != dense_q.sh || q.ld != dense_q.ld)) {
+        FN(ring_copy)(q_box, Q, q, (real *)ring->q_dense, dense_q, 0);
         Q = (const real *)ring->q_dense;
-        ldq = q_width;
+        block_q = dense_q;
     }
     real *lse = a->lse + b * s.NH * T; /* the queries' global lse, (NH, Tq) */
     if (g.Tq != T) {
-        FN(ring_copy_rows)(s.NH, g.Tq, lse + g.q0, T, (real *)ring->block_lse, g.Tq);
+        const ring_box lse_box = {1, 1, s.NH, g.Tq}; /* NH rows of Tq */
+        const attn_sdpa_strides from = {0, 0, T}, to = {0, 0, g.Tq};
+        FN(ring_copy)(lse_box, lse + g.q0, from, (real *)ring->block_lse, to, 0);
         lse = (real *)ring->block_lse;
     }
-    real *dQ_b = dQ + (b * T + g.q0) * x->ldq;
+    real *dQ_b = dQ + ring_at(q, b, 0, g.q0);
     real *dQ_block = first ? dQ_b : (real *)ring->block_out;
-    const size_t rows = b * T + g.q0;
+    const size_t at_o = ring_at(o, b, 0, g.q0); /* the rows of out and dout */
+    const attn_sdpa_strides st[ATTN_SDPA_ARRAYS] = {block_q, keys->k, keys->v, o};
+    const FN(ring_args) sequence =
+        FN(ring_sequence_args)(Q, keys->K, keys->V, a->out + at_o, lse, st);
     attn_status status = ATTN_OK;
     for (size_t piece = 0; piece < ring->pieces && status == ATTN_OK; piece++) {
         const size_t h0 = piece * heads, g0 = piece * kv_heads;
-        FN(ring_args) sub = {0};
-        sub.Q = Q + h0 * s.hs;
-        sub.ldq = ldq;
-        sub.K = keys->K + g0 * s.hs;
-        sub.ldk = keys->ldk;
-        sub.V = keys->V + g0 * s.hs_v;
-        sub.ldv = keys->ldv;
-        sub.out = a->out + rows * x->ldo + h0 * s.hs_v;
-        sub.ldo = x->ldo;
-        sub.lse = lse + h0 * g.Tq;
-        status = FN(attn_sdpa_backward)(ring->block_plans[kind], &sub,
-                                        dout + rows * x->ldo + h0 * s.hs_v,
-                                        dQ_block + h0 * s.hs, keys->dK + g0 * s.hs,
-                                        keys->dV + g0 * s.hs_v);
+        const FN(ring_args) sub = FN(ring_piece_args)(sequence, h0, g0, g.Tq);
+        status = FN(attn_sdpa_backward)(ring->block_plans[kind], &sub, dout + at_o + h0 * o.sh,
+                                        dQ_block + h0 * block_q.sh, keys->dK + g0 * keys->k.sh,
+                                        keys->dV + g0 * keys->v.sh);
         if (poll)
             ring_progress(ring);
     }
     if (status == ATTN_OK && !first)
-        FN(ring_add_rows)(g.Tq, q_width, dQ_block, q_width, dQ_b, x->ldq);
+        FN(ring_copy)(q_box, dQ_block, dense_q, dQ_b, q, 1);
     return status;
 }
 
@@ -102,12 +91,10 @@ static attn_status FN(backward_alone)(attn_ring *ring, const FN(ring_args) *a,
                                       real *dK, real *dV)
 {
     const double start = ring_now();
-    const size_t T = ring->shape.Tq;
     const ring_block kind = ring_block_of(ring, ring->rank);
     attn_status status = ATTN_OK;
     for (size_t b = 0; b < ring->shape.B && status == ATTN_OK; b++) {
-        const FN(block_keys) keys = {a->K + b * T * x->ldk, a->V + b * T * x->ldv, x->ldk,
-                                     x->ldv, dK + b * T * x->ldk, dV + b * T * x->ldv};
+        const FN(ring_keys) keys = FN(ring_caller_keys)(a, x, dK, dV, b);
         status = FN(block_backward)(ring, kind, b, 1, 0, a, x, dout, &keys, dQ);
     }
     ring->counters[ATTN_RING_BLOCKS] += 1.0;
@@ -124,11 +111,12 @@ attn_status FN(ring_backward_run)(attn_ring *ring, const FN(ring_args) *a,
     const int P = ring->size;
     if (P == 1)
         return FN(backward_alone)(ring, a, x, dout, dQ, dK, dV);
-    const size_t T = s.Tq, k_width = s.NH_kv * s.hs, v_width = s.NH_kv * s.hs_v;
-    const size_t n = ring->kv_elements, rows = s.B * T;
+    const size_t T = s.Tq, n = ring->kv_elements;
+    const attn_sdpa_strides dense_k = ring_dense(T, s.NH_kv, s.hs),
+                            dense_v = ring_dense(T, s.NH_kv, s.hs_v);
     real *kv[2] = {(real *)ring->kv[0], (real *)ring->kv[1]};
     real *dkv[2] = {(real *)ring->dkv[0], (real *)ring->dkv[1]};
-    real *block_dK = (real *)ring->block_dkv, *block_dV = block_dK + T * k_width;
+    real *block_dK = (real *)ring->block_dkv, *block_dV = block_dK + T * s.NH_kv * s.hs;
     attn_status status = ATTN_OK;
     for (int step = 0; step < P; step++) {
         const double start = ring_now(), waited = ring->counters[ATTN_RING_WAIT_SECONDS],
@@ -136,10 +124,8 @@ attn_status FN(ring_backward_run)(attn_ring *ring, const FN(ring_args) *a,
         const int src = (ring->rank - step + P) % P, more = step + 1 < P;
         real *held = kv[step % 2], *sums = dkv[step % 2];
         const int send_slot = RING_REQ_DKV_SEND0 + step % 2;
-        if (step == 0) { /* the caller's K, V packed to travel (and computed on) */
-            FN(ring_copy_rows)(rows, k_width, a->K, x->ldk, held, k_width);
-            FN(ring_copy_rows)(rows, v_width, a->V, x->ldv, held + ring->k_elements, v_width);
-        }
+        if (step == 0) /* the caller's K, V gathered to travel (and computed on) */
+            FN(ring_pack_kv)(ring, a, x, held);
         if (more) {
             ring_post_recv(ring, RING_REQ_KV_RECV, kv[(step + 1) % 2], n, RING_MPI_REAL,
                            ring_prev(ring), RING_TAG_KV);
@@ -156,14 +142,12 @@ attn_status FN(ring_backward_run)(attn_ring *ring, const FN(ring_args) *a,
         const ring_block kind = ring_block_of(ring, src);
         if (kind != RING_SKIP) {
             const ring_geometry g = ring_geometry_of(kind, T);
+            const ring_box k_box = {1, s.NH_kv, g.Tk, s.hs}, v_box = {1, s.NH_kv, g.Tk, s.hs_v};
             for (size_t b = 0; b < s.B; b++) {
-                const real *K = held + b * T * k_width, *V = held + ring->k_elements +
-                                                               b * T * v_width;
-                real *dK_b = sums + b * T * k_width,
-                     *dV_b = sums + ring->k_elements + b * T * v_width;
-                const FN(block_keys) keys = {K, V, k_width, v_width,
-                                             step == 0 ? dK_b : block_dK,
-                                             step == 0 ? dV_b : block_dV};
+                FN(ring_keys) keys = FN(ring_block_keys)(ring, held, sums, b);
+                real *dK_b = keys.dK, *dV_b = keys.dV; /* sequence b's sums */
+                if (step > 0) /* the block's own, in the same rows */
+                    keys.dK = block_dK, keys.dV = block_dV;
                 const attn_status st =
                     FN(block_backward)(ring, kind, b, step == 0, 1, a, x, dout, &keys, dQ);
                 if (status == ATTN_OK)
@@ -172,8 +156,8 @@ attn_status FN(ring_backward_run)(attn_ring *ring, const FN(ring_args) *a,
                     if (!arrived)
                         ring_wait(ring, RING_REQ_DKV_RECV);
                     arrived = 1;
-                    FN(ring_add_rows)(g.Tk, k_width, block_dK, k_width, dK_b, k_width);
-                    FN(ring_add_rows)(g.Tk, v_width, block_dV, v_width, dV_b, v_width);
+                    FN(ring_copy)(k_box, block_dK, dense_k, dK_b, dense_k, 1);
+                    FN(ring_copy)(v_box, block_dV, dense_v, dV_b, dense_v, 1);
                 }
             }
             ring->counters[ATTN_RING_BLOCKS] += 1.0;
@@ -199,8 +183,9 @@ attn_status FN(ring_backward_run)(attn_ring *ring, const FN(ring_args) *a,
     ring_wait(ring, RING_REQ_DKV_RECV);
     ring->counters[ATTN_RING_RETURN_SECONDS] += ring->counters[ATTN_RING_WAIT_SECONDS] - waited;
     const double start = ring_now();
-    FN(ring_copy_rows)(rows, k_width, own, k_width, dK, x->ldk);
-    FN(ring_copy_rows)(rows, v_width, own + ring->k_elements, v_width, dV, x->ldv);
+    const ring_box k_all = {s.B, s.NH_kv, T, s.hs}, v_all = {s.B, s.NH_kv, T, s.hs_v};
+    FN(ring_copy)(k_all, own, dense_k, dK, x->st[ATTN_SDPA_K], 0);
+    FN(ring_copy)(v_all, own + ring->k_elements, dense_v, dV, x->st[ATTN_SDPA_V], 0);
     ring->counters[ATTN_RING_COMPUTE_SECONDS] += ring_now() - start;
     ring_wait(ring, RING_REQ_DKV_SEND0 + (P - 1) % 2);
     return status;

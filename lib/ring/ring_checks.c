@@ -42,8 +42,6 @@ attn_status FN(ring_check_call)(attn_plan *plan, const FN(ring_args) *a, const r
         {a->sbv, a->shv, a->ldv}, {a->sbo, a->sho, a->ldo}};
     if (!attn_sdpa_resolve_strides(&s, given, x->st))
         return ATTN_ERR_BAD_STRIDE;
-    x->ldq = x->st[ATTN_SDPA_Q].ld, x->ldk = x->st[ATTN_SDPA_K].ld;
-    x->ldv = x->st[ATTN_SDPA_V].ld, x->ldo = x->st[ATTN_SDPA_OUT].ld;
     size_t extent[ATTN_SDPA_ARRAYS];
     const size_t lse = s.B * s.NH * s.Tq;
     if (!attn_sdpa_extents(&s, x->st, sizeof(real), extent))

@@ -6,11 +6,13 @@
  *
  *   step s:  post  Irecv kv[(s+1)%2] <- r-1,  Isend kv[s%2] -> r+1   (s < P-1)
  *            compute block src on kv[s%2] (step 0: the caller's K, V,
- *              packed into kv[0] first for sending)
+ *              gathered into kv[0] first for sending, ring_pack_kv)
  *            wait  both                                             (s < P-1)
  *
  * Per sequence b, a block is one sdpa forward (B = 1 plan of the block's
- * kind, ring.h) of the rank's queries against the block's keys:
+ * kind, ring.h) of the rank's queries against the block's keys, on the
+ * caller's Q, K, V and out in their layouts (ring_exec.h) or on the ring's
+ * dense blocks:
  *   (out_s, lse_s) = attention(Q[q0:q0+Tq], K_src[0:Tk], V_src[0:Tk])
  * Step 0 (the diagonal, which every query sees) writes out and lse; each
  * later block merges into them through its lse (ring_rows.c):
@@ -26,55 +28,37 @@
 #include "ring_exec.h"
 #include "ring_schedule.h"
 
-/* One sequence b of a block: the block's K, V (ld ldk, ldv, sequence 0),
- * into out and lse directly (first: the whole block, q0 = 0, Tq = T) or
- * merged into them, in ring->pieces pieces of heads, MPI polled after each
- * when `poll`. */
+/* One sequence b of a block, its keys and values `keys`: into out and lse
+ * directly (first: the whole block, q0 = 0, Tq = T) or merged into them,
+ * in ring->pieces pieces of heads, MPI polled after each when `poll`. */
 static attn_status FN(block_forward)(attn_ring *ring, ring_block kind, size_t b, int first,
                                      int poll, const FN(ring_args) *a, const ring_strides *x,
-                                     const real *K, size_t ldk, const real *V, size_t ldv,
-                                     real *lse)
+                                     const FN(ring_keys) *keys, real *lse)
 {
     const attn_sdpa_shape s = ring->shape;
     const size_t T = s.Tq, heads = s.NH / ring->pieces, kv_heads = s.NH_kv / ring->pieces;
     const ring_geometry g = ring_geometry_of(kind, T);
+    const attn_sdpa_strides q = x->st[ATTN_SDPA_Q], o = x->st[ATTN_SDPA_OUT];
     real *lse_b = lse + b * s.NH * T;
-    /* the block's out (Tq, NH, hs_v) and lse (NH, Tq): the caller's, or dense buffers */
-    real *out = first ? a->out + b * T * x->ldo : (real *)ring->block_out;
+    /* the block's out (Tq,NH,hs_v) and lse (NH,Tq): the caller's, or dense buffers */
+    real *out = first ? a->out + ring_at(o, b, 0, 0) : (real *)ring->block_out;
     real *out_lse = first ? lse_b : (real *)ring->block_lse;
-    const size_t ldo = first ? x->ldo : s.NH * s.hs_v;
+    const attn_sdpa_strides st[ATTN_SDPA_ARRAYS] = {
+        q, keys->k, keys->v, first ? o : ring_dense(g.Tq, s.NH, s.hs_v)};
+    const FN(ring_args) sequence = FN(ring_sequence_args)(a->Q + ring_at(q, b, 0, g.q0), keys->K,
+                                                          keys->V, out, out_lse, st);
     attn_status status = ATTN_OK;
     for (size_t piece = 0; piece < ring->pieces && status == ATTN_OK; piece++) {
-        const size_t h0 = piece * heads, g0 = piece * kv_heads;
-        FN(ring_args) sub = {0};
-        sub.Q = a->Q + (b * T + g.q0) * x->ldq + h0 * s.hs;
-        sub.ldq = x->ldq;
-        sub.K = K + b * T * ldk + g0 * s.hs;
-        sub.ldk = ldk;
-        sub.V = V + b * T * ldv + g0 * s.hs_v;
-        sub.ldv = ldv;
-        sub.out = out + h0 * s.hs_v;
-        sub.ldo = ldo;
-        sub.lse = out_lse + h0 * g.Tq;
+        const FN(ring_args) sub =
+            FN(ring_piece_args)(sequence, piece * heads, piece * kv_heads, g.Tq);
         status = FN(attn_sdpa_forward)(ring->block_plans[kind], &sub);
         if (poll)
             ring_progress(ring);
     }
     if (status == ATTN_OK && !first)
         FN(ring_merge)(g.Tq, s.NH, s.hs_v, ring->block_out, ring->block_lse,
-                       a->out + (b * T + g.q0) * x->ldo, x->ldo, lse_b + g.q0, T);
+                       a->out + ring_at(o, b, 0, g.q0), o, lse_b + g.q0, T);
     return status;
-}
-
-/* Packs the caller's K and V into a travelling block (dense). */
-static void FN(pack_block)(const attn_ring *ring, const FN(ring_args) *a, const ring_strides *x,
-                           real *block)
-{
-    const attn_sdpa_shape s = ring->shape;
-    const size_t rows = s.B * s.Tq;
-    FN(ring_copy_rows)(rows, s.NH_kv * s.hs, a->K, x->ldk, block, s.NH_kv * s.hs);
-    FN(ring_copy_rows)(rows, s.NH_kv * s.hs_v, a->V, x->ldv, block + ring->k_elements,
-                       s.NH_kv * s.hs_v);
 }
 
 attn_status FN(ring_forward_run)(attn_ring *ring, const FN(ring_args) *a, const ring_strides *x)
@@ -88,16 +72,8 @@ attn_status FN(ring_forward_run)(attn_ring *ring, const FN(ring_args) *a, const 
         const double start = ring_now(), waited = ring->counters[ATTN_RING_WAIT_SECONDS],
                      progressed = ring->counters[ATTN_RING_PROGRESS_SECONDS];
         const int src = (ring->rank - step + P) % P, more = step + 1 < P;
-        const real *K = a->K, *V = a->V;
-        size_t ldk = x->ldk, ldv = x->ldv;
         if (step == 0 && more)
-            FN(pack_block)(ring, a, x, kv[0]);
-        if (step > 0) {
-            K = kv[step % 2];
-            V = K + ring->k_elements;
-            ldk = s.NH_kv * s.hs;
-            ldv = s.NH_kv * s.hs_v;
-        }
+            FN(ring_pack_kv)(ring, a, x, kv[0]);
         if (more) {
             ring_post_recv(ring, RING_REQ_KV_RECV, kv[(step + 1) % 2], ring->kv_elements,
                            RING_MPI_REAL, ring_prev(ring), RING_TAG_KV);
@@ -108,8 +84,12 @@ attn_status FN(ring_forward_run)(attn_ring *ring, const FN(ring_args) *a, const 
         const ring_block kind = ring_block_of(ring, src);
         if (kind != RING_SKIP) {
             for (size_t b = 0; b < s.B; b++) {
-                const attn_status st = FN(block_forward)(ring, kind, b, step == 0, more, a, x,
-                                                         K, ldk, V, ldv, lse);
+                /* the caller's K, V in step 0, then the travelling block */
+                const FN(ring_keys) keys = step == 0
+                                               ? FN(ring_caller_keys)(a, x, NULL, NULL, b)
+                                               : FN(ring_block_keys)(ring, kv[step % 2], NULL, b);
+                const attn_status st =
+                    FN(block_forward)(ring, kind, b, step == 0, more, a, x, &keys, lse);
                 if (status == ATTN_OK)
                     status = st;
             }

@@ -1,7 +1,7 @@
 /*
- * Row operations of the ring (templated over `real`): copies and sums of
- * strided rows, and the log-sum-exp merge of a block's attention result
- * into the running one (ring_exec.h).
+ * Row operations of the ring (templated over `real`): copies and sums
+ * between strided layouts, and the log-sum-exp merge of a block's
+ * attention result into the running one (ring_exec.h).
  *
  * The merge differentiates nothing; it is the split-K combination of
  * attention (as attn's decode split, sdpa_forward.c): for the keys split
@@ -20,20 +20,31 @@
 
 #include "ring_exec.h"
 
-void FN(ring_copy_rows)(size_t rows, size_t width, const real *src, size_t ld_src, real *dst,
-                        size_t ld_dst)
+void FN(ring_copy)(ring_box n, const real *src, attn_sdpa_strides from, real *dst,
+                   attn_sdpa_strides to, int add)
 {
-    for (size_t r = 0; r < rows; r++)
-        for (size_t i = 0; i < width; i++)
-            dst[r * ld_dst + i] = src[r * ld_src + i];
+    for (size_t b = 0; b < n.B; b++)
+        for (size_t h = 0; h < n.heads; h++)
+            for (size_t t = 0; t < n.rows; t++) {
+                const real *s = src + ring_at(from, b, h, t);
+                real *d = dst + ring_at(to, b, h, t);
+                if (add)
+                    for (size_t i = 0; i < n.width; i++)
+                        d[i] += s[i];
+                else
+                    for (size_t i = 0; i < n.width; i++)
+                        d[i] = s[i];
+            }
 }
 
-void FN(ring_add_rows)(size_t rows, size_t width, const real *src, size_t ld_src, real *dst,
-                       size_t ld_dst)
+void FN(ring_pack_kv)(const attn_ring *ring, const FN(ring_args) *a, const ring_strides *x,
+                      real *block)
 {
-    for (size_t r = 0; r < rows; r++)
-        for (size_t i = 0; i < width; i++)
-            dst[r * ld_dst + i] += src[r * ld_src + i];
+    const attn_sdpa_shape s = ring->shape;
+    const ring_box k = {s.B, s.NH_kv, s.Tk, s.hs}, v = {s.B, s.NH_kv, s.Tk, s.hs_v};
+    FN(ring_copy)(k, a->K, x->st[ATTN_SDPA_K], block, ring_dense(s.Tk, s.NH_kv, s.hs), 0);
+    FN(ring_copy)(v, a->V, x->st[ATTN_SDPA_V], block + ring->k_elements,
+                  ring_dense(s.Tk, s.NH_kv, s.hs_v), 0);
 }
 
 /* The weights of parts a and b and the merged lse. */
@@ -58,11 +69,12 @@ static void FN(weights)(double a, double b, double *wa, double *wb, double *lse)
 }
 
 void FN(ring_merge)(size_t Tq, size_t NH, size_t hs_v, const real *block_out,
-                    const real *block_lse, real *out, size_t ldo, real *lse, size_t lse_ld)
+                    const real *block_lse, real *out, attn_sdpa_strides o, real *lse,
+                    size_t lse_ld)
 {
     for (size_t t = 0; t < Tq; t++)
         for (size_t h = 0; h < NH; h++) {
-            real *row = out + t * ldo + h * hs_v;
+            real *row = out + ring_at(o, 0, h, t);
             const real *part = block_out + (t * NH + h) * hs_v;
             const double b = (double)block_lse[h * Tq + t];
             double wa, wb, merged;
