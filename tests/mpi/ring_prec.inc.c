@@ -35,6 +35,14 @@ static SFX(attn_sdpa_args) SFX(args_of)(const rt_arrays *a)
     t.out = a->out;
     t.ldo = a->ldo;
     t.lse = a->lse;
+    t.sbq = a->sbq;
+    t.shq = a->shq;
+    t.sbk = a->sbk;
+    t.shk = a->shk;
+    t.sbv = a->sbv;
+    t.shv = a->shv;
+    t.sbo = a->sbo;
+    t.sho = a->sho;
     return t;
 }
 

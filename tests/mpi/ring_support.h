@@ -54,6 +54,7 @@ typedef struct rt_arrays {
     void *out;
     size_t ldo;
     void *lse;
+    size_t sbq, shq, sbk, shk, sbv, shv, sbo, sho; /* batch and head strides; 0: dense */
 } rt_arrays;
 
 typedef struct rt_prec {
@@ -93,19 +94,32 @@ double rt_residual(const double *got, const double *ref, size_t n);
 
 /* ---- the ring against sdpa on the gathered sequence ------------------------ */
 
+/* The layouts of the local arrays (attn.h's strides), all of them read and
+ * written in place by the ring. */
+typedef enum rt_layout {
+    RT_ROWS = 0, /* (B,T,NH,hs) rows: only ld given (0 when dense), sb, sh 0 */
+    RT_HEADS,    /* (B,NH,T,hs), PyTorch's: every stride given */
+    RT_FUSED     /* Q, K, V in one (B,T,NH*hs + NH_kv*(hs + hs_v)) buffer, and dQ, dK,
+                  * dV likewise (the strides of Q, K, V); out and dout (B,NH,T,hs_v) */
+} rt_layout;
+
 typedef struct rt_problem {
     size_t B, NH, NH_kv, T_local, hs, hs_v;
     int causal, zigzag;
-    size_t pad;    /* extra elements at the end of every row of every array */
+    size_t pad;    /* gaps: extra elements at the end of every row (RT_ROWS, and
+                    * RT_FUSED's fused rows), extra rows at the end of every head
+                    * (RT_HEADS's, and RT_FUSED's out: a cache's spare capacity) */
     int no_lse;    /* forward without lse (the ring keeps its own) */
     double scale;  /* <= 0: the default */
     uint64_t seed;
+    rt_layout layout;
 } rt_problem;
 
 /* Runs the problem on every rank: the reference (an sdpa plan on the global
- * sequence, computed on every rank), the ring plan's forward and, when
- * `backward`, its backward, and checks the rank's out, lse, dQ, dK, dV
- * against the reference's rows, and that the strides' gaps are untouched. */
+ * sequence, dense, computed on every rank), the ring plan's forward and,
+ * when `backward`, its backward on the rank's arrays in the problem's
+ * layout, and checks the rank's out, lse, dQ, dK, dV against the
+ * reference's rows, and that the layout's gaps are untouched. */
 void rt_run_problem(rt_ctx *ctx, const rt_prec *p, const rt_problem *problem, int backward,
                     const char *name);
 

@@ -4,7 +4,8 @@
  * against attn_sdpa_backward_* on the gathered sequence (computed on every
  * rank): the rank's dQ, dK, dV rows (dK, dV summed over the query heads of
  * each group and over every rank's queries) within the suite's tolerance
- * (ring_support.h), the gaps of strided gradients untouched. Run by ctest
+ * (ring_support.h), in every layout of ring_cases.c ((B,T,NH,hs) rows,
+ * (B,NH,T,hs), fused QKV and dQKV), the gaps of strided gradients untouched. Run by ctest
  * under mpirun with 1 to 4 ranks.
  */
 #include "ring_support.h"

@@ -76,7 +76,7 @@ static void buffers_free(buffers *b)
 
 static rt_arrays arrays_of(const buffers *b)
 {
-    const rt_arrays a = {b->Q, b->K, b->V, 0, 0, 0, NULL, 0, 0, 0, NULL, b->out, 0, b->lse};
+    const rt_arrays a = {.Q = b->Q, .K = b->K, .V = b->V, .out = b->out, .lse = b->lse};
     return a;
 }
 

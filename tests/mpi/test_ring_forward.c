@@ -3,7 +3,8 @@
  * both precisions, against attn_sdpa_forward_* on the gathered sequence
  * (computed on every rank): the rank's out and lse rows within the
  * suite's tolerance (ring_support.h: max|got - ref| / max|ref|, f64 1e-12,
- * f32 1e-5), the gaps of strided outputs untouched. Run by ctest under
+ * f32 1e-5), in every layout of ring_cases.c ((B,T,NH,hs) rows, (B,NH,T,hs),
+ * fused QKV), the gaps of strided outputs untouched. Run by ctest under
  * mpirun with 1 to 4 ranks.
  */
 #include "ring_support.h"
