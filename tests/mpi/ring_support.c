@@ -116,11 +116,11 @@ double rt_residual(const double *got, const double *ref, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (isinf(ref[i]) || isinf(got[i])) {
             if (got[i] != ref[i])
-                return INFINITY;
+                return (double)INFINITY;
             continue;
         }
         if (isnan(got[i]) || isnan(ref[i]))
-            return INFINITY;
+            return (double)INFINITY;
         const double d = fabs(got[i] - ref[i]);
         diff = d > diff ? d : diff;
         scale = fabs(ref[i]) > scale ? fabs(ref[i]) : scale;

@@ -1,7 +1,8 @@
 /*
  * test_ring_errors: the statuses of the ring calls are collective. Bad
- * input on one rank only (rank 1, or rank 0 alone) gives the same status
- * on every rank, nobody hangs (ctest's TIMEOUT would end the run), and
+ * input on one rank only (rank 1, or rank 0 alone; bad row, head and
+ * batch strides among the cases) gives the same status on every rank,
+ * nobody hangs (ctest's TIMEOUT would end the run), and
  * every rank's outputs stay byte for byte as they were (*plan too for a
  * failing create); two ranks failing differently give the lower rank's
  * status everywhere; after each failure a valid call still works (no
@@ -84,7 +85,8 @@ static rt_arrays arrays_of(const buffers *b)
 typedef enum spoil {
     SPOIL_ARGS_NULL, SPOIL_Q_NULL, SPOIL_MASK, SPOIL_LENGTHS, SPOIL_LDQ, SPOIL_LDO_OVERFLOW,
     SPOIL_LDK_BLAS, SPOIL_OUT_IS_Q, SPOIL_LSE_IS_K, SPOIL_DTYPE, SPOIL_DQ_NULL, SPOIL_LSE_NULL,
-    SPOIL_DOUT_NULL, SPOIL_DK_IS_DV, SPOIL_DQ_IS_DOUT, SPOIL_NONE
+    SPOIL_DOUT_NULL, SPOIL_DK_IS_DV, SPOIL_DQ_IS_DOUT, SPOIL_SHQ, SPOIL_SBO_OVERFLOW,
+    SPOIL_OUT_HEADS_IN_Q, SPOIL_NONE
 } spoil;
 
 /* One forward (backward) call with `how` applied on this rank when `bad`. */
@@ -115,6 +117,13 @@ static attn_status call(const buffers *b, attn_plan *plan, int backward, int bad
         case SPOIL_DOUT_NULL: dout = NULL; break;
         case SPOIL_DK_IS_DV: dK = dV; break;
         case SPOIL_DQ_IS_DOUT: dQ = (void *)(uintptr_t)dout; break;
+        case SPOIL_SHQ: a.shq = shape.hs - 1; break; /* Q's heads overlap */
+        case SPOIL_SBO_OVERFLOW: a.sbo = SIZE_MAX / 2; break;
+        case SPOIL_OUT_HEADS_IN_Q: /* out's heads between Q's: (B,T,2,NH,hs) rows */
+            a.ldq = a.ldo = 2 * shape.NH * shape.hs;
+            a.shq = a.sho = 2 * shape.hs;
+            a.out = (char *)(uintptr_t)b->Q + shape.hs * p->size / 2;
+            break;
         case SPOIL_NONE: break;
         }
     return backward ? p->ring_backward(plan, &a, dout, dQ, dK, dV) : p->ring_forward(plan, &a);
@@ -138,6 +147,9 @@ static const call_case call_cases[] = {
     {"forward ldk blas", 0, SPOIL_LDK_BLAS, ATTN_ERR_BLAS_RANGE},
     {"forward out = Q", 0, SPOIL_OUT_IS_Q, ATTN_ERR_ALIASING},
     {"forward lse = K", 0, SPOIL_LSE_IS_K, ATTN_ERR_ALIASING},
+    {"forward shq", 0, SPOIL_SHQ, ATTN_ERR_BAD_STRIDE},
+    {"forward sbo overflow", 0, SPOIL_SBO_OVERFLOW, ATTN_ERR_SIZE_OVERFLOW},
+    {"forward out heads half over Q's", 0, SPOIL_OUT_HEADS_IN_Q, ATTN_ERR_ALIASING},
     {"backward args NULL", 1, SPOIL_ARGS_NULL, ATTN_ERR_NULL_POINTER},
     {"backward dQ NULL", 1, SPOIL_DQ_NULL, ATTN_ERR_NULL_POINTER},
     {"backward lse NULL", 1, SPOIL_LSE_NULL, ATTN_ERR_NULL_POINTER},
@@ -147,6 +159,7 @@ static const call_case call_cases[] = {
     {"backward ldq", 1, SPOIL_LDQ, ATTN_ERR_BAD_STRIDE},
     {"backward dK = dV", 1, SPOIL_DK_IS_DV, ATTN_ERR_ALIASING},
     {"backward dQ = dout", 1, SPOIL_DQ_IS_DOUT, ATTN_ERR_ALIASING},
+    {"backward shq", 1, SPOIL_SHQ, ATTN_ERR_BAD_STRIDE},
 };
 
 /* Same status everywhere and every rank's arrays untouched: the status
@@ -244,7 +257,7 @@ static const create_case create_cases[] = {
      ATTN_ERR_SIZE_OVERFLOW, 0},
     {"hs blas range", {1, 1, 1, 2, 2, (size_t)INT_MAX + 1, 1}, 0, 0, ATTN_F32, 0.0, 0,
      ATTN_ERR_BLAS_RANGE, 0},
-    {"scale NaN", GOOD_SHAPE, 0, 0, ATTN_F32, NAN, 0, ATTN_ERR_BAD_SCALE, 0},
+    {"scale NaN", GOOD_SHAPE, 0, 0, ATTN_F32, (double)NAN, 0, ATTN_ERR_BAD_SCALE, 0},
     {"scale above FLT_MAX", GOOD_SHAPE, 0, 0, ATTN_F32, 1e39, 0, ATTN_ERR_BAD_SCALE, 0},
 };
 
