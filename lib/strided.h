@@ -70,35 +70,37 @@ static inline bool attn_strided_distinct(const attn_strided *x)
     return true;
 }
 
-/* Where x's units fall modulo `period`: [*lo, *hi) within [0, period), when
- * every stride of x is a multiple of the period or belongs to the inner
- * span (the entry and the other dimensions), which fits unwrapped from
- * base's residue; false otherwise. */
-static inline bool attn_strided_residues(const attn_strided *x, size_t period, size_t *lo,
-                                         size_t *hi)
+/* *inner = the span of x's dimensions whose strides are not multiples of
+ * `period` (with the entry): modulo the period, x's units lie in the arc
+ * [base, base + *inner) when it is at most the period; false otherwise. */
+static inline bool attn_strided_inner(const attn_strided *x, size_t period, size_t *inner)
 {
-    size_t inner = x->width, step;
+    size_t span = x->width, step;
     for (int d = 0; d < ATTN_STRIDED_DIMS; d++)
         if (x->count[d] > 1 && x->stride[d] % period != 0 &&
-            (!attn_mul(x->count[d] - 1, x->stride[d], &step) || !attn_add(inner, step, &inner)))
+            (!attn_mul(x->count[d] - 1, x->stride[d], &step) || !attn_add(span, step, &span)))
             return false;
-    *lo = (size_t)((uintptr_t)x->base % period);
-    *hi = *lo + inner;
-    return inner <= period && *hi <= period;
+    *inner = span;
+    return span <= period;
 }
 
-/* Whether some stride of x or y, as a period, puts them on disjoint
- * residues: then no unit of x is a unit of y. */
+/* Whether some stride of x or y, as a period, puts them on disjoint arcs
+ * of the circle of residues: x on [0, ix) from its base, y on [d, d + iy)
+ * with d = (y - x) mod period; then no unit of x is a unit of y. */
 static inline bool attn_strided_interleaved(const attn_strided *x, const attn_strided *y)
 {
     const attn_strided *both[2] = {x, y};
+    const uintptr_t bx = (uintptr_t)x->base, by = (uintptr_t)y->base;
     for (int which = 0; which < 2; which++)
         for (int d = 0; d < ATTN_STRIDED_DIMS; d++) {
             const size_t period = both[which]->stride[d];
-            size_t xlo, xhi, ylo, yhi;
-            if (both[which]->count[d] > 1 && period > 0 &&
-                attn_strided_residues(x, period, &xlo, &xhi) &&
-                attn_strided_residues(y, period, &ylo, &yhi) && (xhi <= ylo || yhi <= xlo))
+            size_t ix, iy;
+            if (both[which]->count[d] <= 1 || period == 0 ||
+                !attn_strided_inner(x, period, &ix) || !attn_strided_inner(y, period, &iy))
+                continue;
+            const size_t apart = by >= bx ? (size_t)((by - bx) % period)
+                                          : (period - (size_t)((bx - by) % period)) % period;
+            if (apart >= ix && period - apart >= iy)
                 return true;
         }
     return false;

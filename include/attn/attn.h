@@ -451,9 +451,10 @@ ATTN_API attn_status attn_sdpa_plan_create(attn_plan **plan, attn_dtype dtype,
  * out, dout, dQ, dK, dV): they are accepted when their spans (first to last
  * element) are disjoint, or when some stride P of either makes the columns
  * they touch within a period P disjoint: every stride of both a multiple of
- * P or part of a span that fits, unwrapped, in one period (the interleaved
- * arrays of one fused buffer: Q, K, V or dQ, dK, dV side by side in each
- * row, or head by head). Every other overlap of spans is refused, even
+ * P or part of an inner span of at most P from the array's start, and the
+ * two inner spans, taken modulo P, disjoint (the interleaved arrays of one
+ * fused buffer, wherever it starts: Q, K, V or dQ, dK, dV side by side in
+ * each row, or head by head). Every other overlap of spans is refused, even
  * where no element is shared. The mask, lse and key_lengths are judged by
  * their spans. */
 ATTN_API attn_status attn_sdpa_forward_f32(attn_plan *plan, const attn_sdpa_args_f32 *a);
