@@ -22,8 +22,7 @@ double bench_median(double *values, size_t n)
     return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-/* min, median and count of n > 0 samples (reordered). */
-static void summarize(double *samples, size_t n, bench_timing *timing)
+void bench_timing_summarize(double *samples, size_t n, bench_timing *timing)
 {
     double min = samples[0];
     for (size_t i = 1; i < n; ++i)
@@ -39,36 +38,41 @@ int bench_time_calls(const bench_repeat_policy *policy, bench_call_fn call, void
     return bench_time_prepared_calls(policy, NULL, call, context, timing);
 }
 
-int bench_time_prepared_calls(const bench_repeat_policy *policy, bench_prepare_fn prepare,
-                              bench_call_fn call, void *context, bench_timing *timing)
+int bench_time_samples(const bench_repeat_policy *policy, bench_prepare_fn prepare,
+                       bench_call_fn call, void *context, double *samples, size_t *n)
 {
-    size_t capacity = policy->max_repeats > 0 ? policy->max_repeats : 1;
-    double *samples = malloc(capacity * sizeof *samples);
-    if (!samples)
-        return -1;
-
+    const size_t capacity = policy->max_repeats > 0 ? policy->max_repeats : 1;
     int result = 0;
     for (size_t i = 0; i < policy->warmup && result == 0; ++i) {
         if (prepare)
             prepare(context);
         result = call(context);
     }
-
-    size_t n = 0;
     double total = 0.0;
-    while (result == 0 && n < capacity &&
-           (n < policy->min_repeats || total < policy->min_time_s)) {
+    *n = 0;
+    while (result == 0 && *n < capacity &&
+           (*n < policy->min_repeats || total < policy->min_time_s)) {
         if (prepare)
             prepare(context);
         double start = bench_monotonic_seconds();
         result = call(context);
         double elapsed = bench_monotonic_seconds() - start;
-        samples[n++] = elapsed;
+        samples[(*n)++] = elapsed;
         total += elapsed;
     }
+    return result;
+}
 
+int bench_time_prepared_calls(const bench_repeat_policy *policy, bench_prepare_fn prepare,
+                              bench_call_fn call, void *context, bench_timing *timing)
+{
+    double *samples = malloc((policy->max_repeats > 0 ? policy->max_repeats : 1) * sizeof *samples);
+    if (!samples)
+        return -1;
+    size_t n = 0;
+    const int result = bench_time_samples(policy, prepare, call, context, samples, &n);
     if (result == 0)
-        summarize(samples, n, timing);
+        bench_timing_summarize(samples, n, timing);
     free(samples);
     return result;
 }
@@ -127,7 +131,7 @@ int bench_time_interleaved(const bench_repeat_policy *policy, double block_s, si
             }
     }
     for (size_t k = 0; k < count && result == 0; ++k)
-        summarize(s[k].values, s[k].n, &timings[k]);
+        bench_timing_summarize(s[k].values, s[k].n, &timings[k]);
     for (size_t k = 0; s && k < count; ++k)
         free(s[k].values);
     free(s);

@@ -43,6 +43,15 @@ typedef void (*bench_prepare_fn)(void *context);
 int bench_time_prepared_calls(const bench_repeat_policy *policy, bench_prepare_fn prepare,
                               bench_call_fn call, void *context, bench_timing *timing);
 
+/* The timed part of bench_time_prepared_calls: the samples (seconds) into
+ * samples[0 .. *n), which holds max(policy->max_repeats, 1). Returns 0 or
+ * the first nonzero result of call. */
+int bench_time_samples(const bench_repeat_policy *policy, bench_prepare_fn prepare,
+                       bench_call_fn call, void *context, double *samples, size_t *n);
+
+/* Median, min and count of n > 0 samples (reordered). */
+void bench_timing_summarize(double *samples, size_t n, bench_timing *timing);
+
 /* Times `count` calls side by side, so that a machine whose speed drifts
  * (a shared VM) slows them alike: in turn, each call runs a block of calls
  * (one untimed call first, since the call before it was another one, then
