@@ -14,6 +14,8 @@ Output, one line each, space separated:
   impl DESCRIPTION                         how it computes attention
   ready                                    (then the shapes are read)
   result SHAPE MEDIAN_S MIN_S REPEATS OUT_DTYPE
+  pending SHAPE                            a block of a shape measured in rounds was
+                                           timed; the numbers come with the last round
   unsupported SHAPE REASON                 this peer does not compute that shape
   error SHAPE MESSAGE                      that shape failed, others go on
   unavailable REASON                       the peer cannot run: nothing else follows
@@ -27,7 +29,9 @@ float64 for f64: attn-bench's distribution, not its numbers.
 
 Repeat policy: WARMUP untimed calls, then timed calls (time.perf_counter, one
 sample per call) until at least REPEATS samples that add up to at least
-MIN_TIME seconds, or MAX_REPEATS samples.
+MIN_TIME seconds, or MAX_REPEATS samples. Measured in R rounds (attn-bench
+sdpa --rounds), round r's block follows block_policy: attn-bench's
+bench_sdpa_block_policy.
 
 Threads: call use_thread_count_from_argv() before importing NumPy or
 PyTorch; it puts --threads N into OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and
@@ -116,19 +120,31 @@ def shapes_from(arguments):
             yield line.split()
 
 
-def time_calls(call, args, before=None):
-    """attn-bench's repeat policy; returns (median, min, repeats, last result).
-    before() (None: nothing) runs before every call, the warmup calls too,
-    outside the timing."""
+Policy = namedtuple("Policy", "warmup repeats min_time max_repeats")
+
+
+def block_policy(args, round_index, rounds):
+    """The policy of round round_index (0-based) of rounds: the warmup in the
+    first round (one untimed call in the others: the call before was another
+    process's), a rounds-th of the repeats, the time and the cap."""
+    return Policy(args.warmup if round_index == 0 else 1, max(1, -(-args.repeats // rounds)),
+                  args.min_time / rounds, max(1, -(-args.max_repeats // rounds)))
+
+
+def time_samples(call, policy, before=None):
+    """The timed samples of call under policy (anything with warmup, repeats,
+    min_time and max_repeats, such as the parsed arguments) and the last
+    result. before() (None: nothing) runs before every call, the warmup calls
+    too, outside the timing."""
     result = None
-    for _ in range(args.warmup):
+    for _ in range(policy.warmup):
         if before:
             before()
         result = call()
     samples = []
     total = 0.0
-    while len(samples) < args.max_repeats and (len(samples) < args.repeats
-                                                or total < args.min_time):
+    while len(samples) < policy.max_repeats and (len(samples) < policy.repeats
+                                                  or total < policy.min_time):
         if before:
             before()
         start = time.perf_counter()
@@ -136,6 +152,12 @@ def time_calls(call, args, before=None):
         elapsed = time.perf_counter() - start
         samples.append(elapsed)
         total += elapsed
+    return samples, result
+
+
+def time_calls(call, args, before=None):
+    """attn-bench's repeat policy; returns (median, min, repeats, last result)."""
+    samples, result = time_samples(call, args, before)
     return statistics.median(samples), min(samples), len(samples), result
 
 
@@ -161,8 +183,9 @@ def serve(header_lines, measure, args, parse=parse_shape, text_of=shape_text):
     """Prints the header lines and 'ready', then answers every shape:
     parse(fields) makes it, text_of(shape) names it in the answer, and
     measure(shape) returns (median, min, repeats, out_dtype_name, *more), more
-    being further fields of the result line, as text. With --describe, only
-    the header lines."""
+    being further fields of the result line, as text, or None for a block of
+    a shape measured in rounds that is not the last ('pending'). With
+    --describe, only the header lines."""
     for line in header_lines:
         print(line, flush=True)
     if args.describe:
@@ -173,7 +196,11 @@ def serve(header_lines, measure, args, parse=parse_shape, text_of=shape_text):
         try:
             shape = parse(fields)
             text = text_of(shape)
-            median, fastest, repeats, out_dtype, *more = measure(shape)
+            measured = measure(shape)
+            if measured is None:
+                print(f"pending {text}", flush=True)
+                continue
+            median, fastest, repeats, out_dtype, *more = measured
             print(" ".join([f"result {text} {median:.9e} {fastest:.9e} {repeats} {out_dtype}",
                             *more]), flush=True)
         except Unsupported as exc:

@@ -8,6 +8,8 @@
 
 const char *const bench_sdpa_mask_names[BENCH_SDPA_MASK_COUNT] = {"none", "padding", "full"};
 const char *const bench_sdpa_cache_names[BENCH_SDPA_CACHE_COUNT] = {"warm", "cold"};
+const char *const bench_sdpa_layout_names[BENCH_SDPA_LAYOUT_COUNT] = {"bshd", "bhsd"};
+const char *const bench_sdpa_scenario_names[BENCH_SDPA_SCENARIO_COUNT] = {"call", "decode-loop"};
 
 const char bench_sdpa_flops_formula[] =
     "per visible (query, key) pair of every query head (keys no query row can see are "
@@ -15,6 +17,17 @@ const char bench_sdpa_flops_formula[] =
     "forward and the backward together: forward + 2*hs (scores recomputed) + 2*hs_v "
     "(dP = dout V^T) + 2*hs_v (dV) + 2*hs (dQ) + 2*hs (dK) = 8*hs + 6*hs_v "
     "(3.5 x the forward when hs_v = hs)";
+
+size_t bench_sdpa_capacity(const bench_sdpa_shape *s)
+{
+    return s->Tk + (s->scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP ? s->steps : 0);
+}
+
+/* A decode loop's mean step attends over Tk + (steps + 1) / 2 keys. */
+static double loop_mean_keys(const bench_sdpa_shape *s)
+{
+    return (double)s->Tk + 0.5 * (double)(s->steps + 1);
+}
 
 size_t bench_sdpa_length(const bench_sdpa_shape *s, size_t b)
 {
@@ -48,6 +61,8 @@ void bench_sdpa_visible_range(const bench_sdpa_shape *s, size_t b, size_t t, siz
 
 double bench_sdpa_visible_pairs(const bench_sdpa_shape *s)
 {
+    if (s->scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP) /* one query, every key */
+        return (double)s->B * loop_mean_keys(s);
     double pairs = 0.0;
     for (size_t b = 0; b < s->B; ++b)
         for (size_t t = 0; t < s->Tq; ++t) {
@@ -79,7 +94,8 @@ double bench_sdpa_kv_bytes(const bench_sdpa_shape *s)
 {
     double keys = 0.0;
     for (size_t b = 0; b < s->B; ++b)
-        keys += (double)bench_sdpa_keys_needed(s, b);
+        keys += s->scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP ? loop_mean_keys(s)
+                                                               : (double)bench_sdpa_keys_needed(s, b);
     return keys * (double)s->NH_kv * (double)(s->hs + s->hs_v) *
            (double)bench_dtype_size(s->dtype);
 }
@@ -102,6 +118,7 @@ int bench_sdpa_shape_equal(const bench_sdpa_shape *a, const bench_sdpa_shape *b)
            a->window == b->window && a->mask == b->mask && a->B == b->B && a->NH == b->NH &&
            a->NH_kv == b->NH_kv && a->Tq == b->Tq && a->Tk == b->Tk && a->hs == b->hs &&
            a->hs_v == b->hs_v && a->lengths == b->lengths && a->cache == b->cache &&
+           a->layout == b->layout && a->scenario == b->scenario && a->steps == b->steps &&
            a->threads == b->threads;
 }
 

@@ -13,6 +13,19 @@
  *   j < L_b,  and with causal j <= p,  and with window > 0 j > p - window;
  * the visible keys of a query are thus one range [lo, hi). --mask full adds
  * a finite bias to every visible score.
+ *
+ * Layouts (--layout): where Q, K, V, out (and dout, dQ, dK, dV) keep their
+ * heads, passed to attn through the strides of attn_sdpa_args_* (the
+ * strides are in sdpa_layout.h): bshd is attn's dense (B,T,NH,hs) rows,
+ * bhsd PyTorch's (B,NH,T,hs).
+ *
+ * Scenarios (--scenario): call times one call on the arrays; decode-loop
+ * times the client's loop of `steps` decode steps: each appends one token's
+ * K and V to a cache of capacity Tk + steps, its first Tk slots filled at
+ * the start, and attends with one query (Tq = 1) over the S filled slots
+ * (S = Tk + 1 ... Tk + steps), in place: the plan is made for the capacity
+ * and told S as key_lengths. A loop's counts (pairs, FLOPs, bytes) are
+ * those of its mean step, whose S is Tk + (steps + 1) / 2.
  */
 #ifndef ATTN_BENCH_SDPA_CONFIG_H
 #define ATTN_BENCH_SDPA_CONFIG_H
@@ -35,8 +48,22 @@ typedef enum bench_sdpa_cache {
 } bench_sdpa_cache;
 #define BENCH_SDPA_CACHE_COUNT 2
 
+typedef enum bench_sdpa_layout {
+    BENCH_SDPA_LAYOUT_BSHD = 0, /* (B,T,NH,hs): attn's dense rows */
+    BENCH_SDPA_LAYOUT_BHSD = 1  /* (B,NH,T,hs): PyTorch's */
+} bench_sdpa_layout;
+#define BENCH_SDPA_LAYOUT_COUNT 2
+
+typedef enum bench_sdpa_scenario {
+    BENCH_SDPA_SCENARIO_CALL = 0,       /* one call on the arrays */
+    BENCH_SDPA_SCENARIO_DECODE_LOOP = 1 /* steps decode steps on a growing cache */
+} bench_sdpa_scenario;
+#define BENCH_SDPA_SCENARIO_COUNT 2
+
 extern const char *const bench_sdpa_mask_names[BENCH_SDPA_MASK_COUNT];
 extern const char *const bench_sdpa_cache_names[BENCH_SDPA_CACHE_COUNT];
+extern const char *const bench_sdpa_layout_names[BENCH_SDPA_LAYOUT_COUNT];
+extern const char *const bench_sdpa_scenario_names[BENCH_SDPA_SCENARIO_COUNT];
 
 /* One item of --lengths: "full" (count 0) or per-sequence lengths
  * "L0/L1/..." (count values; a single value is every sequence's). */
@@ -55,6 +82,9 @@ typedef struct bench_sdpa_shape {
     size_t B, NH, NH_kv, Tq, Tk, hs, hs_v; /* hs_v resolved (never 0) */
     const bench_sdpa_lengths *lengths;     /* owned by the options */
     bench_sdpa_cache cache;
+    bench_sdpa_layout layout;
+    bench_sdpa_scenario scenario;
+    size_t steps; /* decode-loop: the steps; call: 0 */
     size_t threads;
 } bench_sdpa_shape;
 
@@ -62,6 +92,9 @@ typedef struct bench_sdpa_config {
     bench_sdpa_shape shape;
     bench_engine engine;
 } bench_sdpa_config;
+
+/* Key/value slots the arrays hold per sequence: Tk, plus the steps of a decode loop. */
+size_t bench_sdpa_capacity(const bench_sdpa_shape *shape);
 
 /* L_b of sequence b: Tk for "full", the item's value (its only one, or b-th). */
 size_t bench_sdpa_length(const bench_sdpa_shape *shape, size_t b);

@@ -1,63 +1,40 @@
 #include "sdpa/sdpa_measure.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-typedef struct sdpa_call {
-    attn_plan *plan;
-    const bench_sdpa_problem *problem;
-    attn_sdpa_args_f32 a32;
-    attn_sdpa_args_f64 a64;
-    int backward;
-} sdpa_call;
+#include "sdpa/sdpa_call.h"
+#include "sdpa/sdpa_loop.h"
 
-static void bind_arguments(sdpa_call *call, const bench_sdpa_problem *p)
+bench_repeat_policy bench_sdpa_block_policy(const bench_repeat_policy *p, size_t round,
+                                            size_t rounds)
 {
-    const bench_sdpa_shape *s = &p->shape;
-    call->problem = p;
-    call->backward = s->op == BENCH_OP_BACKWARD;
-    /* dense rows, given explicitly (the strides attn.h's 0 would mean) */
-    const size_t ldq = s->NH * s->hs, ldk = s->NH_kv * s->hs, ldv = s->NH_kv * s->hs_v,
-                 ldo = s->NH * s->hs_v;
-    if (s->dtype == BENCH_F32)
-        call->a32 = (attn_sdpa_args_f32){
-            .Q = p->Q, .ldq = ldq, .K = p->K, .ldk = ldk, .V = p->V, .ldv = ldv,
-            .mask = p->mask, .mask_ld = p->mask_ld, .mask_sb = p->mask_sb,
-            .mask_sh = p->mask_sh, .key_lengths = p->key_lengths, .out = p->out, .ldo = ldo,
-            .lse = call->backward ? p->lse : NULL};
-    else
-        call->a64 = (attn_sdpa_args_f64){
-            .Q = p->Q, .ldq = ldq, .K = p->K, .ldk = ldk, .V = p->V, .ldv = ldv,
-            .mask = p->mask, .mask_ld = p->mask_ld, .mask_sb = p->mask_sb,
-            .mask_sh = p->mask_sh, .key_lengths = p->key_lengths, .out = p->out, .ldo = ldo,
-            .lse = call->backward ? p->lse : NULL};
-}
-
-static attn_status run_call(const sdpa_call *call)
-{
-    const bench_sdpa_problem *p = call->problem;
-    attn_status status;
-    if (p->shape.dtype == BENCH_F32) {
-        status = attn_sdpa_forward_f32(call->plan, &call->a32);
-        if (status == ATTN_OK && call->backward)
-            status = attn_sdpa_backward_f32(call->plan, &call->a32, p->dout, p->dQ, p->dK, p->dV);
-    } else {
-        status = attn_sdpa_forward_f64(call->plan, &call->a64);
-        if (status == ATTN_OK && call->backward)
-            status = attn_sdpa_backward_f64(call->plan, &call->a64, p->dout, p->dQ, p->dK, p->dV);
-    }
-    return status;
+    const size_t R = rounds ? rounds : 1;
+    bench_repeat_policy block = {
+        .warmup = round == 0 ? p->warmup : 1,
+        .min_repeats = (p->min_repeats + R - 1) / R,
+        .max_repeats = (p->max_repeats + R - 1) / R,
+        .min_time_s = p->min_time_s / (double)R,
+    };
+    if (block.min_repeats < 1)
+        block.min_repeats = 1;
+    if (block.max_repeats < block.min_repeats)
+        block.max_repeats = block.min_repeats;
+    return block;
 }
 
 /* The timed call, and the cold-cache read before it (flush NULL: none). */
 typedef struct timed_call {
-    const sdpa_call *call;
+    bench_sdpa_call *call;
     const bench_bandwidth_buffer *flush;
     size_t threads;
+    double *samples; /* of every round */
+    size_t count, capacity;
 } timed_call;
 
 static int call_once(void *context)
 {
-    return (int)run_call(((const timed_call *)context)->call);
+    return (int)bench_sdpa_call_run(((const timed_call *)context)->call);
 }
 
 static void read_flush_buffer(void *context)
@@ -66,12 +43,47 @@ static void read_flush_buffer(void *context)
     bench_bandwidth_read(timed->flush, timed->threads);
 }
 
-static int time_calls(const bench_repeat_policy *policy, const sdpa_call *call,
-                      const bench_bandwidth_buffer *flush, size_t threads, bench_timing *timing)
+/* Room for `more` samples; -1 when memory runs out. */
+static int reserve(timed_call *timed, size_t more)
 {
-    timed_call timed = {call, flush, threads};
-    return bench_time_prepared_calls(policy, flush ? read_flush_buffer : NULL, call_once,
-                                     &timed, timing);
+    if (timed->count + more <= timed->capacity)
+        return 0;
+    const size_t capacity = 2 * (timed->count + more);
+    double *samples = realloc(timed->samples, capacity * sizeof *samples);
+    if (!samples)
+        return -1;
+    timed->samples = samples;
+    timed->capacity = capacity;
+    return 0;
+}
+
+/* attn's block of a round; 0, -1 (memory) or the failing call's status. */
+static int attn_block(timed_call *timed, const bench_repeat_policy *policy, size_t round,
+                      size_t rounds)
+{
+    const bench_repeat_policy block = bench_sdpa_block_policy(policy, round, rounds);
+    bench_prepare_fn prepare = timed->flush ? read_flush_buffer : NULL;
+    const bench_sdpa_shape *s = &timed->call->problem->shape;
+    if (s->scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP) {
+        attn_status status = ATTN_OK;
+        for (size_t i = 0; i < block.warmup && round == 0 && status == ATTN_OK; ++i)
+            status = bench_sdpa_loop_pass(timed->call, prepare, timed, NULL);
+        if (status == ATTN_OK && reserve(timed, s->steps) != 0)
+            return -1;
+        if (status == ATTN_OK)
+            status = bench_sdpa_loop_pass(timed->call, prepare, timed,
+                                          timed->samples + timed->count);
+        if (status == ATTN_OK)
+            timed->count += s->steps;
+        return (int)status;
+    }
+    if (reserve(timed, block.max_repeats) != 0)
+        return -1;
+    size_t got = 0;
+    const int result = bench_time_samples(&block, prepare, call_once, timed,
+                                          timed->samples + timed->count, &got);
+    timed->count += got;
+    return result;
 }
 
 static void call_failed(bench_sdpa_point *point, attn_status status, const char *when,
@@ -82,25 +94,66 @@ static void call_failed(bench_sdpa_point *point, attn_status status, const char 
     snprintf(error, error_size, "attn call failed%s: %s", when, attn_status_string(status));
 }
 
-static attn_status create_plan(const bench_sdpa_config *c, attn_plan **plan)
+/* The checked call (a decode loop: a pass) and the check; 0 when it passed. */
+static int check_call(bench_sdpa_call *call, const bench_sdpa_options *o,
+                      bench_sdpa_problem *problem, bench_sdpa_point *point, char *error,
+                      size_t error_size)
 {
-    const bench_sdpa_shape *s = &c->shape;
-    const attn_sdpa_shape shape = {.B = s->B, .NH = s->NH, .NH_kv = s->NH_kv, .Tq = s->Tq,
-                                   .Tk = s->Tk, .hs = s->hs, .hs_v = s->hs_v};
-    unsigned flags = s->causal ? ATTN_CAUSAL : 0u;
-    if (s->op == BENCH_OP_FORWARD)
-        flags |= ATTN_INFERENCE;
-    attn_status status = attn_sdpa_plan_create(plan, s->dtype == BENCH_F32 ? ATTN_F32 : ATTN_F64,
-                                               &shape, 0.0, flags, s->window);
-    if (status == ATTN_OK && c->engine != BENCH_ENGINE_AUTO) /* auto: the plan's default */
-        status = attn_plan_set_threads(
-            *plan, c->engine == BENCH_ENGINE_OWN ? (unsigned)s->threads : 0u);
-    return status;
+    const int loop = problem->shape.scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP;
+    bench_sdpa_problem_poison_outputs(problem);
+    const attn_status status =
+        loop ? bench_sdpa_loop_pass(call, NULL, NULL, NULL) : bench_sdpa_call_run(call);
+    if (status != ATTN_OK) {
+        call_failed(point, status, "", error, error_size);
+        return -1;
+    }
+    const int failed = loop ? bench_sdpa_loop_check(problem, o->check_rows, &point->check)
+                            : bench_sdpa_check_problem(problem, o->check_rows, call->backward,
+                                                       &point->check);
+    if (failed) {
+        point->status = BENCH_POINT_SETUP_FAILED;
+        snprintf(error, error_size, "out of memory for the reference");
+        return -1;
+    }
+    if (point->check.status == BENCH_CHECK_FAILED) {
+        point->status = BENCH_POINT_CHECK_FAILED;
+        snprintf(error, error_size,
+                 "%s differs from the reference: relative error %.3e > tolerance %.0e",
+                 point->check.worst, point->check.error, point->check.tolerance);
+        return -1;
+    }
+    return 0;
+}
+
+/* The rounds: attn's block (while it can be timed), then the peers'. */
+static void time_rounds(timed_call *timed, int attn_ready, const bench_sdpa_options *o,
+                        const bench_sdpa_between *between, bench_sdpa_point *point,
+                        char *error, size_t error_size)
+{
+    int result = attn_ready ? 0 : 1;
+    for (size_t round = 0; round < o->rounds; ++round) {
+        if (result == 0)
+            result = attn_block(timed, &o->repeat, round, o->rounds);
+        if (between && between->block)
+            between->block(between->context, round, o->rounds);
+    }
+    if (!attn_ready)
+        return;
+    if (result == 0 && timed->count > 0) {
+        bench_timing_summarize(timed->samples, timed->count, &point->attn);
+        point->status = BENCH_POINT_TIMED;
+    } else if (result <= 0) {
+        point->status = BENCH_POINT_SETUP_FAILED;
+        snprintf(error, error_size, "out of memory for the timing samples");
+    } else {
+        call_failed(point, (attn_status)result, " while timing", error, error_size);
+    }
 }
 
 void bench_sdpa_measure(const bench_sdpa_config *c, const bench_sdpa_options *o,
                         bench_sdpa_problem *problem, const bench_bandwidth_buffer *flush,
-                        bench_sdpa_point *point, char *error, size_t error_size)
+                        const bench_sdpa_between *between, bench_sdpa_point *point, char *error,
+                        size_t error_size)
 {
     memset(point, 0, sizeof *point);
     point->config = *c;
@@ -108,44 +161,22 @@ void bench_sdpa_measure(const bench_sdpa_config *c, const bench_sdpa_options *o,
     point->flops = bench_sdpa_flops(&c->shape);
     point->kv_bytes = bench_sdpa_kv_bytes(&c->shape);
     point->check.status = BENCH_CHECK_SKIPPED;
-    point->torch.check_error = -1.0;
-    attn_plan *plan = NULL;
-    attn_status status = create_plan(c, &plan);
+    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
+        point->peers[k].check_error = -1.0;
+    bench_sdpa_call call;
+    const attn_status status = bench_sdpa_call_create(&call, &c->shape, c->engine, problem);
+    int ready = 0;
     if (status != ATTN_OK) {
         call_failed(point, status, " creating the plan", error, error_size);
-        attn_plan_destroy(plan);
-        return;
-    }
-    if (attn_plan_get_threads(plan, &point->engine_threads) != ATTN_OK)
-        point->engine_threads = 0;
-    sdpa_call call = {.plan = plan};
-    bind_arguments(&call, problem);
-
-    bench_sdpa_problem_poison_outputs(problem);
-    status = run_call(&call);
-    if (status != ATTN_OK) {
-        call_failed(point, status, "", error, error_size);
-    } else if (bench_sdpa_check_problem(problem, o->check_rows, call.backward, &point->check) !=
-               0) {
-        point->status = BENCH_POINT_SETUP_FAILED;
-        snprintf(error, error_size, "out of memory for the reference");
-    } else if (point->check.status == BENCH_CHECK_FAILED) {
-        point->status = BENCH_POINT_CHECK_FAILED;
-        snprintf(error, error_size,
-                 "%s differs from the reference: relative error %.3e > tolerance %.0e",
-                 point->check.worst, point->check.error, point->check.tolerance);
     } else {
-        const int result = time_calls(&o->repeat, &call,
-                                      c->shape.cache == BENCH_SDPA_CACHE_COLD ? flush : NULL,
-                                      c->shape.threads, &point->attn);
-        if (result == 0)
-            point->status = BENCH_POINT_TIMED;
-        else if (result < 0) {
-            point->status = BENCH_POINT_SETUP_FAILED;
-            snprintf(error, error_size, "out of memory for the timing samples");
-        } else {
-            call_failed(point, (attn_status)result, " while timing", error, error_size);
-        }
+        if (attn_plan_get_threads(call.plan, &point->engine_threads) != ATTN_OK)
+            point->engine_threads = 0;
+        ready = check_call(&call, o, problem, point, error, error_size) == 0;
     }
-    attn_plan_destroy(plan);
+    timed_call timed = {.call = &call,
+                        .flush = c->shape.cache == BENCH_SDPA_CACHE_COLD ? flush : NULL,
+                        .threads = c->shape.threads};
+    time_rounds(&timed, ready, o, between, point, error, error_size);
+    free(timed.samples);
+    bench_sdpa_call_destroy(&call);
 }

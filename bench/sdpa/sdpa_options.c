@@ -28,6 +28,10 @@ typedef enum sdpa_option_id {
     O_ENGINE,
     O_THREADS,
     O_CACHE,
+    O_LAYOUT,
+    O_SCENARIO,
+    O_STEPS,
+    O_ROUNDS,
     O_WARMUP,
     O_REPEATS,
     O_MIN_TIME,
@@ -37,6 +41,7 @@ typedef enum sdpa_option_id {
     O_PEERS,
     O_TORCH_PYTHON,
     O_TORCH_SCRIPT,
+    O_ATTN_PYTHON,
     O_CEILING,
     O_BANDWIDTH_MIB,
     O_CSV,
@@ -91,6 +96,14 @@ static const bench_cli_option specs[O_COUNT] = {
                  "warm (calls back to back) or cold (the bandwidth buffer\n"
                  "is read before every call, untimed, so K and V come from\n"
                  "memory as in a decode step of a many-layer model)"},
+    [O_LAYOUT] = {"layout", "LIST", "bshd", "bshd,bhsd",
+                  "bshd (B,T,NH,hs): attn's rows; bhsd (B,NH,T,hs):\nPyTorch's (see LAYOUTS)"},
+    [O_SCENARIO] = {"scenario", "LIST", "call", "call,decode-loop",
+                    "call, or decode-loop: --steps steps on a growing cache\n(see DECODE LOOP)"},
+    [O_STEPS] = {"steps", "N", "64", "3", "steps of a decode loop"},
+    [O_ROUNDS] = {"rounds", "N", "1", NULL,
+                  "rounds of a configuration: in each, a block of attn's\n"
+                  "calls, then each peer's (interleaved; see TIMING)"},
     [O_WARMUP] = {"warmup", "N", "2", "1", "untimed calls before timing"},
     [O_REPEATS] = {"repeats", "N", "9", "3", "at least N timed calls (N >= 1)"},
     [O_MIN_TIME] = {"min-time", "SECONDS", "0.2", "0.002",
@@ -102,15 +115,23 @@ static const bench_cli_option specs[O_COUNT] = {
                       "and head of a large configuration; 0 = check all (see\n"
                       "CHECKS)"},
     [O_SEED] = {"seed", "N", "1", NULL, "seed of the inputs"},
-    [O_PEERS] = {"peers", "LIST", "torch", NULL, "torch or none"},
+    [O_PEERS] = {"peers", "LIST", "torch", NULL,
+                 "torch (PyTorch's SDPA), python (attn's PyTorch drop-in\n"
+                 "attn.torch.scaled_dot_product_attention: the binding's\n"
+                 "cost), none; see PEERS"},
     [O_TORCH_PYTHON] = {"torch-python", "LIST",
                         ATTN_BENCH_PEERS_PYTHON ",python3,/usr/bin/python3", NULL,
                         "interpreters tried for the PyTorch peer: the first\n"
                         "that imports torch runs it (the first one is the venv\n"
                         "of ./attn.sh peers)"},
     [O_TORCH_SCRIPT] = {"torch-script", "PATH", NULL, NULL,
-                        "the peer script (default: torch_sdpa_peer.py, found as\n"
-                        "the run command's peers are)"},
+                        "the peers' script (default: torch_sdpa_peer.py, found\n"
+                        "as the run command's peers are; both peers run it)"},
+    [O_ATTN_PYTHON] = {"attn-python", "LIST",
+                       ATTN_BENCH_PEERS_PYTHON "," ATTN_BENCH_ATTN_PYTHON ",python3", NULL,
+                       "interpreters tried for the python peer: the first that\n"
+                       "imports torch >= 2 and attn (its own or the source\n"
+                       "tree's python/src) runs it"},
     [O_CEILING] = {"ceiling", "N32,N64", "2048,1536", "128,96",
                    "sizes of the square sgemm and dgemm of the GEMM ceiling\n"
                    "(the run command's); 0 = none"},
@@ -249,7 +270,7 @@ static int parse_lengths(const bench_option_values *values, bench_sdpa_options *
 
 static const char *const binary_names[2] = {"0", "1"};
 static const char *const dtype_names[BENCH_DTYPE_COUNT] = {"f32", "f64"};
-static const char *const peer_names[2] = {"torch", "none"};
+static const char *const peer_names[BENCH_SDPA_PEER_COUNT + 1] = {"torch", "python", "none"};
 
 static int resolve_axes(const bench_option_values *values, bench_sdpa_options *o)
 {
@@ -275,15 +296,20 @@ static int resolve_axes(const bench_option_values *values, bench_sdpa_options *o
         bench_option_choices(values, O_ENGINE, bench_engine_names, BENCH_ENGINE_COUNT,
                              o->engines, &o->engine_count) ||
         bench_option_choices(values, O_CACHE, bench_sdpa_cache_names, BENCH_SDPA_CACHE_COUNT,
-                             o->caches, &o->cache_count))
+                             o->caches, &o->cache_count) ||
+        bench_option_choices(values, O_LAYOUT, bench_sdpa_layout_names,
+                             BENCH_SDPA_LAYOUT_COUNT, o->layouts, &o->layout_count) ||
+        bench_option_choices(values, O_SCENARIO, bench_sdpa_scenario_names,
+                             BENCH_SDPA_SCENARIO_COUNT, o->scenarios, &o->scenario_count))
         return -1;
-    int peers[2];
+    int peers[BENCH_SDPA_PEER_COUNT + 1];
     size_t peer_count = 0;
-    if (bench_option_choices(values, O_PEERS, peer_names, 2, peers, &peer_count))
+    if (bench_option_choices(values, O_PEERS, peer_names, BENCH_SDPA_PEER_COUNT + 1, peers,
+                             &peer_count))
         return -1;
-    o->torch = 0;
     for (size_t i = 0; i < peer_count; ++i)
-        o->torch |= peers[i] == 0;
+        if (peers[i] < BENCH_SDPA_PEER_COUNT)
+            o->peers[peers[i]] = 1;
     return 0;
 }
 
@@ -295,6 +321,8 @@ static int resolve_scalars(const bench_option_values *values, bench_sdpa_options
         bench_option_count(values, O_REPEATS, 1, &r->min_repeats) ||
         bench_option_count(values, O_MAX_REPEATS, 1, &r->max_repeats) ||
         bench_option_count(values, O_CHECK_ROWS, 0, &o->check_rows) ||
+        bench_option_count(values, O_STEPS, 1, &o->steps) ||
+        bench_option_count(values, O_ROUNDS, 1, &o->rounds) ||
         bench_option_count(values, O_SEED, 0, &seed))
         return -1;
     o->seed = (uint64_t)seed;
@@ -314,6 +342,7 @@ static int resolve_scalars(const bench_option_values *values, bench_sdpa_options
         return -1;
     o->torch_python = bench_option_text(values, O_TORCH_PYTHON);
     o->torch_script = bench_option_text(values, O_TORCH_SCRIPT);
+    o->attn_python = bench_option_text(values, O_ATTN_PYTHON);
     o->csv_path = bench_option_text(values, O_CSV);
     o->json_path = bench_option_text(values, O_JSON);
     if (strcmp(o->json_path, "none") == 0)
@@ -376,6 +405,13 @@ static const char *invalid_reason(const bench_sdpa_shape *s)
     for (size_t i = 0; i < l->count; ++i)
         if (l->values[i] > s->Tk)
             return "a key length above Tk";
+    if (s->scenario != BENCH_SDPA_SCENARIO_DECODE_LOOP)
+        return NULL;
+    if (s->Tq != 1)
+        return "a decode loop with Tq other than 1";
+    if (l->count > 0 || s->mask != BENCH_SDPA_MASK_NONE || s->window > 0 ||
+        s->op != BENCH_OP_FORWARD)
+        return "a decode loop with lengths, a mask, a window or backward";
     return NULL;
 }
 
@@ -387,7 +423,7 @@ int bench_sdpa_sweep_build(const bench_sdpa_options *o, bench_sdpa_sweep *sweep,
                              o->window_count,  o->mask_count,    o->B.count,   o->NH.count,
                              o->NH_kv.count,   o->hs.count,      o->hs_v.count, o->Tq.count,
                              o->Tk.count,      o->lengths_count, o->cache_count,
-                             o->engine_count};
+                             o->layout_count,  o->scenario_count, o->engine_count};
     size_t total = 1;
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
         if (counts[i] == 0 || counts[i] > BENCH_SDPA_SWEEP_MAX / total) {
@@ -401,7 +437,7 @@ int bench_sdpa_sweep_build(const bench_sdpa_options *o, bench_sdpa_sweep *sweep,
         snprintf(error, error_size, "out of memory");
         return -1;
     }
-    size_t index[16] = {0};
+    size_t index[sizeof counts / sizeof counts[0]] = {0};
     for (size_t n = 0; n < total; ++n) {
         size_t rest = n;
         for (size_t k = sizeof counts / sizeof counts[0]; k-- > 0;) {
@@ -426,7 +462,10 @@ int bench_sdpa_sweep_build(const bench_sdpa_options *o, bench_sdpa_sweep *sweep,
         s->Tk = o->Tk.values[index[12]];
         s->lengths = &o->lengths[index[13]];
         s->cache = (bench_sdpa_cache)o->caches[index[14]];
-        c.engine = (bench_engine)o->engines[index[15]];
+        s->layout = (bench_sdpa_layout)o->layouts[index[15]];
+        s->scenario = (bench_sdpa_scenario)o->scenarios[index[16]];
+        s->steps = s->scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP ? o->steps : 0;
+        c.engine = (bench_engine)o->engines[index[17]];
         const char *reason = invalid_reason(s);
         if (reason) {
             bench_omissions_add(&sweep->omitted, reason);

@@ -13,6 +13,7 @@
 #include "cli/option_values.h"
 #include "util/progress.h"
 #include "sdpa/sdpa_config.h"
+#include "sdpa/sdpa_peer.h"
 #include "cli/size_list.h"
 #include "util/timing.h"
 
@@ -38,11 +39,18 @@ typedef struct bench_sdpa_options {
     size_t engine_count;
     int caches[BENCH_SDPA_CACHE_COUNT];
     size_t cache_count;
+    int layouts[BENCH_SDPA_LAYOUT_COUNT];
+    size_t layout_count;
+    int scenarios[BENCH_SDPA_SCENARIO_COUNT];
+    size_t scenario_count;
+    size_t steps;  /* of a decode loop */
+    size_t rounds; /* attn's and the peers' blocks of a configuration, interleaved */
     bench_repeat_policy repeat;
     size_t check_rows; /* rows (and keys) sampled per checked (sequence, head); 0: all */
     uint64_t seed;
-    int torch; /* --peers torch */
+    int peers[BENCH_SDPA_PEER_COUNT]; /* --peers: torch, python */
     const char *torch_python;
+    const char *attn_python;
     const char *torch_script; /* NULL: the default places */
     size_t ceiling_n[BENCH_DTYPE_COUNT];
     size_t bandwidth_mib; /* 0: not measured; SIZE_MAX: auto */
@@ -73,8 +81,8 @@ typedef struct bench_sdpa_sweep {
 } bench_sdpa_sweep;
 
 /* Every combination, nested threads > dtype > op > causal > window > mask >
- * B > NH > NH_kv > hs > hs_v > Tq > Tk > lengths > cache > engine (engine
- * fastest); those that cannot run are counted in omitted. Returns 0, or -1
+ * B > NH > NH_kv > hs > hs_v > Tq > Tk > lengths > cache > layout > scenario
+ * > engine (engine fastest); those that cannot run are counted in omitted. Returns 0, or -1
  * with the reason in error (nothing to run, too many, out of memory). */
 int bench_sdpa_sweep_build(const bench_sdpa_options *options, bench_sdpa_sweep *sweep,
                            char *error, size_t error_size);

@@ -14,6 +14,7 @@ static const char *const table_columns[][2] = {
     {"eng thr cache", "engine (--engine), threads, warm or cold caches"},
     {"B NH kv Tq Tk hs hsv", "the shape (kv: NH_kv; hsv: hs_v)"},
     {"lengths", "the --lengths item (full: every sequence Tk keys)"},
+    {"layout steps", "bshd or bhsd; a decode loop's steps (-: one call)"},
     {"check", "relative error of the reference check (FAIL: above the"},
     {"", "tolerance, ERROR: the call failed)"},
     {"attn_ms", "median time of one call, milliseconds"},
@@ -23,6 +24,8 @@ static const char *const table_columns[][2] = {
     {"bw%", "decode rows: GB/s as a share of the measured read bandwidth"},
     {"torch_ms GF/s GB/s", "the PyTorch peer's median and rates (\"-\": not measured)"},
     {"xtorch", "torch time / attn time: above 1 means attn is faster"},
+    {"py_ms +us", "the python peer's median (attn's drop-in), and what it"},
+    {"", "takes more than attn's C call, microseconds"},
 };
 
 void bench_sdpa_table_print_columns(FILE *out)
@@ -30,14 +33,17 @@ void bench_sdpa_table_print_columns(FILE *out)
     bench_columns_print(out, 22, table_columns, sizeof table_columns / sizeof table_columns[0]);
 }
 
-void bench_sdpa_table_print_header(FILE *out)
+void bench_sdpa_table_print_header(FILE *out, int python)
 {
     fprintf(out,
-            "%-5s %-8s %1s %5s %-7s %-4s %3s %-5s %3s %4s %3s %6s %6s %4s %4s %-19s | %8s %9s "
-            "%8s %5s %7s %5s | %9s %8s %7s %7s\n",
+            "%-5s %-8s %1s %5s %-7s %-4s %3s %-5s %3s %4s %3s %6s %6s %4s %4s %-19s %-4s %5s | "
+            "%8s %9s %8s %5s %7s %5s | %9s %8s %7s %7s",
             "dtype", "op", "c", "win", "mask", "eng", "thr", "cache", "B", "NH", "kv", "Tq",
-            "Tk", "hs", "hsv", "lengths", "check", "attn_ms", "GF/s", "ceil%", "GB/s", "bw%",
-            "torch_ms", "GF/s", "GB/s", "xtorch");
+            "Tk", "hs", "hsv", "lengths", "lay", "steps", "check", "attn_ms", "GF/s", "ceil%",
+            "GB/s", "bw%", "torch_ms", "GF/s", "GB/s", "xtorch");
+    if (python)
+        fprintf(out, " | %9s %7s", "py_ms", "+us");
+    fputc('\n', out);
     fflush(out);
 }
 
@@ -46,16 +52,36 @@ static double rate(double amount, double seconds)
     return seconds > 0.0 ? amount / seconds * 1e-9 : 0.0;
 }
 
-void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *p)
+/* The python peer's median and its time beyond attn's, in microseconds. */
+static void print_python(FILE *out, const bench_sdpa_point *p)
+{
+    const bench_sdpa_peer_timing *t = &p->peers[BENCH_SDPA_PEER_PYTHON];
+    if (!t->measured) {
+        fprintf(out, " | %9s %7s", "-", "-");
+        return;
+    }
+    fprintf(out, " | %9.4g", t->timing.median_s * 1e3);
+    if (p->status == BENCH_POINT_TIMED)
+        fprintf(out, " %7.1f", (t->timing.median_s - p->attn.median_s) * 1e6);
+    else
+        fprintf(out, " %7s", "-");
+}
+
+void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *p, int python)
 {
     const bench_sdpa_config *c = &p->config;
     const bench_sdpa_shape *s = &c->shape;
     const int decode = bench_sdpa_is_decode(s);
-    fprintf(out, "%-5s %-8s %1d %5zu %-7s %-4s %3zu %-5s %3zu %4zu %3zu %6zu %6zu %4zu %4zu %-19s | ",
+    char steps[24] = "-";
+    if (s->scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP)
+        snprintf(steps, sizeof steps, "%zu", s->steps);
+    fprintf(out,
+            "%-5s %-8s %1d %5zu %-7s %-4s %3zu %-5s %3zu %4zu %3zu %6zu %6zu %4zu %4zu %-19s "
+            "%-4s %5s | ",
             bench_dtype_name(s->dtype), bench_op_names[s->op], s->causal, s->window,
             bench_sdpa_mask_names[s->mask], bench_engine_names[c->engine], s->threads,
             bench_sdpa_cache_names[s->cache], s->B, s->NH, s->NH_kv, s->Tq, s->Tk, s->hs,
-            s->hs_v, s->lengths->text);
+            s->hs_v, s->lengths->text, bench_sdpa_layout_names[s->layout], steps);
     if (p->status == BENCH_POINT_CHECK_FAILED)
         fprintf(out, "%8s", "FAIL");
     else if (p->status != BENCH_POINT_TIMED)
@@ -82,8 +108,8 @@ void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *p)
         fprintf(out, " %9s %8s %5s %7s %5s", "-", "-", "-", "-", "-");
     }
     fputs(" |", out);
-    if (p->torch.measured) {
-        const double t = p->torch.timing.median_s;
+    if (p->peers[BENCH_SDPA_PEER_TORCH].measured) {
+        const double t = p->peers[BENCH_SDPA_PEER_TORCH].timing.median_s;
         fprintf(out, " %9.4g %8.2f", t * 1e3, rate(p->flops, t));
         if (decode)
             fprintf(out, " %7.2f", rate(p->kv_bytes, t));
@@ -96,6 +122,8 @@ void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *p)
     } else {
         fprintf(out, " %9s %8s %7s %7s", "-", "-", "-", "-");
     }
+    if (python)
+        print_python(out, p);
     fputc('\n', out);
     fflush(out);
 }
@@ -115,14 +143,17 @@ static const char *const csv_columns[][2] = {
     {"NH", "query heads"},
     {"NH_kv", "key/value heads"},
     {"Tq", "queries per sequence"},
-    {"Tk", "key/value slots per sequence"},
+    {"Tk", "key/value slots per sequence (decode-loop: filled at the start)"},
     {"hs", "head size of Q, K"},
     {"hs_v", "head size of V, out"},
-    {"lengths", "the --lengths item: full or L0/L1/... (these 16 are the key)"},
+    {"lengths", "the --lengths item: full or L0/L1/..."},
+    {"layout", "bshd (B,T,NH,hs) or bhsd (B,NH,T,hs) (LAYOUTS)"},
+    {"scenario", "call or decode-loop (DECODE LOOP)"},
+    {"steps", "a decode loop's steps; 0 for a call (these 19 are the key)"},
     {"engine_threads", "the engine attn ran on: 0 BLAS threads, n own threads"},
-    {"visible_pairs", "visible (query, key) pairs of all query heads"},
-    {"flops", "FLOP count of one call (FLOP COUNTS)"},
-    {"kv_bytes", "K+V bytes one call must read (BYTES)"},
+    {"visible_pairs", "visible (query, key) pairs of all query heads (a loop: per step)"},
+    {"flops", "FLOP count of one call (FLOP COUNTS; a loop: of its mean step)"},
+    {"kv_bytes", "K+V bytes one call must read (BYTES; a loop: its mean step's)"},
     {"status", "timed, check_failed, call_failed or setup_failed"},
     {"check", "passed or failed"},
     {"check_sampled", "0: every row and key compared; 1: a sample (CHECKS)"},
@@ -131,8 +162,8 @@ static const char *const csv_columns[][2] = {
     {"check_error", "the largest relative error over the arrays"},
     {"check_worst", "the array it was in: out, lse, dQ, dK or dV"},
     {"check_tolerance", "the tolerance it was compared with"},
-    {"attn_repeats", "timed calls"},
-    {"attn_median_ms", "median time of one call"},
+    {"attn_repeats", "timed calls (a loop: steps of every timed pass)"},
+    {"attn_median_ms", "median time of one call (a loop: of one step)"},
     {"attn_min_ms", "fastest call"},
     {"attn_gflops", "flops / median / 1e9"},
     {"attn_kv_gbps", "kv_bytes / median / 1e9"},
@@ -152,6 +183,12 @@ static const char *const csv_columns[][2] = {
     {"torch_check_error", "the peer's own check of its output (PEER)"},
     {"torch_mask", "what torch got: is_causal, none, bool(...) or float32(...)"},
     {"torch_note", "why the peer has no numbers, when known"},
+    {"python_repeats", "the python peer's timed calls (empty: not measured)"},
+    {"python_median_ms", "its median: attn's drop-in, C call and binding"},
+    {"python_min_ms", "its fastest call"},
+    {"python_overhead_us", "python median - attn median, microseconds: the binding"},
+    {"python_check_error", "the python peer's own check of its output (PEERS)"},
+    {"python_note", "why the python peer has no numbers, when known"},
 };
 
 #define CSV_COLUMN_COUNT (sizeof csv_columns / sizeof csv_columns[0])
@@ -173,11 +210,12 @@ void bench_sdpa_csv_print_columns(FILE *out)
 void bench_sdpa_csv_format_key(const bench_sdpa_config *c, char *key, size_t size)
 {
     const bench_sdpa_shape *s = &c->shape;
-    snprintf(key, size, "%s,%s,%d,%zu,%s,%s,%zu,%s,%zu,%zu,%zu,%zu,%zu,%zu,%zu,%s",
+    snprintf(key, size, "%s,%s,%d,%zu,%s,%s,%zu,%s,%zu,%zu,%zu,%zu,%zu,%zu,%zu,%s,%s,%s,%zu",
              bench_dtype_name(s->dtype), bench_op_names[s->op], s->causal, s->window,
              bench_sdpa_mask_names[s->mask], bench_engine_names[c->engine], s->threads,
              bench_sdpa_cache_names[s->cache], s->B, s->NH, s->NH_kv, s->Tq, s->Tk, s->hs,
-             s->hs_v, s->lengths->text);
+             s->hs_v, s->lengths->text, bench_sdpa_layout_names[s->layout],
+             bench_sdpa_scenario_names[s->scenario], s->steps);
 }
 
 FILE *bench_sdpa_csv_open(const char *path)
@@ -196,6 +234,25 @@ static void write_fraction(FILE *csv, double value, double of)
         fprintf(csv, "%.4g", value / of);
 }
 
+/* The python peer's columns, each after a comma. */
+static void write_python(FILE *csv, const bench_sdpa_point *p, int timed)
+{
+    const bench_sdpa_peer_timing *t = &p->peers[BENCH_SDPA_PEER_PYTHON];
+    if (t->measured) {
+        const double median = t->timing.median_s;
+        fprintf(csv, ",%zu,%.6g,%.6g,", t->timing.repeats, median * 1e3, t->timing.min_s * 1e3);
+        if (timed)
+            fprintf(csv, "%.4g", (median - p->attn.median_s) * 1e6);
+        fputc(',', csv);
+        if (t->check_error >= 0.0 || isnan(t->check_error))
+            fprintf(csv, "%.3e", t->check_error);
+    } else {
+        fputs(",,,,,", csv);
+    }
+    fputc(',', csv);
+    bench_csv_write_field(csv, t->note);
+}
+
 int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
 {
     char key[512];
@@ -205,7 +262,7 @@ int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
     fprintf(csv, "%s,", key);
     if (checked)
         fprintf(csv, "%u", p->engine_threads);
-    fprintf(csv, ",%.0f,%.0f,%.0f,%s,", p->pairs, p->flops, p->kv_bytes,
+    fprintf(csv, ",%.15g,%.15g,%.15g,%s,", p->pairs, p->flops, p->kv_bytes,
             bench_point_status_names[p->status]);
     if (checked)
         fprintf(csv, "%s,%d,%zu,%zu,%.3e,%s,%.0e,", bench_check_status_names[p->check.status],
@@ -229,7 +286,7 @@ int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
         fprintf(csv, "%.4g", p->ceiling_gflops);
     fputc(',', csv);
     write_fraction(csv, gflops, p->ceiling_gflops);
-    const bench_sdpa_peer_timing *t = &p->torch;
+    const bench_sdpa_peer_timing *t = &p->peers[BENCH_SDPA_PEER_TORCH];
     if (t->measured) {
         const double median = t->timing.median_s;
         const double t_gflops = rate(p->flops, median), t_gbps = rate(p->kv_bytes, median);
@@ -251,6 +308,7 @@ int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
     }
     fputc(',', csv);
     bench_csv_write_field(csv, t->note);
+    write_python(csv, p, timed);
     fputc('\n', csv);
     return fflush(csv) == 0 && !ferror(csv) ? 0 : -1;
 }
@@ -281,15 +339,15 @@ static void write_body(FILE *out, const bench_csv_table *table, const void *cont
     fprintf(out,
             "  \"settings\": {\"seed\": %llu, \"warmup\": %zu, \"repeats\": %zu, "
             "\"min_time_s\": %.6g, \"max_repeats\": %zu, \"check_rows\": %zu, "
-            "\"ceiling_n\": [%zu, %zu], \"quick\": %s},\n",
+            "\"ceiling_n\": [%zu, %zu], \"rounds\": %zu, \"quick\": %s},\n",
             (unsigned long long)o->seed, p->warmup, p->min_repeats, p->min_time_s,
             p->max_repeats, o->check_rows, o->ceiling_n[BENCH_F32], o->ceiling_n[BENCH_F64],
-            o->quick ? "true" : "false");
+            o->rounds, o->quick ? "true" : "false");
     bench_json_write_member(out, "  ", "flop_count", bench_sdpa_flops_formula, ",\n");
     bench_json_write_machine(out, &r->machine);
     bench_json_write_ceiling(out, &r->ceiling);
     write_bandwidth(out, r);
-    bench_json_write_peers(out, &r->torch, 1);
+    bench_json_write_peers(out, r->peers, BENCH_SDPA_PEER_COUNT);
     bench_json_write_times(out, r->wall_seconds, r->other_load_cpus);
     bench_json_write_rows(out, table, NULL, NULL);
     fputs("}\n", out);

@@ -15,10 +15,11 @@
 #include "output/run_record.h"
 #include "sdpa/sdpa_measure.h"
 
-#define BENCH_SDPA_CSV_KEY_COLUMNS 16
+#define BENCH_SDPA_CSV_KEY_COLUMNS 19
 
-void bench_sdpa_table_print_header(FILE *out);
-void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *point);
+/* python: the python peer's columns too (--peers python) */
+void bench_sdpa_table_print_header(FILE *out, int python);
+void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *point, int python);
 void bench_sdpa_table_print_columns(FILE *out);
 
 const char *bench_sdpa_csv_header(void);
@@ -34,7 +35,7 @@ typedef struct bench_sdpa_record {
     bench_bandwidth bandwidth;
     size_t bandwidth_bytes;  /* the buffer; 0: not measured */
     size_t last_level_cache; /* bytes, 0: unknown */
-    bench_peer_summary torch;
+    bench_peer_summary peers[BENCH_SDPA_PEER_COUNT]; /* torch, python */
     double wall_seconds;
     double other_load_cpus; /* < 0: unknown */
 } bench_sdpa_record;

@@ -2,15 +2,61 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/text.h"
 
+#ifndef ATTN_BENCH_SOURCE_PYTHON_DIR
+#error "define ATTN_BENCH_SOURCE_PYTHON_DIR: the source tree's python/src"
+#endif
+
+const char *const bench_sdpa_peer_names[BENCH_SDPA_PEER_COUNT] = {"torch", "python"};
+
+/* The path of the libattn this process runs on (from /proc/self/maps), or "". */
+static void running_library(char *path, size_t size)
+{
+    path[0] = '\0';
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[4608];
+    while (maps && !path[0] && fgets(line, sizeof line, maps))
+        if (strstr(line, "/libattn.so")) { /* "... /dir/libattn.so.0.1.0\n" */
+            line[strcspn(line, "\n")] = '\0';
+            bench_copy_text(path, size, strchr(line, '/'));
+        }
+    if (maps)
+        fclose(maps);
+}
+
+/* The script's own options: the cold-cache read, and for the python peer
+ * the function, the library and where the package's source is. */
+static int script_options(const bench_sdpa_peer_setup *setup, char *options, size_t size)
+{
+    snprintf(options, size, "--flush-mib %zu --function %s", setup->flush_mib,
+             setup->kind == BENCH_SDPA_PEER_PYTHON ? "attn" : "torch");
+    if (setup->kind != BENCH_SDPA_PEER_PYTHON)
+        return 0;
+    char library[4096];
+    running_library(library, sizeof library);
+    int failed = 0;
+    if (library[0])
+        failed |= bench_append_text(options, size, " --attn-library ") ||
+                  bench_append_shell_quoted(options, size, library);
+    if (access(ATTN_BENCH_SOURCE_PYTHON_DIR, R_OK) == 0)
+        failed |= bench_append_text(options, size, " --attn-source ") ||
+                  bench_append_shell_quoted(options, size, ATTN_BENCH_SOURCE_PYTHON_DIR);
+    return failed ? -1 : 0;
+}
+
 int bench_sdpa_peer_start(bench_peer_process *peer, const bench_sdpa_peer_setup *setup)
 {
-    char options[64];
-    snprintf(options, sizeof options, "--flush-mib %zu", setup->flush_mib);
+    char options[9000];
+    if (script_options(setup, options, sizeof options) != 0) {
+        memset(peer, 0, sizeof *peer);
+        snprintf(peer->note, sizeof peer->note, "the peer's options do not fit a line");
+        return -1;
+    }
     const bench_peer_process_setup process = {
-        .name = "torch",
+        .name = bench_sdpa_peer_names[setup->kind],
         .script_name = "torch_sdpa_peer.py",
         .script_options = options,
         .script_override = setup->script_override,
@@ -22,17 +68,20 @@ int bench_sdpa_peer_start(bench_peer_process *peer, const bench_sdpa_peer_setup 
     return bench_peer_process_start(peer, &process);
 }
 
-/* "DTYPE OP B NH NH_KV TQ TK HS HS_V CAUSAL WINDOW MASK LENGTHS CACHE" */
-static int format_line(const bench_sdpa_shape *s, char *text, size_t size)
+/* "DTYPE OP B NH NH_KV TQ TK HS HS_V CAUSAL WINDOW MASK LENGTHS CACHE LAYOUT
+ *  SCENARIO STEPS ROUND/ROUNDS" (ROUND 1-based) */
+static int format_line(const bench_sdpa_shape *s, size_t round, size_t rounds, char *text,
+                       size_t size)
 {
     char lengths[4096];
     if (bench_sdpa_format_lengths(s, lengths, sizeof lengths) != 0)
         return -1;
-    const int written =
-        snprintf(text, size, "%s %s %zu %zu %zu %zu %zu %zu %zu %d %zu %s %s %s",
-                 bench_dtype_name(s->dtype), bench_op_names[s->op], s->B, s->NH, s->NH_kv,
-                 s->Tq, s->Tk, s->hs, s->hs_v, s->causal, s->window,
-                 bench_sdpa_mask_names[s->mask], lengths, bench_sdpa_cache_names[s->cache]);
+    const int written = snprintf(
+        text, size, "%s %s %zu %zu %zu %zu %zu %zu %zu %d %zu %s %s %s %s %s %zu %zu/%zu",
+        bench_dtype_name(s->dtype), bench_op_names[s->op], s->B, s->NH, s->NH_kv, s->Tq, s->Tk,
+        s->hs, s->hs_v, s->causal, s->window, bench_sdpa_mask_names[s->mask], lengths,
+        bench_sdpa_cache_names[s->cache], bench_sdpa_layout_names[s->layout],
+        bench_sdpa_scenario_names[s->scenario], s->steps, round + 1, rounds);
     return written > 0 && (size_t)written < size ? 0 : -1;
 }
 
@@ -56,15 +105,15 @@ static void stopped(bench_peer_process *peer, bench_sdpa_peer_timing *result)
         bench_copy_text(peer->note, sizeof peer->note, peer->ended);
 }
 
-void bench_sdpa_peer_time(bench_peer_process *peer, const bench_sdpa_shape *shape,
-                          bench_sdpa_peer_timing *result)
+void bench_sdpa_peer_time(bench_peer_process *peer, const bench_sdpa_shape *shape, size_t round,
+                          size_t rounds, bench_sdpa_peer_timing *result)
 {
     memset(result, 0, sizeof *result);
     result->check_error = -1.0;
     if (!peer->running)
         return;
     char text[8192], line[8192];
-    if (format_line(shape, text, sizeof text) != 0) {
+    if (format_line(shape, round, rounds, text, sizeof text) != 0) {
         bench_copy_text(result->note, sizeof result->note, "the lengths do not fit a line");
         return;
     }
@@ -83,6 +132,10 @@ void bench_sdpa_peer_time(bench_peer_process *peer, const bench_sdpa_shape *shap
             } else {
                 snprintf(result->note, sizeof result->note, "unreadable result: %.120s", rest);
             }
+            return;
+        }
+        if (after(line, "pending", text)) {
+            result->pending = 1;
             return;
         }
         const char *unsupported = after(line, "unsupported", text);

@@ -1,16 +1,21 @@
 /*
- * The arrays of one sdpa configuration, laid out as attn.h's sdpa section
- * describes them (dense rows: ldq = NH*hs and so on):
- *   Q (B,Tq,NH,hs)   K (B,Tk,NH_kv,hs)   V (B,Tk,NH_kv,hs_v)
- *   out, dout (B,Tq,NH,hs_v)   lse (B,NH,Tq)   dQ, dK, dV as Q, K, V
+ * The arrays of one sdpa configuration, in its layout (sdpa_layout.h: bshd
+ * is attn's dense rows, bhsd PyTorch's heads first):
+ *   Q (B,Tq,NH,hs)   K (B,Tk,NH_kv,hs)   V (B,Tk,NH_kv,hs_v)   (as bshd)
+ *   out, dout (B,Tq,NH,hs_v)   lse (B,NH,Tq), dense   dQ, dK, dV as Q, K, V
  *   mask: padding (B,1,1,Tk) with strides mask_sb = Tk, mask_sh = mask_ld = 0;
  *         full (B,NH,Tq,Tk), dense; none: NULL
  *   key_lengths (B): with --mask none and lengths other than full; else NULL
- * Inputs are deterministic from the seed and the shape: Q, K, V, dout
+ * A decode loop (sdpa_config.h) has K, V of Tk + steps slots, the first Tk
+ * filled; Q and out hold every step's (B,1,NH,*) one after the other, and
+ * K_new, V_new (steps,B,NH_kv,*), dense, the token each step appends.
+ * Inputs are deterministic from the seed and the shape, the same numbers in
+ * every layout (drawn in the (b, t, head, i) order of bshd): Q, K, V, dout
  * uniform on [-sqrt(3), sqrt(3)] (unit variance, so the scaled scores have
  * variance about 1); the full mask's bias uniform on [-1, 1]. The KV cache
- * slots beyond a sequence's key_lengths hold NaN: attn.h says they are never
- * read, and a NaN that leaked would fail the check.
+ * slots beyond a sequence's key_lengths (a loop's not yet appended ones)
+ * hold NaN: attn.h says they are never read, and a NaN that leaked would
+ * fail the check.
  */
 #ifndef ATTN_BENCH_SDPA_PROBLEM_H
 #define ATTN_BENCH_SDPA_PROBLEM_H
@@ -19,13 +24,17 @@
 #include <stdint.h>
 
 #include "sdpa/sdpa_config.h"
+#include "sdpa/sdpa_layout.h"
 
 typedef struct bench_sdpa_problem {
     bench_sdpa_shape shape;
+    bench_sdpa_layout_strides strides; /* of Q, K, V, out (sdpa_layout.h) */
     void *Q, *K, *V, *mask, *out, *lse, *dout, *dQ, *dK, *dV; /* dout..dV: backward only */
+    void *K_new, *V_new;  /* decode loop: (steps,B,NH_kv,hs), (steps,B,NH_kv,hs_v) */
     size_t *key_lengths;
     size_t mask_ld, mask_sb, mask_sh;
     size_t q_count, kv_count, v_count, out_count, lse_count, mask_count; /* elements */
+    size_t steps; /* arrays of Q and out: a decode loop's steps, else 1 */
     int poisoned_slots; /* the slots beyond key_lengths hold NaN */
 } bench_sdpa_problem;
 
@@ -34,7 +43,7 @@ int bench_sdpa_problem_create(bench_sdpa_problem *problem, const bench_sdpa_shap
                               uint64_t seed, char *error, size_t error_size);
 
 /* Whether the problem's arrays serve this shape as they are (everything but
- * the engine, the cache and the thread count equal). */
+ * the engine, the cache, causal, the window and the thread count equal). */
 int bench_sdpa_problem_fits(const bench_sdpa_problem *problem, const bench_sdpa_shape *shape);
 
 /* NaN into every output (out, lse, dQ, dK, dV) before the checked call. */

@@ -3,7 +3,9 @@
  * in double (plain loops over the visible keys of each query, sdpa_config.h)
  * on the call's own inputs, compared with what attn wrote.
  *
- * Per (sequence b, query head h, query t), g = h / (NH/NH_kv):
+ * Every array is read through its layout's strides (sdpa_layout.h), so a
+ * stride attn got wrong fails the check. Per (sequence b, query head h,
+ * query t), g = h / (NH/NH_kv):
  *   s_j = <Q[b,t,h], K[b,j,g]> / sqrt(hs) + mask(b,h,t,j)   (visible j)
  *   lse = log sum_j exp(s_j),  out = sum_j exp(s_j - lse) V[b,j,g]
  *   (no visible key, or all s_j = -inf: out = 0, lse = -inf)

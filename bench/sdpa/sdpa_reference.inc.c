@@ -16,16 +16,11 @@ static double TYPED(mask_at)(const bench_sdpa_problem *p, size_t b, size_t h, si
     return (double)m[b * p->mask_sb + h * p->mask_sh + t * p->mask_ld + j];
 }
 
-static const REAL *TYPED(q_row)(const REAL *Q, const bench_sdpa_shape *s, size_t b, size_t t,
-                                size_t h)
+/* Row t of head h of sequence b of an array laid out by `at` (sdpa_layout.h). */
+static const REAL *TYPED(row)(const void *array, const bench_sdpa_strides *at, size_t b,
+                              size_t h, size_t t)
 {
-    return Q + ((b * s->Tq + t) * s->NH + h) * s->hs;
-}
-
-static const REAL *TYPED(k_row)(const REAL *K, const bench_sdpa_shape *s, size_t b, size_t j,
-                                size_t g, size_t width)
-{
-    return K + ((b * s->Tk + j) * s->NH_kv + g) * width;
+    return (const REAL *)array + bench_sdpa_at(at, b, h, t);
 }
 
 static double TYPED(dot)(const REAL *x, const REAL *y, size_t n)
@@ -44,10 +39,10 @@ static double TYPED(row_scores)(const bench_sdpa_problem *p, size_t b, size_t h,
     const bench_sdpa_shape *sh = &p->shape;
     const size_t g = h / (sh->NH / sh->NH_kv);
     const double scale = 1.0 / sqrt((double)sh->hs);
-    const REAL *q = TYPED(q_row)(p->Q, sh, b, t, h);
+    const REAL *q = TYPED(row)(p->Q, &p->strides.q, b, h, t);
     double top = SDPA_NEG_INF;
     for (size_t j = lo; j < hi; ++j) {
-        const REAL *k = TYPED(k_row)(p->K, sh, b, j, g, sh->hs);
+        const REAL *k = TYPED(row)(p->K, &p->strides.k, b, g, j);
         s[j - lo] = scale * TYPED(dot)(q, k, sh->hs) + TYPED(mask_at)(p, b, h, t, j);
         if (s[j - lo] > top)
             top = s[j - lo];
@@ -68,7 +63,7 @@ static void TYPED(check_rows)(const bench_sdpa_problem *p, const sdpa_selection 
     const bench_sdpa_shape *s = &p->shape;
     const int backward = s->op == BENCH_OP_BACKWARD;
     const REAL *out = p->out, *lse = p->lse, *dout = p->dout, *dQ = p->dQ;
-    const REAL *V = p->V, *K = p->K;
+    const bench_sdpa_layout_strides *at = &p->strides;
     const size_t G = s->NH / s->NH_kv;
     const double scale = 1.0 / sqrt((double)s->hs);
     for (size_t bi = 0; bi < sel->seq_count; ++bi)
@@ -84,11 +79,11 @@ static void TYPED(check_rows)(const bench_sdpa_problem *p, const sdpa_selection 
                 if (row_lse != SDPA_NEG_INF)
                     for (size_t j = lo; j < hi; ++j) {
                         w->s[j - lo] = exp(w->s[j - lo] - row_lse); /* now P */
-                        const REAL *v = TYPED(k_row)(V, s, b, j, g, s->hs_v);
+                        const REAL *v = TYPED(row)(p->V, &at->v, b, g, j);
                         for (size_t i = 0; i < s->hs_v; ++i)
                             w->o[i] += w->s[j - lo] * (double)v[i];
                     }
-                const size_t o_row = ((b * s->Tq + t) * s->NH + h) * s->hs_v;
+                const size_t o_row = bench_sdpa_at(&at->o, b, h, t);
                 for (size_t i = 0; i < s->hs_v; ++i)
                     sdpa_compare(&e->out, (double)out[o_row + i], w->o[i]);
                 const size_t stat = (b * s->NH + h) * s->Tq + t;
@@ -102,7 +97,7 @@ static void TYPED(check_rows)(const bench_sdpa_problem *p, const sdpa_selection 
                 double D = 0.0;
                 if (row_lse != SDPA_NEG_INF)
                     for (size_t j = lo; j < hi; ++j) {
-                        const REAL *v = TYPED(k_row)(V, s, b, j, g, s->hs_v);
+                        const REAL *v = TYPED(row)(p->V, &at->v, b, g, j);
                         w->dp[j - lo] = TYPED(dot)(d, v, s->hs_v);
                         D += w->s[j - lo] * w->dp[j - lo];
                     }
@@ -111,11 +106,11 @@ static void TYPED(check_rows)(const bench_sdpa_problem *p, const sdpa_selection 
                 if (row_lse != SDPA_NEG_INF)
                     for (size_t j = lo; j < hi; ++j) {
                         const double dS = w->s[j - lo] * (w->dp[j - lo] - D);
-                        const REAL *k = TYPED(k_row)(K, s, b, j, g, s->hs);
+                        const REAL *k = TYPED(row)(p->K, &at->k, b, g, j);
                         for (size_t i = 0; i < s->hs; ++i)
                             w->dq[i] += scale * dS * (double)k[i];
                     }
-                const size_t q_row = ((b * s->Tq + t) * s->NH + h) * s->hs;
+                const size_t q_row = bench_sdpa_at(&at->q, b, h, t);
                 for (size_t i = 0; i < s->hs; ++i)
                     sdpa_compare(&e->dQ, (double)dQ[q_row + i], w->dq[i]);
                 if (full) {
@@ -139,7 +134,7 @@ static void TYPED(stats_from_attn)(const bench_sdpa_problem *p, const sdpa_selec
                 for (size_t t = 0; t < s->Tq; ++t) {
                     const size_t b = sel->seqs[bi];
                     const size_t stat = (b * s->NH + h) * s->Tq + t;
-                    const size_t o_row = ((b * s->Tq + t) * s->NH + h) * s->hs_v;
+                    const size_t o_row = bench_sdpa_at(&p->strides.o, b, h, t);
                     w->stat_lse[stat] = (double)lse[stat];
                     w->stat_D[stat] = TYPED(dot)(dout + o_row, out + o_row, s->hs_v);
                 }
@@ -150,7 +145,8 @@ static void TYPED(check_keys)(const bench_sdpa_problem *p, const sdpa_selection 
                               sdpa_scratch *w, sdpa_errors *e)
 {
     const bench_sdpa_shape *s = &p->shape;
-    const REAL *Q = p->Q, *K = p->K, *V = p->V, *dout = p->dout, *dK = p->dK, *dV = p->dV;
+    const REAL *dK = p->dK, *dV = p->dV;
+    const bench_sdpa_layout_strides *at = &p->strides;
     const size_t G = s->NH / s->NH_kv;
     const double scale = 1.0 / sqrt((double)s->hs);
     for (size_t bi = 0; bi < sel->seq_count; ++bi) {
@@ -164,8 +160,8 @@ static void TYPED(check_keys)(const bench_sdpa_problem *p, const sdpa_selection 
                     w->dq[i] = 0.0; /* dK_j */
                 for (size_t i = 0; i < s->hs_v; ++i)
                     w->o[i] = 0.0; /* dV_j */
-                const REAL *k = TYPED(k_row)(K, s, b, j, g, s->hs);
-                const REAL *v = TYPED(k_row)(V, s, b, j, g, s->hs_v);
+                const REAL *k = TYPED(row)(p->K, &at->k, b, g, j);
+                const REAL *v = TYPED(row)(p->V, &at->v, b, g, j);
                 for (size_t h = g * G; h < (g + 1) * G; ++h)
                     for (size_t t = 0; t < s->Tq; ++t) {
                         size_t lo, hi;
@@ -173,19 +169,19 @@ static void TYPED(check_keys)(const bench_sdpa_problem *p, const sdpa_selection 
                         const size_t stat = (b * s->NH + h) * s->Tq + t;
                         if (j < lo || j >= hi || w->stat_lse[stat] == SDPA_NEG_INF)
                             continue;
-                        const REAL *q = TYPED(q_row)(Q, s, b, t, h);
+                        const REAL *q = TYPED(row)(p->Q, &at->q, b, h, t);
                         const double score =
                             scale * TYPED(dot)(q, k, s->hs) + TYPED(mask_at)(p, b, h, t, j);
                         const double P = exp(score - w->stat_lse[stat]);
-                        const REAL *d = dout + ((b * s->Tq + t) * s->NH + h) * s->hs_v;
+                        const REAL *d = TYPED(row)(p->dout, &at->o, b, h, t);
                         const double dS = P * (TYPED(dot)(d, v, s->hs_v) - w->stat_D[stat]);
                         for (size_t i = 0; i < s->hs; ++i)
                             w->dq[i] += scale * dS * (double)q[i];
                         for (size_t i = 0; i < s->hs_v; ++i)
                             w->o[i] += P * (double)d[i];
                     }
-                const size_t k_at = ((b * s->Tk + j) * s->NH_kv + g) * s->hs;
-                const size_t v_at = ((b * s->Tk + j) * s->NH_kv + g) * s->hs_v;
+                const size_t k_at = bench_sdpa_at(&at->k, b, g, j);
+                const size_t v_at = bench_sdpa_at(&at->v, b, g, j);
                 for (size_t i = 0; i < s->hs; ++i)
                     sdpa_compare(&e->dK, (double)dK[k_at + i], w->dq[i]);
                 for (size_t i = 0; i < s->hs_v; ++i)

@@ -1,8 +1,9 @@
 # attn-bench sdpa without PyTorch: the quick sweep passes its checks and
 # writes one timed row per configuration to the CSV and the JSON; engines,
-# hs_v != hs, cold caches and lengths on small explicit sizes; bad
-# arguments exit 2; the target sweeps parse; a stand-in torch script's
-# lines reach the header, the CSV and the JSON; --help documents the mode.
+# hs_v != hs, cold caches, lengths, both layouts and decode loops on small
+# explicit sizes; bad arguments exit 2; the target sweeps parse; a stand-in
+# peer script's lines reach the header, the CSV and the JSON, as the torch
+# and the python peer, in one round and in several; --help documents the mode.
 TARGETS="$(cd "$(dirname "$0")/../targets" && pwd)"
 . "$(dirname "$0")/common.sh"
 
@@ -20,11 +21,21 @@ grep -q '^# CPU: ' out.txt || fail "no CPU model in the header"
 grep -q '^# bandwidth: 1 thread: [0-9.]* GB/s' out.txt || fail "no bandwidth line"
 grep -q '^# ceiling: sgemm n=128' out.txt || fail "no ceiling line"
 grep -q '^# torch peer: not asked for' out.txt || fail "no peer line"
+grep -q '^# python peer: not asked for' out.txt || fail "no python peer line"
 grep -q '^dtype op .* attn_ms .* torch_ms .* xtorch$' out.txt || fail "no table header"
 pass "sdpa --quick --peers none: $configs configurations, every one checked and timed"
 
+awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+         { seen[$col["layout"] "/" $col["scenario"]] = 1 }
+         END { exit !(seen["bshd/call"] && seen["bhsd/call"] && seen["bshd/decode-loop"] && seen["bhsd/decode-loop"]) }' \
+  quick.csv || fail "the quick sweep lacks a layout or a scenario"
+pass "the quick sweep has both layouts, calls and decode loops"
+
 header=$(head -n 1 quick.csv)
+[ "$(echo "$header" | cut -d, -f1-19)" = "dtype,op,causal,window,mask,engine,threads,cache,B,NH,NH_kv,Tq,Tk,hs,hs_v,lengths,layout,scenario,steps" ] \
+  || fail "the CSV's key columns are not the 16 old ones, then layout, scenario, steps: $header"
 for column in dtype op causal window mask engine threads cache B NH NH_kv Tq Tk hs hs_v lengths \
+    layout scenario steps python_median_ms python_overhead_us python_check_error python_note \
     engine_threads visible_pairs flops kv_bytes check_error attn_median_ms attn_gflops attn_kv_gbps \
     bandwidth_gbps attn_bandwidth_fraction ceiling_gflops attn_ceiling_fraction torch_median_ms \
     speedup_vs_torch torch_check_error torch_mask torch_note; do
@@ -50,6 +61,8 @@ for r, j in zip(rows, d["rows"]):
     per = 2 * (j["hs"] + j["hs_v"]) if j["op"] == "forward" else 2 * (4 * j["hs"] + 3 * j["hs_v"])
     assert j["flops"] == j["visible_pairs"] * per, j
 assert d["peers"][0]["name"] == "torch" and d["peers"][0]["status"] == "not asked for"
+assert d["peers"][1]["name"] == "python" and d["peers"][1]["status"] == "not asked for"
+assert d["settings"]["rounds"] == 1, d["settings"]
 PY
   pass "quick.json: mode sdpa, machine, ceiling, bandwidth, peer, the CSV's rows; FLOPs from the pairs"
 fi
@@ -59,7 +72,7 @@ fi
 # engines, a causal window, f64 backward, cold caches
 "$BENCH" sdpa --peers none --B 3 --NH 6 --NH-kv 2,6 --Tq 1,4 --Tk 17 --hs 8 --hs-v 12 \
   --lengths full,5/0/17,9 --window 0,3 --mask none,padding --causal 1 --op forward,backward \
-  --dtype f64 --engine blas,own --cache warm,cold --bandwidth-mib 4 --ceiling 64,48 \
+  --dtype f64 --engine blas,own --cache warm,cold --layout bshd,bhsd --bandwidth-mib 4 --ceiling 64,48 \
   --repeats 1 --warmup 0 --min-time 0 --csv small.csv --json none --progress none \
   >small.txt 2>err.txt || fail "small explicit sizes: $(head -c 500 err.txt)"
 awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
@@ -67,9 +80,27 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
          $col["engine"] == "blas" && $col["engine_threads"] != 0 { bad = 1 }
          $col["engine"] == "own" && $col["engine_threads"] != 1 { bad = 1 }
          $col["hs_v"] != 12 { bad = 1 }
-         END { exit bad || NR != 1 + 2*2*3*2*2*2*2*2 }' small.csv \
-  || fail "small.csv: a row failed, wrong engine_threads or hs_v, or not $((2*2*3*2*2*2*2*2)) rows"
-pass "lengths (one empty sequence), GQA and MHA, hs_v != hs, windows, padding masks, engines blas/own, cold caches"
+         END { exit bad || NR != 1 + 2*2*3*2*2*2*2*2*2 }' small.csv \
+  || fail "small.csv: a row failed, wrong engine_threads or hs_v, or not $((2*2*3*2*2*2*2*2*2)) rows"
+pass "lengths (one empty sequence), GQA and MHA, hs_v != hs, windows, padding masks, engines blas/own, cold caches, both layouts"
+
+# decode loops: 5 steps from Tk = 17 filled slots, both layouts, GQA and MHA,
+# f32 and f64, cold caches, 3 rounds (a pass each: 15 samples)
+"$BENCH" sdpa --peers none --B 2 --NH 6 --NH-kv 2,6 --Tq 1 --Tk 17 --hs 8 --hs-v 12 \
+  --scenario decode-loop --steps 5 --layout bshd,bhsd --dtype f32,f64 --cache warm,cold \
+  --rounds 3 --bandwidth-mib 4 --ceiling 0 --repeats 1 --warmup 1 --min-time 0 \
+  --csv loop.csv --json none --progress none >loop.txt 2>err.txt \
+  || fail "decode loops: $(head -c 500 err.txt)"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+         $col["status"] != "timed" || $col["check"] != "passed" { bad = 1 }
+         $col["scenario"] != "decode-loop" || $col["steps"] != 5 || $col["attn_repeats"] != 15 { bad = 1 }
+         # the mean step attends over Tk + (steps + 1) / 2 = 20 keys
+         $col["visible_pairs"] != 2 * 6 * 20 { bad = 1 }
+         $col["kv_bytes"] != 2 * 20 * $col["NH_kv"] * 20 * ($col["dtype"] == "f32" ? 4 : 8) { bad = 1 }
+         END { exit bad || NR != 1 + 2*2*2*2 }' loop.csv \
+  || fail "loop.csv: a loop failed, wrong steps, samples, pairs or bytes, or not 16 rows"
+grep -Eq ' (bshd|bhsd) +5 \|' loop.txt || fail "the table does not show the layout and the steps"
+pass "decode loops in both layouts: checked, 3 rounds of 5 steps, the mean step's pairs and bytes"
 
 # a large-enough configuration for the sampled check
 "$BENCH" sdpa --peers none --B 3 --NH 4 --NH-kv 1 --Tq 400 --Tk 600 --hs 64 --lengths 500/600/240 \
@@ -87,6 +118,13 @@ expect_status 2 "no configuration to run: a --lengths item with neither 1 nor B 
   sdpa --B 2 --lengths 1/2/3 --Tk 8 --peers none
 expect_status 2 "no configuration to run: a key length above Tk" sdpa --lengths 9 --Tk 8 --peers none
 expect_status 2 "no configuration to run: NH not a multiple of NH-kv" sdpa --NH 3 --NH-kv 2 --peers none
+expect_status 2 "no configuration to run: a decode loop with Tq other than 1" \
+  sdpa --scenario decode-loop --Tq 4 --peers none
+expect_status 2 "no configuration to run: a decode loop with lengths, a mask, a window or backward" \
+  sdpa --scenario decode-loop --Tq 1 --op backward --peers none
+expect_status 2 "--layout: 'bsdh' is not a list of bshd, bhsd" sdpa --layout bsdh
+expect_status 2 "--peers: 'numpy' is not a list of torch, python, none" sdpa --peers numpy
+expect_status 2 "--rounds" sdpa --rounds 0
 expect_status 2 "--mask: 'causal' is not a list of none, padding, full" sdpa --mask causal
 expect_status 2 "--lengths: 'x' in '4/x' is not a whole number" sdpa --lengths 4/x
 expect_status 2 "--cache cold reads the bandwidth buffer" sdpa --cache cold --bandwidth-mib 0
@@ -107,7 +145,9 @@ expect_status 0 "enable_gqa=True" help sdpa
 expect_status 0 "sdpa +attention on given Q, K, V" help
 "$BENCH" sdpa --help >help.txt
 for topic in "FLOP COUNTS" "8\*hs \+ 6\*hs_v" "BANDWIDTH" "BYTES" "mask_ld = 0|mask_sh = mask_ld = 0" \
-    "torch.__config__" "openblas_set_num_threads" "--lengths" "--engine" "--cache"; do
+    "torch.__config__" "openblas_set_num_threads" "--lengths" "--engine" "--cache" "LAYOUTS" \
+    "sh = T\*hs, sb = NH\*T\*hs" "DECODE LOOP" "k_cache\[:, :, S-1\]" "--rounds" \
+    "attn.torch.scaled_dot_product_attention"; do
   grep -Eq -- "$topic" help.txt || fail "sdpa --help does not mention $topic"
 done
 pass "sdpa --help documents the counts, the bandwidth, the masks, the peer and the options"
@@ -116,7 +156,8 @@ pass "sdpa --help documents the counts, the bandwidth, the masks, the peer and t
 command -v python3 >/dev/null 2>&1 || { echo "no python3: the stand-in peer is not tried"; exit 0; }
 cat >fake_torch.py <<'PY'
 import sys
-print("info torch=9.9.9 python=fake numpy=fake", flush=True)
+attn = "--function attn" in " ".join(sys.argv)  # the python peer
+print("info torch=9.9.9 python=fake numpy=fake" + (" attn=fake" if attn else ""), flush=True)
 print("blas BLAS_INFO=mkl; MKL 2099.1; oneDNN (MKL-DNN) v9.9; CPU capability AVX512; threads=1", flush=True)
 print("impl F.scaled_dot_product_attention (stand-in)", flush=True)
 print("ready", flush=True)
@@ -125,32 +166,52 @@ for line in iter(sys.stdin.readline, ""):
     if fields[12] != "full":
         print("unsupported " + " ".join(fields) + " no lengths here", flush=True)
         continue
+    now, rounds = fields[17].split("/")
+    if now != rounds:
+        print("pending " + " ".join(fields), flush=True)
+        continue
     out = "float32" if fields[0] == "f32" else "float64"
-    print("result " + " ".join(fields) + f" 2.0e-3 1.5e-3 5 {out} 1.0e-7 is_causal", flush=True)
+    median = "3.0e-3" if attn else "2.0e-3"
+    print("result " + " ".join(fields) + f" {median} 1.5e-3 5 {out} 1.0e-7 is_causal", flush=True)
 PY
-"$BENCH" sdpa --torch-script fake_torch.py --torch-python python3 --B 2 --NH 4 --NH-kv 2 --Tq 1 \
-  --Tk 16 --hs 8 --lengths full,3/16 --dtype f32 --engine auto,own --repeats 1 --warmup 0 \
-  --min-time 0 --ceiling 0 --bandwidth-mib 4 --csv peer.csv --json peer.json --progress none \
-  >peer.txt 2>err.txt || fail "stand-in peer run: $(head -c 500 err.txt)"
+# the same script as both peers, in 3 rounds ("pending" twice, then the
+# numbers); one measurement for both engines; an unsupported note
+"$BENCH" sdpa --torch-script fake_torch.py --torch-python python3 --attn-python python3 \
+  --peers torch,python --rounds 3 --B 2 --NH 4 --NH-kv 2 --Tq 1 --Tk 16 --hs 8 \
+  --lengths full,3/16 --scenario call,decode-loop --steps 2 --engine auto,own --repeats 3 \
+  --warmup 0 --min-time 0 --ceiling 0 --bandwidth-mib 4 --csv peer.csv --json peer.json \
+  --progress none >peer.txt 2>err.txt || fail "stand-in peer run: $(head -c 500 err.txt)"
 grep -q '^# torch peer: torch=9.9.9 python=fake numpy=fake; python3 (threads 1)' peer.txt \
   || fail "the peer's info line is not in the header"
+grep -q '^# python peer: torch=9.9.9 python=fake numpy=fake attn=fake; python3 (threads 1)' peer.txt \
+  || fail "the python peer's info line is not in the header"
 grep -q '^#   build: BLAS_INFO=mkl; MKL 2099.1' peer.txt || fail "the peer's build line is not in the header"
+grep -q '^dtype op .* xtorch | *py_ms *+us$' peer.txt || fail "no python columns in the table"
 python3 - <<'PY' || fail "peer.csv/peer.json"
 import csv, json
 rows = list(csv.DictReader(open("peer.csv")))
-assert len(rows) == 4, len(rows)
+assert len(rows) == 6, len(rows)
 for r in rows:
     if r["lengths"] == "full":
         assert r["torch_median_ms"] == "2" and r["torch_mask"] == "is_causal", r
         assert abs(float(r["speedup_vs_torch"]) - 2.0 / float(r["attn_median_ms"])) < 1e-3 * float(r["speedup_vs_torch"]), r
-        assert r["torch_check_error"] == "1.000e-07", r
+        assert r["torch_check_error"] == "1.000e-07" and r["python_check_error"] == "1.000e-07", r
+        assert r["python_median_ms"] == "3", r
+        overhead = (3.0 - float(r["attn_median_ms"])) * 1e3
+        assert abs(float(r["python_overhead_us"]) - overhead) < 1e-3 * abs(overhead), r
+        # attn: 3 rounds of ceil(3/3) calls, or 3 passes of 2 steps
+        assert r["attn_repeats"] == ("6" if r["scenario"] == "decode-loop" else "3"), r
     else:
         assert r["torch_median_ms"] == "" and r["torch_note"] == "no lengths here", r
+        assert r["python_median_ms"] == "" and r["python_note"] == "no lengths here", r
 d = json.load(open("peer.json"))
+assert [p["name"] for p in d["peers"]] == ["torch", "python"], d["peers"]
 p = d["peers"][0]
-assert p["status"] == "ran" and p["info"] == "torch=9.9.9 python=fake numpy=fake" and p["measured"] == 1, p
+assert p["status"] == "ran" and p["info"] == "torch=9.9.9 python=fake numpy=fake" and p["measured"] == 2, p
+assert d["peers"][1]["status"] == "ran" and d["peers"][1]["measured"] == 2, d["peers"][1]
+assert d["settings"]["rounds"] == 3, d["settings"]
 PY
-pass "a stand-in torch peer: header lines, one measurement for both engines, its unsupported note, the JSON"
+pass "a stand-in script as the torch and the python peer, in rounds: header lines, one measurement for both engines, pending answers, an unsupported note, the JSON"
 
 "$BENCH" sdpa --torch-script does-not-exist.py --Tq 1 --Tk 8 --NH 2 --NH-kv 2 --hs 4 --ceiling 0 \
   --bandwidth-mib 0 --repeats 1 --min-time 0 --csv none.csv --json none >none.txt 2>err.txt \

@@ -1,0 +1,281 @@
+"""What torch_sdpa_peer.py times: one configuration of attn-bench sdpa as
+PyTorch code runs it, for a function with the signature of
+torch.nn.functional.scaled_dot_product_attention (PyTorch's own, or attn's
+drop-in attn.torch.scaled_dot_product_attention).
+
+Tensors in the configuration's layout. PyTorch's SDPA takes (B, NH, T, hs);
+layout bhsd keeps every tensor so, contiguous; layout bshd keeps it as a
+contiguous (B, T, NH, hs) tensor, attn's rows, passed as the transposed view
+(storage.transpose(1, 2)). Both hold the same numbers (drawn as (B, NH, T,
+hs) from numpy.random.default_rng((seed, B, NH, NH_KV, TQ, TK, HS, HS_V)),
+uniform on [-sqrt 3, sqrt 3]: attn-bench's distribution, not its numbers).
+
+CallCase: one call. OP=forward under torch.inference_mode(); OP=backward
+the forward and torch.autograd.grad(out, (Q, K, V), dout) with the storage
+tensors as leaves (so the gradients come in the layout too).
+
+LoopCase: the decode loop. Caches K, V of Tk + STEPS slots preallocated in
+the layout ((B, NH_kv, S_max, hs) or (B, S_max, NH_kv, hs)), the first Tk
+filled, the rest NaN; step s (S = Tk + s + 1) writes the step's token into
+slot S - 1 (k_cache[:, :, S-1] = k, untimed) and times
+fn(q, k_cache[:, :, :S], v_cache[:, :, :S], enable_gqa=...) (bshd: the slice
+[:, :S] viewed transposed): no mask (the one query sees every key), the
+whole pass under torch.inference_mode().
+
+Each case's check: max|out - ref| / max|ref| over a few rows against float64
+NumPy loops over each query's visible keys, the visibility rule written out
+independently of the mask tensors (Config.visible_range).
+"""
+import copy
+import math
+import time
+
+import peer_common
+
+np = torch = None  # set by bind()
+
+
+def bind(numpy_module, torch_module):
+    """The modules torch_sdpa_peer.py imported (it decides how to fail without them)."""
+    global np, torch
+    np, torch = numpy_module, torch_module
+
+
+def visibility(c):
+    """bool (B, 1, Tq or 1, Tk): True where the key is visible."""
+    lengths = torch.tensor(c.lengths)
+    aligned = lengths if c.mask == "none" else torch.full((c.B,), c.Tk)
+    j = torch.arange(c.Tk)
+    per_query = c.causal or c.window > 0
+    if not per_query:
+        return (j[None, :] < lengths[:, None])[:, None, None, :]
+    p = aligned[:, None] - c.Tq + torch.arange(c.Tq)[None, :]          # (B, Tq)
+    seen = j[None, None, :] < lengths[:, None, None]                    # (B, Tq, Tk)
+    if c.causal:
+        seen = seen & (j[None, None, :] <= p[:, :, None])
+    if c.window > 0:
+        seen = seen & (j[None, None, :] > p[:, :, None] - c.window)
+    return seen[:, None, :, :]
+
+
+def torch_mask(c, dtype, bias):
+    """(attn_mask, is_causal, description) for the configuration."""
+    if c.mask == "none":
+        if c.full_lengths and c.window == 0:
+            if not c.causal:
+                return None, False, "none"
+            if c.Tq == c.Tk:
+                return None, True, "is_causal"
+        seen = visibility(c)
+        if bool(seen.all()):  # e.g. a causal decode step: every key visible
+            return None, False, "none"
+        return seen, False, "bool" + str(tuple(seen.shape)).replace(" ", "")
+    seen = visibility(c)
+    additive = torch.zeros(seen.shape, dtype=dtype).masked_fill(~seen, float("-inf"))
+    if c.mask == "full":
+        additive = bias + additive  # (B, NH, Tq, Tk)
+    kind = "float32" if dtype == torch.float32 else "float64"
+    return additive, False, kind + str(tuple(additive.shape)).replace(" ", "")
+
+
+def reference_error(c, Q, K, V, bias, out, times=None):
+    """max|out - ref| / max|ref| over a few rows, in float64 from the rule.
+    Q, K, V, out are (B, NH, T, hs) views; times the query rows (default: the
+    first, middle and last)."""
+    group = c.NH // c.NH_kv
+    scale = 1.0 / math.sqrt(c.hs)
+    worst = biggest = 0.0
+    for b in sorted({0, c.B - 1}):
+        for h in sorted({0, c.NH - 1}):
+            for t in times or sorted({0, c.Tq // 2, c.Tq - 1}):
+                lo, hi = c.visible_range(b, t)
+                want = np.zeros(c.hs_v)
+                if hi > lo:
+                    q = Q[b, h, t].double().numpy()
+                    k = K[b, h // group, lo:hi].double().numpy()
+                    v = V[b, h // group, lo:hi].double().numpy()
+                    s = k @ q * scale
+                    if bias is not None:
+                        s = s + bias[b, h, t, lo:hi].double().numpy()
+                    w = np.exp(s - s.max())
+                    want = (w / w.sum()) @ v
+                got = out[b, h, t].double().numpy()
+                worst = max(worst, float(np.max(np.abs(got - want))))
+                biggest = max(biggest, float(np.max(np.abs(want))))
+    return worst / biggest if biggest > 0 else worst
+
+
+class Inputs:
+    """The configuration's random (B, H, T, d) arrays, drawn in turn."""
+
+    def __init__(self, c, seed):
+        self.c = c
+        self.rng = np.random.default_rng((seed, c.B, c.NH, c.NH_kv, c.Tq, c.Tk, c.hs, c.hs_v))
+        self.np_dtype = np.float32 if c.dtype == "f32" else np.float64
+        self.dtype = torch.float32 if c.dtype == "f32" else torch.float64
+
+    def draw(self, *shape):
+        half = math.sqrt(3.0)
+        return torch.from_numpy(self.rng.uniform(-half, half, shape).astype(self.np_dtype))
+
+    def view(self, storage):
+        """The (B, H, T, d) view of a tensor kept in the layout."""
+        return storage if self.c.layout == "bhsd" else storage.transpose(1, 2)
+
+    def placed(self, logical):
+        """(storage, view): the (B, H, T, d) tensor in the layout, and its
+        (B, H, T, d) view."""
+        storage = logical if self.c.layout == "bhsd" else logical.transpose(1, 2).contiguous()
+        return storage, self.view(storage)
+
+
+def gqa_options(c, fn_has_gqa):
+    """(options, repeat): enable_gqa when the function has it, else how many
+    times K and V are to be repeated (1: not at all)."""
+    if c.NH_kv == c.NH:
+        return {}, 1
+    if fn_has_gqa:
+        return {"enable_gqa": True}, 1
+    return {}, c.NH // c.NH_kv
+
+
+class CallCase:
+    """One call on the configuration's tensors."""
+
+    def __init__(self, c, fn, fn_has_gqa, seed, flush):
+        inputs = Inputs(c, seed)
+        self.c, self.flush = c, flush
+        Q, K, V = (inputs.draw(c.B, c.NH, c.Tq, c.hs), inputs.draw(c.B, c.NH_kv, c.Tk, c.hs),
+                   inputs.draw(c.B, c.NH_kv, c.Tk, c.hs_v))
+        self.bias = inputs.draw(c.B, c.NH, c.Tq, c.Tk) if c.mask == "full" else None
+        mask, is_causal, self.description = torch_mask(c, inputs.dtype, self.bias)
+        options, repeat = gqa_options(c, fn_has_gqa)
+        options.update(attn_mask=mask, is_causal=is_causal)
+        self.Q, self.K, self.V = Q, K, V  # (B, H, T, d), for the check
+        if repeat > 1:  # K and V repeated to NH heads, untimed
+            K, V = (t.repeat_interleave(repeat, dim=1) for t in (K, V))
+            self.description += ",KV-repeated"
+        storages = [inputs.placed(t)[0] for t in (Q, K, V)]
+        if c.op == "forward":
+            views = [inputs.view(t) for t in storages]
+
+            def call():
+                with torch.inference_mode():
+                    return fn(*views, **options)
+        else:
+            dout = inputs.placed(inputs.draw(c.B, c.NH, c.Tq, c.hs_v))[1]
+            leaves = [t.requires_grad_() for t in storages]  # the gradients in the layout
+            views = [inputs.view(t) for t in leaves]
+
+            def call():
+                out = fn(*views, **options)
+                torch.autograd.grad(out, leaves, dout)
+                return out
+        self.call = call
+        self.out = None
+
+    def block(self, policy, first):
+        del first  # the policy has the warmup
+        samples, self.out = peer_common.time_samples(self.call, policy, self.flush.before())
+        return samples
+
+    def check(self):
+        """(the check's error, the output's dtype)."""
+        with torch.no_grad():
+            error = reference_error(self.c, self.Q.detach(), self.K.detach(), self.V.detach(),
+                                    self.bias, self.out.detach())
+        return error, str(self.out.dtype).replace("torch.", "")
+
+
+class LoopCase:
+    """The decode loop on caches preallocated in the layout."""
+
+    def __init__(self, c, fn, fn_has_gqa, seed, flush):
+        inputs = Inputs(c, seed)
+        self.c, self.fn, self.flush = c, fn, flush
+        self.capacity = c.Tk + c.steps
+        self.caches = []
+        for width in (c.hs, c.hs_v):
+            logical = torch.full((c.B, c.NH_kv, self.capacity, width), float("nan"),
+                                 dtype=inputs.dtype)
+            logical[:, :, :c.Tk] = inputs.draw(c.B, c.NH_kv, c.Tk, width)
+            self.caches.append(inputs.placed(logical))
+        self.queries = [inputs.placed(inputs.draw(c.B, c.NH, 1, c.hs))[1]
+                        for _ in range(c.steps)]
+        self.tokens = [(inputs.draw(c.B, c.NH_kv, c.hs), inputs.draw(c.B, c.NH_kv, c.hs_v))
+                       for _ in range(c.steps)]
+        self.options, repeat = gqa_options(c, fn_has_gqa)
+        if repeat > 1:
+            raise peer_common.Unsupported("a decode loop needs enable_gqa (PyTorch >= 2.5)")
+        self.description = "none"
+        self.outs = {}
+
+    def step_view(self, which, S):
+        """The first S slots of the cache, as a (B, NH_kv, S, d) view."""
+        storage = self.caches[which][0]
+        return storage[:, :, :S] if self.c.layout == "bhsd" else storage[:, :S].transpose(1, 2)
+
+    def append(self, step):
+        slot = self.c.Tk + step
+        for which in (0, 1):
+            storage = self.caches[which][0]
+            if self.c.layout == "bhsd":
+                storage[:, :, slot] = self.tokens[step][which]
+            else:
+                storage[:, slot] = self.tokens[step][which]
+
+    def one_pass(self, timed):
+        samples = []
+        before = self.flush.before()
+        last = self.c.steps - 1
+        with torch.inference_mode():
+            for step in range(self.c.steps):
+                self.append(step)
+                S = self.c.Tk + step + 1
+                k, v = self.step_view(0, S), self.step_view(1, S)
+                if before:
+                    before()
+                start = time.perf_counter()
+                out = self.fn(self.queries[step], k, v, **self.options)
+                elapsed = time.perf_counter() - start
+                if timed:
+                    samples.append(elapsed)
+                if step in (0, last):
+                    self.outs[step] = out
+        return samples
+
+    def block(self, policy, first):
+        """A pass (after --warmup untimed ones in the first round)."""
+        for _ in range(policy.warmup if first else 0):
+            self.one_pass(False)
+        return self.one_pass(True)
+
+    def check(self):
+        """(the worst error of the first and the last step, the output's dtype)."""
+        worst = 0.0
+        for step, out in self.outs.items():
+            S = self.c.Tk + step + 1
+            view = copy.copy(self.c)
+            view.Tq, view.Tk, view.lengths, view.full_lengths = 1, self.capacity, [S] * view.B, False
+            error = reference_error(view, self.queries[step], self.step_view(0, self.capacity),
+                                    self.step_view(1, self.capacity), None, out, times=[0])
+            worst = max(worst, error)
+        return worst, str(out.dtype).replace("torch.", "")
+
+
+class Flush:
+    """The cold-cache read: a --flush-mib buffer summed on the peer's threads."""
+
+    def __init__(self, mib, cold):
+        self.mib, self.cold, self.buffer, self.sum = mib, cold, None, 0
+
+    def read(self):
+        self.sum = int(self.buffer.sum())
+
+    def before(self):
+        """The function to run before every call (None: warm caches)."""
+        if not self.cold:
+            return None
+        if self.buffer is None:
+            self.buffer = torch.ones(max(1, self.mib) << 17, dtype=torch.int64)
+        return self.read

@@ -1,0 +1,100 @@
+#include "sdpa/sdpa_peer_set.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "machine/blas_info.h"
+
+static const char *const skipped_hints[BENCH_SDPA_PEER_COUNT] = {
+    "optional: ./attn.sh peers sets up PyTorch 2.x from PyPI where attn-bench looks first",
+    "it needs torch >= 2 and attn's package (installed, or the source tree's python/src)"};
+
+void bench_sdpa_peers_stop(bench_sdpa_peer_set *set)
+{
+    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
+        bench_peer_summary_stop(&set->summaries[k], &set->processes[k]);
+    set->threads = 0;
+}
+
+void bench_sdpa_peers_start(bench_sdpa_peer_set *set, size_t threads)
+{
+    const bench_sdpa_options *o = set->options;
+    bench_sdpa_peers_stop(set);
+    set->threads = threads;
+    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k) {
+        if (!o->peers[k])
+            continue;
+        const int python = k == BENCH_SDPA_PEER_PYTHON;
+        const bench_sdpa_peer_setup setup = {
+            .kind = (bench_sdpa_peer_kind)k,
+            .script_override = o->torch_script,
+            .pythons = python ? o->attn_python : o->torch_python,
+            .threads = threads,
+            .policy = &o->repeat,
+            .seed = (unsigned long long)o->seed,
+            .flush_mib = set->flush_mib,
+        };
+        bench_peer_process *peer = &set->processes[k];
+        bench_peer_summary *summary = &set->summaries[k];
+        const int tried_before = summary->status != NULL;
+        const int started = bench_sdpa_peer_start(peer, &setup) == 0;
+        if (started)
+            printf("# %s peer: %s; %s (threads %zu)\n#   build: %s\n#   computes: %s\n",
+                   bench_sdpa_peer_names[k], peer->info, peer->python, threads, peer->blas,
+                   peer->impl);
+        else if (!tried_before) /* a repeated failure is said once */
+            printf("# %s peer skipped: %s\n#   (%s)\n", bench_sdpa_peer_names[k], peer->note,
+                   skipped_hints[k]);
+        fflush(stdout);
+        bench_peer_summary_take(summary, peer, started);
+    }
+}
+
+/* The peers' blocks of a round (bench_sdpa_between's function). */
+static void peer_block(void *context, size_t round, size_t rounds)
+{
+    bench_sdpa_peer_set *set = context;
+    const int settle = bench_size_list_max(&set->options->threads) > 1;
+    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k) {
+        bench_sdpa_peer_timing *timing = &set->timings[k];
+        if (!set->options->peers[k] || !set->processes[k].running ||
+            (round > 0 && !timing->pending))
+            continue; /* not asked for, not running, or done (a note) */
+        if (settle)
+            bench_settle_blas_threads(); /* the threads of what ran before stop polling */
+        bench_sdpa_peer_time(&set->processes[k], &set->shape, round, rounds, timing);
+    }
+    if (settle && round + 1 < rounds)
+        bench_settle_blas_threads();
+}
+
+void bench_sdpa_peers_begin(bench_sdpa_peer_set *set, const bench_sdpa_shape *shape,
+                            bench_sdpa_between *between)
+{
+    int any = 0;
+    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
+        any |= set->options->peers[k];
+    set->measuring = any && !(set->have_shape && bench_sdpa_shape_equal(&set->shape, shape));
+    between->block = set->measuring ? peer_block : NULL;
+    between->context = set;
+    if (!set->measuring)
+        return;
+    memset(set->timings, 0, sizeof set->timings);
+    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
+        set->timings[k].check_error = -1.0;
+    if (set->threads != shape->threads)
+        bench_sdpa_peers_start(set, shape->threads);
+    set->shape = *shape;
+    set->have_shape = 1;
+}
+
+void bench_sdpa_peers_end(bench_sdpa_peer_set *set, bench_sdpa_point *point)
+{
+    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k) {
+        set->timings[k].pending = 0;
+        if (set->options->peers[k])
+            point->peers[k] = set->timings[k];
+        else
+            point->peers[k].check_error = -1.0;
+    }
+}
