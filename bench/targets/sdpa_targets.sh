@@ -3,7 +3,11 @@
 # prefill (B=1, Tq=Tk=2048, NH=32, NH_kv=8, hs=128, causal; forward and
 # forward+backward), decode (Tq=1, Tk=8192, B=1) and batched decode (B=4,
 # lengths 1000/3000/5000/8192, Tk=8192); f32, 2 threads, engine auto, PyTorch
-# beside attn. Builds nothing. See bench/README.md ("attn-bench sdpa").
+# beside attn. On request (--only) issue 23's client cases, each in PyTorch's
+# and attn's layout with attn's drop-in beside: client-decode (Tq=1, cache
+# (1,4,4096,64), 16 query heads), client-loop (64 decode steps from 1024
+# tokens, 16/4 heads, hs 64), client-prefill (as prefill) and client-decode8k
+# (as decode). Builds nothing. See bench/sdpa/README.md.
 set -eu
 
 usage() {
@@ -12,7 +16,8 @@ Usage: bench/targets/sdpa_targets.sh [OPTIONS] [-- ATTN_BENCH_SDPA_OPTIONS...]
 
   --bench PATH   attn-bench (default: $ATTN_BENCH, else build/release/bench/attn-bench)
   --out DIR      where NAME.csv, NAME.json and NAME.txt go (default: attn-sdpa-targets)
-  --only LIST    comma-separated: prefill, decode, decode-b4 (default: all three)
+  --only LIST    comma-separated: prefill, decode, decode-b4 (default: these three);
+                 client-decode, client-loop, client-prefill, client-decode8k
   --dry-run      print the commands, run nothing
   -h, --help     this text
 
