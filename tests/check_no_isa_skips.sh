@@ -7,7 +7,7 @@
 # did not run: ... (Skipped)"); CPUINFO defaults to /proc/cpuinfo. Skips of
 # sets the CPU lacks, and of tests that are not per kernel set, are fine.
 # A kernel set is known here by the CPU flags it needs (x86 "flags", Arm
-# "Features"); a new set (lib/kernels.h) gets a line in required_flags.
+# "Features"); a new set (lib/kernels/kernels.h) gets a line in required_flags.
 set -euo pipefail
 
 log="${1:?usage: check_no_isa_skips.sh CTEST_LOG [CPUINFO]}"

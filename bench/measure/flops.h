@@ -15,7 +15,7 @@
  * a little more than that; NumPy and PyTorch mask after computing all of it.
  *
  * Backward (op=backward times the forward and the backward together, so its
- * count is forward + backward). The backward's GEMMs (lib/backward.c):
+ * count is forward + backward). The backward's GEMMs (lib/engine/backward.c):
  *   dWo = Y^T dout, dY = dout Wo^T               2 * 2*B*T*D*C  (with Wo)
  *   dV = P^T dY, dP = dY V^T, dQ = dS K, dK = dS^T Q   4 * 2*B*T*T*D (causal: half)
  *   dWq, dWk, dWv = X^T dQ, X^T dK, X^T dV        3 * 2*B*T*C*D

@@ -8,7 +8,7 @@
  *   Q, K, V = X Wq, X Wk, X Wv                      triple loops
  *   p_j = softmax_j(Q_t . K_j / sqrt(hs)), j <= t when causal
  *   Y_t = sum_j p_j V_j;  out = Y Wo, or Y
- * Backward (after that forward; the formulas of lib/backward.c):
+ * Backward (after that forward; the formulas of lib/engine/backward.c):
  *   dY = dout Wo^T, dWo = Y^T dout (with Wo)
  *   dV_j += sum_t P_tj dY_t,  dP_tj = dY_t . V_j,  dS = P o (dP - rowsum(P o dP))
  *   dQ_t = scale sum_j dS_tj K_j,  dK_j += scale sum_t dS_tj Q_t

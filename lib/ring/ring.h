@@ -1,7 +1,7 @@
 /*
  * The state of a ring plan (attn_mpi.h), not templated: the communicator,
  * the local shape, the schedule of blocks and the buffers the ring steps
- * use. A ring plan is an attn_plan of kind ATTN_PLAN_RING (lib/plan.h)
+ * use. A ring plan is an attn_plan of kind ATTN_PLAN_RING (lib/plan/plan.h)
  * whose `extension` is this struct and whose `release` frees it, so that
  * attn_plan_destroy (libattn) frees a ring plan like any other.
  *
@@ -32,7 +32,7 @@
 #include <attn/attn.h>
 #include <attn/attn_mpi.h>
 
-#include "plan.h"
+#include "plan/plan.h"
 
 /* The kinds of block a rank computes in a step (ring_schedule.h). */
 typedef enum ring_block {

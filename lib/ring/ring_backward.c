@@ -30,9 +30,9 @@
  */
 #include <attn/attn.h>
 
-#include "ring_comm.h"
-#include "ring_exec.h"
-#include "ring_schedule.h"
+#include "ring/ring_comm.h"
+#include "ring/ring_exec.h"
+#include "ring/ring_schedule.h"
 
 /* One sequence b of a block: its dQ into dQ (first: written, else added),
  * its dK, dV into keys->dK, keys->dV (overwritten). The first block is the

@@ -9,8 +9,8 @@
 #include <attn/attn.h>
 #include <attn/attn_mpi.h>
 
-#include "ring_comm.h"
-#include "ring_exec.h"
+#include "ring/ring_comm.h"
+#include "ring/ring_exec.h"
 
 /* The status every rank returns, from this rank's checks: agreed when the
  * plan is a ring plan, local otherwise. */

@@ -7,9 +7,9 @@
  */
 #include <attn/attn.h>
 
-#include "check.h"
-#include "sdpa_strides.h"
-#include "ring_exec.h"
+#include "core/check.h"
+#include "api/sdpa_strides.h"
+#include "ring/ring_exec.h"
 
 static attn_strided FN(run)(const void *p, size_t elements)
 {

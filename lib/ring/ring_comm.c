@@ -1,7 +1,7 @@
 /*
  * The ring's messages and status agreement (ring_comm.h).
  */
-#include "ring_comm.h"
+#include "ring/ring_comm.h"
 
 attn_status ring_agree(MPI_Comm comm, attn_status local)
 {

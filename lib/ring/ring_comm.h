@@ -14,7 +14,7 @@
 
 #include <attn/attn.h>
 
-#include "ring.h"
+#include "ring/ring.h"
 
 /* Every rank's `local` status made one: the status of the lowest-numbered
  * rank whose status is not ATTN_OK, or ATTN_OK. Collective over comm. */

@@ -5,7 +5,7 @@
 #include <attn/attn.h>
 #include <attn/attn_mpi.h>
 
-#include "ring.h"
+#include "ring/ring.h"
 
 attn_status attn_ring_counters(const attn_plan *plan, double values[ATTN_RING_COUNTER_COUNT])
 {

@@ -20,9 +20,9 @@
 
 #include <attn/attn.h>
 
-#include "sdpa_strides.h"
-#include "real.h"
-#include "ring.h"
+#include "api/sdpa_strides.h"
+#include "core/real.h"
+#include "ring/ring.h"
 
 #if ATTN_REAL_BITS == 32
 #define RING_DTYPE ATTN_F32

@@ -24,9 +24,9 @@
  */
 #include <attn/attn.h>
 
-#include "ring_comm.h"
-#include "ring_exec.h"
-#include "ring_schedule.h"
+#include "ring/ring_comm.h"
+#include "ring/ring_exec.h"
+#include "ring/ring_schedule.h"
 
 /* One sequence b of a block, its keys and values `keys`: into out and lse
  * directly (first: the whole block, q0 = 0, Tq = T) or merged into them,

@@ -20,11 +20,11 @@
 #include <attn/attn.h>
 #include <attn/attn_mpi.h>
 
-#include "check.h"
-#include "plan.h"
-#include "ring.h"
-#include "ring_comm.h"
-#include "ring_schedule.h"
+#include "core/check.h"
+#include "plan/plan.h"
+#include "ring/ring.h"
+#include "ring/ring_comm.h"
+#include "ring/ring_schedule.h"
 
 #define RING_FLAGS (ATTN_CAUSAL | ATTN_INFERENCE | ATTN_ZIGZAG)
 #define RING_ALIGNMENT ((size_t)64)

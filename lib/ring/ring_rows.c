@@ -18,7 +18,7 @@
  */
 #include <math.h>
 
-#include "ring_exec.h"
+#include "ring/ring_exec.h"
 
 void FN(ring_copy)(ring_box n, const real *src, attn_sdpa_strides from, real *dst,
                    attn_sdpa_strides to, int add)

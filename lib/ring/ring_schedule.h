@@ -24,7 +24,7 @@
 #ifndef ATTN_RING_SCHEDULE_H
 #define ATTN_RING_SCHEDULE_H
 
-#include "ring.h"
+#include "ring/ring.h"
 
 static inline ring_block ring_block_of(const attn_ring *ring, int src)
 {

@@ -134,15 +134,6 @@ static void *input(const rt_ctx *ctx, const rt_prec *p, const rt_problem *pr, co
     return t;
 }
 
-/* n sentinels from a base that is a multiple of `align` bytes (a multiple
- * of the element size); *raw is the allocation. */
-static void *aligned_sentinels(const rt_prec *p, size_t n, size_t align, void **raw)
-{
-    char *t = sentinels(p, n + align / p->size);
-    *raw = t;
-    return t + (align - (size_t)((uintptr_t)t % align)) % align;
-}
-
 static void *at_view(const rt_prec *p, void *buf, const rt_view *v)
 {
     return (char *)buf + v->at * p->size;
@@ -279,13 +270,11 @@ void rt_run_problem(rt_ctx *ctx, const rt_prec *p, const rt_problem *pr, int bac
     void *qkv = input(ctx, p, pr, &z, z.n_qkv, z.view, qkv_globals, 3);
     void *dout = input(ctx, p, pr, &z, z.n_out, &z.view[VO], dout_global, 1);
     void *out = sentinels(p, z.n_out), *lse = sentinels(p, z.B * z.NH * z.Tl);
-    /* dQ, dK, dV fused: lib/strided.h accepts their interleaving only when
-     * the columns they touch fit unwrapped in one period of the row stride
-     * counted from address 0, so the buffer starts at a multiple of the row
-     * stride in bytes (elsewhere it would be refused as ATTN_ERR_ALIASING) */
-    void *grads_raw;
-    void *grads = aligned_sentinels(
-        p, z.n_qkv, pr->layout == RT_FUSED ? z.view[VQ].ld * p->size : p->size, &grads_raw);
+    /* one element into its allocation, so that the fused dQ, dK, dV start at
+     * no multiple of their row stride (lib/core/strided.h accepts a fused
+     * buffer wherever it starts) */
+    void *grads_raw = sentinels(p, z.n_qkv + 1);
+    void *grads = (char *)grads_raw + p->size;
     const rt_arrays la = ring_arrays(p, pr, &z, qkv, out, pr->no_lse ? NULL : lse);
     const attn_sdpa_shape local = {z.B, z.NH, z.NH_kv, z.Tl, z.Tl, z.hs, pr->hs_v};
     attn_plan *ring = NULL;

@@ -25,7 +25,7 @@
 
 #include <attn/attn.h>
 
-#include "kernels.h"
+#include "kernels/kernels.h"
 
 typedef struct test_prec {
     const char *name;  /* "f32" or "f64" */
@@ -68,7 +68,7 @@ typedef struct test_prec {
     /* the other element type (f32 <-> f64), for the DTYPE_MISMATCH cases */
     const struct test_prec *other;
 
-    /* internal kernels of lib/kernels.h: whether the library has both the
+    /* internal kernels of lib/kernels/kernels.h: whether the library has both the
      * row softmax and the exp kernel of `isa`, and calls of them returning 0
      * when it lacks the kernel (the scale is rounded to the element type) */
     int (*has_kernels)(attn_isa isa);

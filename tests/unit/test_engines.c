@@ -15,9 +15,9 @@
  * and 1, 2 and 3 own threads.
  *
  * Shapes (full): no dimension a multiple of a block of the engines
- * (lib/kernels.h: KC 256, NC 512, MC 144, micro-tiles of MR rows x 2-4
- * vectors; lib/tiling.h: query blocks of 128, tiled key blocks of 512;
- * projections in row blocks of at most 144 rows, lib/engine.h), and each
+ * (lib/kernels/kernels.h: KC 256, NC 512, MC 144, micro-tiles of MR rows x 2-4
+ * vectors; lib/engine/tiling.h: query blocks of 128, tiled key blocks of 512;
+ * projections in row blocks of at most 144 rows, lib/engine/engine.h), and each
  * crossing several of them: C > 512 (three or four K blocks of the packed
  * weights), T > 1024 (9-11 query blocks, 3 key blocks, the last partial),
  * D = NH*hs not a multiple of 16 (75, 44, 40, 36) and hs 25, 22, 18 not of

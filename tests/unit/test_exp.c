@@ -1,5 +1,5 @@
 /*
- * test_exp: the polynomial exp kernels of lib/kernels.h (attn_exp_kernel_f32
+ * test_exp: the polynomial exp kernels of lib/kernels/kernels.h (attn_exp_kernel_f32
  * and _f64), for every kernel set the CPU runs (the others are skipped).
  *
  * Reference: libm exp() in double evaluated at the kernel's own input (for

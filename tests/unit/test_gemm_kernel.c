@@ -1,5 +1,5 @@
 /*
- * test_gemm_kernel: attn's own matrix products of lib/kernels.h, for every
+ * test_gemm_kernel: attn's own matrix products of lib/kernels/kernels.h, for every
  * kernel set the CPU runs (others are skipped), against a double reference.
  *
  * Residual, per element of C = alpha op(A) op(B) + beta C0:

@@ -1,6 +1,6 @@
 /*
  * test_softmax_kernel: the fused scale/mask/softmax row kernels of
- * lib/kernels.h, for every kernel set the CPU runs (others are skipped),
+ * lib/kernels/kernels.h, for every kernel set the CPU runs (others are skipped),
  * against the double reference (ref_softmax_row) and against the scalar
  * kernel.
  *

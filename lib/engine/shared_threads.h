@@ -1,0 +1,35 @@
+/*
+ * The engine a plan runs on by default (ATTN_THREADS_AUTO, attn.h) and the
+ * process's shared threads it runs on: the library's one piece of
+ * process-wide state. Not templated.
+ *
+ *   attn_auto_threads()       what ATTN_THREADS_AUTO means in this process:
+ *                             0 = BLAS threads, n >= 1 = attn's own engine on
+ *                             n threads; decided once (ATTN_NUM_THREADS, else
+ *                             the kernel set and sched_getaffinity)
+ *   attn_shared_pool_acquire  the shared pool of attn_auto_threads() threads,
+ *                             started on first use, for one call at a time:
+ *                             NULL when another call holds it (or it cannot
+ *                             be started), and the caller then runs alone
+ *   attn_shared_pool_release  gives it back
+ *
+ * After fork() the child forgets the parent's pool (its threads do not
+ * exist there) and starts its own on first use.
+ */
+#ifndef ATTN_SHARED_THREADS_H
+#define ATTN_SHARED_THREADS_H
+
+#include "kernels/kernels.h"
+#include "engine/pool.h"
+
+unsigned attn_auto_threads(void);
+
+/* The rule behind attn_auto_threads, for tests: the engine picked for the
+ * kernel set `isa` on a process allowed `cpus` CPUs, when `forced` (the
+ * value of ATTN_NUM_THREADS, or NULL) does not decide it. */
+unsigned attn_auto_threads_rule(attn_isa isa, unsigned cpus, const char *forced);
+
+attn_pool *attn_shared_pool_acquire(void);
+void attn_shared_pool_release(attn_pool *pool);
+
+#endif /* ATTN_SHARED_THREADS_H */

@@ -1,0 +1,124 @@
+/* AVX2 + FMA vocabulary; see README.md. The arithmetic is one definition for
+ * both element types (ATTN_V(name) picks _ps or _pd); lane masks, exponent
+ * bits and horizontal reductions differ per type and come first. */
+#ifndef ATTN_SIMD_AVX2_H
+#define ATTN_SIMD_AVX2_H
+
+#include <immintrin.h>
+
+#include "core/real.h"
+
+#if ATTN_REAL_BITS == 32
+
+typedef __m256 vec;
+#define VLEN 8
+#define ATTN_V(name) name##_ps
+
+static inline __m256i attn_lane_mask(size_t n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+/* p * 2^n in two exact steps 2^floor(n/2) * 2^ceil(n/2), each a normal number. */
+static inline vec attn_pow2_normal(__m256i e)
+{
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23));
+}
+static inline vec v_scale2(vec p, vec n)
+{
+    __m256i k = _mm256_cvtps_epi32(n);
+    __m256i half = _mm256_srai_epi32(k, 1);
+    return _mm256_mul_ps(_mm256_mul_ps(p, attn_pow2_normal(half)),
+                         attn_pow2_normal(_mm256_sub_epi32(k, half)));
+}
+static inline real v_hmax(vec v)
+{
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+}
+static inline real v_hsum(vec v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+#else /* double */
+
+typedef __m256d vec;
+#define VLEN 4
+#define ATTN_V(name) name##_pd
+
+static inline __m256i attn_lane_mask(size_t n)
+{
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x((long long)n), _mm256_setr_epi64x(0, 1, 2, 3));
+}
+static inline vec attn_pow2_normal(__m256i e)
+{
+    return _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(e, _mm256_set1_epi64x(1023)), 52));
+}
+/* As for float, but AVX2 has no 64-bit float-to-int conversion nor 64-bit
+ * arithmetic shift: n (|n| < 2^51) becomes an integer through the round-to-
+ * integer magic constant, and floor(k/2) is taken on k + 2^11 >= 0. */
+static inline vec v_scale2(vec p, vec n)
+{
+    const vec magic = _mm256_set1_pd(0x1.8p52);
+    __m256i k = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(n, magic)), _mm256_castpd_si256(magic));
+    const __m256i bias = _mm256_set1_epi64x(1 << 11);
+    __m256i half = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_add_epi64(k, bias), 1), _mm256_set1_epi64x(1 << 10));
+    return _mm256_mul_pd(_mm256_mul_pd(p, attn_pow2_normal(half)),
+                         attn_pow2_normal(_mm256_sub_epi64(k, half)));
+}
+static inline real v_hmax(vec v)
+{
+    __m128d m = _mm_max_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_max_sd(m, _mm_unpackhi_pd(m, m)));
+}
+static inline real v_hsum(vec v)
+{
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+
+#endif
+
+static inline vec v_set1(real x) { return ATTN_V(_mm256_set1)(x); }
+static inline vec v_load(const real *p) { return ATTN_V(_mm256_loadu)(p); }
+static inline void v_store(real *p, vec v) { ATTN_V(_mm256_storeu)(p, v); }
+static inline vec v_load_part(const real *p, size_t n, real fill)
+{
+    __m256i m = attn_lane_mask(n);
+    return ATTN_V(_mm256_blendv)(v_set1(fill), ATTN_V(_mm256_maskload)(p, m),
+                                 ATTN_V(_mm256_castsi256)(m));
+}
+static inline void v_store_part(real *p, vec v, size_t n)
+{
+    ATTN_V(_mm256_maskstore)(p, attn_lane_mask(n), v);
+}
+static inline vec v_add(vec a, vec b) { return ATTN_V(_mm256_add)(a, b); }
+static inline vec v_sub(vec a, vec b) { return ATTN_V(_mm256_sub)(a, b); }
+static inline vec v_mul(vec a, vec b) { return ATTN_V(_mm256_mul)(a, b); }
+static inline vec v_fmadd(vec a, vec b, vec c) { return ATTN_V(_mm256_fmadd)(a, b, c); }
+static inline vec v_min(vec a, vec b) { return ATTN_V(_mm256_min)(a, b); }
+static inline vec v_max(vec a, vec b) { return ATTN_V(_mm256_max)(a, b); }
+/* Lanes of v where x < t (ordered: a NaN x keeps its lane) set to 0. */
+static inline vec v_zero_below(vec v, vec x, vec t)
+{
+    return ATTN_V(_mm256_and)(ATTN_V(_mm256_cmp)(x, t, _CMP_NLT_UQ), v);
+}
+static inline vec v_round(vec a)
+{
+    return ATTN_V(_mm256_round)(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+/* The matrix product's micro-tile (gemm_kernel.inc.c): MR rows x NV vectors,
+ * 12 accumulators of the 16 registers. */
+/* Rows of C per group of its unpacked path (two accumulators per row). */
+#define ATTN_GEMM_DIRECT_ROWS 4
+/* Rows shorter than a vector that the softmax takes at once
+ * (16 registers: 8 rows spilled, 4 do not). */
+#define ATTN_SOFTMAX_SHORT_ROWS 4
+#define ATTN_GEMM_MR 6
+#define ATTN_GEMM_NV 2
+
+#endif /* ATTN_SIMD_AVX2_H */

@@ -1,0 +1,486 @@
+/*
+ * attn's own matrix product, written once over the SIMD vocabulary of
+ * lib/simd/ (see its README) in the manner of BLIS: op(B) is packed into
+ * contiguous micro-panels and one register-blocked micro-kernel does all the
+ * arithmetic, broadcasting op(A)'s elements from where they lie (packing
+ * op(A) as well cost more than it saved at attn's sizes: 1024x64x768 NN went
+ * from 175 to 236 GFLOP/s on one thread without it). It is single-threaded
+ * and never allocates: the caller hands it attn_gemm_pack_elements(M, N, K)
+ * elements of scratch. The including file has already included one
+ * vocabulary header and defines
+ *   GEMM_NAME        the product's symbol, e.g. attn_gemm_avx2_f32
+ *   GEMM_SHARED_A_NAME  the products sharing op(A), e.g. attn_gemm_shared_a_avx2_f32
+ *   PACK_B_NAME      the packing of a whole op(B), e.g. attn_gemm_pack_b_avx2_f32
+ *   GEMM_LOWER_NAME  the triangular product's, e.g. attn_gemm_lower_avx2_f32
+ * All follow the contracts in kernels.h.
+ *
+ * Shapes (row-major, op(X) = X or X^T as the trans flag says):
+ *   C (M,N) = alpha op(A) (M,K) op(B) (K,N) + beta C,   beta 0 (C not read) or 1
+ * beta takes no other value: the kernel has no multiplication by beta (any
+ * nonzero beta would act as 1), so debug builds (no NDEBUG) assert it at
+ * every entry point (CHECK_BETA).
+ * Loops, outermost first (BLIS's names):
+ *   pc: K in blocks of ATTN_GEMM_KC; jc: N in blocks of ATTN_GEMM_NC, op(B)
+ *   block (kc x nc) packed into NR-column micro-panels (the last one
+ *   zero-padded); ic: M in blocks of ATTN_GEMM_MC rows of op(A); jr, ir: the
+ *   micro-kernel on one MR x NR tile, C += op(A) rows x B_panel over kc,
+ *   stored for the rows and columns that exist. The first K block applies
+ *   beta, later ones add. Several products with the same op(A) (X Wq, X Wk,
+ *   X Wv) run through each block of its rows together (the fused
+ *   projection).
+ * Order of the sums (the same whatever the thread that computes a product:
+ * results depend on the shape and the kernel set only):
+ *   packed path: for each K block [k0, k0 + kc) in increasing k0, the block's
+ *     products are accumulated in increasing k into one accumulator per
+ *     element, from 0 (the vocabulary's v_fmadd); the block's sum times
+ *     alpha is then stored (first block, beta 0) or added to C;
+ *   unpacked path (attn_gemm_is_direct): two accumulators per element, one
+ *     over even k and one over odd k, each in increasing k; C = alpha (even
+ *     + odd) (+ C when beta is 1);
+ *   triangular product (GEMM_LOWER_NAME): a triangle of more than
+ *     LOWER_DIRECT_ROWS rows is split into its top half's triangle, the
+ *     rectangle below that (one product as above, added to C) and the
+ *     bottom triangle (added to C), each recursively; in a smaller one the
+ *     group of MR rows from g first takes the product of columns [0, g) as
+ *     above, then row i adds a_ik b_k for k = g .. i in increasing k, one
+ *     multiplication and one addition each.
+ */
+#include <assert.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+
+/* beta is 0 or 1 (kernels.h); checked in debug builds only */
+#define CHECK_BETA(beta) assert((beta) == REAL_C(0.0) || (beta) == REAL_C(1.0))
+
+#define NV ATTN_GEMM_NV  /* vectors per row of the tile */
+#define NR (NV * VLEN) /* its columns */
+#define MR ATTN_GEMM_MR
+
+_Static_assert(NR <= ATTN_GEMM_NR_MAX && MR <= ATTN_GEMM_MR_MAX,
+               "the micro-tile must fit the scratch sizes of kernels.h");
+
+/* op(B)[k0 + k][j0 + j] for k < kc, j < nc, as micro-panels of NR columns:
+ * panel p holds columns [p*NR, p*NR + NR) at pack + p*kc*NR, row k at k*NR. */
+static void pack_b(const real *B, size_t ldb, int trans_b, size_t k0, size_t kc, size_t j0,
+                   size_t nc, real *pack)
+{
+    for (size_t p = 0; p * NR < nc; p++) {
+        const size_t cols = nc - p * NR < NR ? nc - p * NR : NR;
+        real *panel = pack + p * kc * NR;
+        if (!trans_b) { /* rows of B: NV vectors each, zero-filled past N */
+            const real *src = B + k0 * ldb + j0 + p * NR;
+            if (cols == NR) {
+                for (size_t k = 0; k < kc; k++, src += ldb)
+                    for (size_t v = 0; v < NV; v++)
+                        v_store(panel + k * NR + v * VLEN, v_load(src + v * VLEN));
+                continue;
+            }
+            for (size_t k = 0; k < kc; k++, src += ldb)
+                for (size_t v = 0; v < NV; v++) {
+                    const size_t at = v * VLEN;
+                    const size_t n = cols <= at ? 0 : cols - at < VLEN ? cols - at : VLEN;
+                    v_store(panel + k * NR + at, n == VLEN ? v_load(src + at)
+                                                          : v_load_part(src + at, n, REAL_C(0.0)));
+                }
+            continue;
+        }
+        /* rows of B^T, read along and stored across, in squares of
+         * TRANS_TILE so that both sides stay in a few cache lines */
+        enum { TRANS_TILE = 16 };
+        for (size_t jt = 0; jt < cols; jt += TRANS_TILE)
+            for (size_t kt = 0; kt < kc; kt += TRANS_TILE)
+                for (size_t j = jt; j < jt + TRANS_TILE && j < cols; j++) {
+                    const real *src = B + (j0 + p * NR + j) * ldb + k0;
+                    for (size_t k = kt; k < kt + TRANS_TILE && k < kc; k++)
+                        panel[k * NR + j] = src[k];
+                }
+        for (size_t k = 0; k < kc && cols < NR; k++)
+            for (size_t j = cols; j < NR; j++)
+                panel[k * NR + j] = REAL_C(0.0);
+    }
+}
+
+/* The tile's arithmetic: acc (MR x NV vectors) = op(A) rows B_panel over kc,
+ * op(A)'s element (r, k) at a[r][k * a_cs]. */
+static inline __attribute__((always_inline)) void micro_accumulate(
+    size_t kc, const real *const *a, size_t a_cs, const real *b, vec acc[MR][NV])
+{
+    for (int r = 0; r < MR; r++)
+        for (int v = 0; v < NV; v++)
+            acc[r][v] = v_set1(REAL_C(0.0));
+    /* Unrolled twice: on a Xeon (Sapphire Rapids) this took op(A) = A^T read
+     * in place (a stride of lda per k) from 140 to 172 GFLOP/s and A from
+     * 194 to 199 on one core (1024x64x768 TN, 144x768x768 NN, f32). */
+#pragma GCC unroll 2
+    for (size_t k = 0; k < kc; k++, b += NR) {
+        vec bv[NV];
+        for (int v = 0; v < NV; v++)
+            bv[v] = v_load(b + v * VLEN);
+        for (int r = 0; r < MR; r++) {
+            const vec ar = v_set1(a[r][k * a_cs]);
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = v_fmadd(ar, bv[v], acc[r][v]);
+        }
+    }
+}
+
+static inline void micro_store(vec acc[MR][NV], real alpha, int add, real *C, size_t ldc,
+                               size_t rows, size_t cols)
+{
+    const vec valpha = v_set1(alpha);
+    for (size_t r = 0; r < rows; r++) {
+        real *c = C + r * ldc;
+        for (int v = 0; v < NV; v++) {
+            const size_t at = (size_t)v * VLEN;
+            if (cols >= at + VLEN) {
+                vec x = v_mul(acc[r][v], valpha);
+                v_store(c + at, add ? v_add(v_load(c + at), x) : x);
+            } else if (cols > at) {
+                const size_t n = cols - at;
+                vec x = v_mul(acc[r][v], valpha);
+                v_store_part(c + at, add ? v_add(v_load_part(c + at, n, REAL_C(0.0)), x) : x, n);
+            }
+        }
+    }
+}
+
+/* The same tile with op(A) read where it lies, its row r at rows_of_a[r]
+ * and column k a_cs further on: op(A) = A (a_step lda, a_cs 1) or A^T
+ * (a_step 1, a_cs lda), from row i and column k of op(A) at `a`. Missing
+ * rows read the first again and are never stored. */
+static inline void micro_kernel_in_place(size_t kc, const real *a, size_t a_step, size_t a_cs,
+                                         const real *b, real alpha, int add, real *C, size_t ldc,
+                                         size_t rows, size_t cols)
+{
+    const real *rows_of_a[MR];
+    for (size_t r = 0; r < MR; r++)
+        rows_of_a[r] = a + (r < rows ? r : 0) * a_step;
+    /* C's tile is read and written last: its lines are fetched now (as
+     * BLIS's kernels do; +2-6% on products with cold data, Xeon SPR) */
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c += 64 / sizeof(real))
+            __builtin_prefetch(C + r * ldc + c, 1, 3);
+    vec acc[MR][NV];
+    micro_accumulate(kc, rows_of_a, a_cs, b, acc);
+    micro_store(acc, alpha, add, C, ldc, rows, cols);
+}
+
+/* Small products skip the packing: rows of C in groups of DIRECT_ROWS, each
+ * a vector of columns at a time, op(A) broadcast from where it lies and op(B)
+ * rows loaded in place (op(B) = B^T is first copied to the scratch as a
+ * K x N row-major block). Even and odd k go to two accumulators per row, so
+ * that 2 * DIRECT_ROWS dependency chains overlap; they are added at the end.
+ * Each group size (the last group of M rows may be smaller) has its own
+ * unrolled copy. */
+#define DIRECT_ROWS ATTN_GEMM_DIRECT_ROWS
+_Static_assert(DIRECT_ROWS == 4 || DIRECT_ROWS == 8, "direct_group has cases for 4 or 8 rows");
+
+/* One vector of columns j .. j+cols of a group's `rows` rows; `rows` and
+ * `full` (cols == VLEN) are constants in each inlined copy, so the k loop
+ * has no branch and the accumulators stay in registers. */
+static inline __attribute__((always_inline)) void direct_columns(
+    const int rows, int full, size_t cols, size_t K, vec valpha, const real *const *a,
+    size_t a_cs, const real *B, size_t ldb, int add, real *C, size_t ldc)
+{
+    vec even[DIRECT_ROWS], odd[DIRECT_ROWS];
+    for (int r = 0; r < rows; r++)
+        even[r] = odd[r] = v_set1(REAL_C(0.0));
+    size_t k = 0;
+    for (; k + 2 <= K; k += 2) {
+        const real *b = B + k * ldb;
+        const vec b0 = full ? v_load(b) : v_load_part(b, cols, REAL_C(0.0));
+        const vec b1 = full ? v_load(b + ldb) : v_load_part(b + ldb, cols, REAL_C(0.0));
+        for (int r = 0; r < rows; r++) {
+            even[r] = v_fmadd(v_set1(a[r][k * a_cs]), b0, even[r]);
+            odd[r] = v_fmadd(v_set1(a[r][(k + 1) * a_cs]), b1, odd[r]);
+        }
+    }
+    if (k < K) {
+        const real *b = B + k * ldb;
+        const vec b0 = full ? v_load(b) : v_load_part(b, cols, REAL_C(0.0));
+        for (int r = 0; r < rows; r++)
+            even[r] = v_fmadd(v_set1(a[r][k * a_cs]), b0, even[r]);
+    }
+    for (int r = 0; r < rows; r++) {
+        real *c = C + r * ldc;
+        const vec x = v_mul(v_add(even[r], odd[r]), valpha);
+        if (full)
+            v_store(c, add ? v_add(v_load(c), x) : x);
+        else
+            v_store_part(c, add ? v_add(v_load_part(c, cols, REAL_C(0.0)), x) : x, cols);
+    }
+}
+
+static inline __attribute__((always_inline)) void direct_rows(
+    const int rows, size_t N, size_t K, real alpha, const real *A, size_t a_rs, size_t a_cs,
+    const real *B, size_t ldb, int add, real *C, size_t ldc)
+{
+    const real *a[DIRECT_ROWS];
+    for (int r = 0; r < rows; r++)
+        a[r] = A + (size_t)r * a_rs;
+    const vec valpha = v_set1(alpha);
+    size_t j = 0;
+    for (; j + VLEN <= N; j += VLEN)
+        direct_columns(rows, 1, VLEN, K, valpha, a, a_cs, B + j, ldb, add, C + j, ldc);
+    if (j < N)
+        direct_columns(rows, 0, N - j, K, valpha, a, a_cs, B + j, ldb, add, C + j, ldc);
+}
+
+/* A group of 1 .. DIRECT_ROWS rows, each count its own copy of the code. */
+static void direct_group(size_t rows, size_t N, size_t K, real alpha, const real *A, size_t a_rs,
+                         size_t a_cs, const real *B, size_t ldb, int add, real *C, size_t ldc)
+{
+    switch (rows) {
+#define DIRECT_CASE(n)                                                                 \
+    case n:                                                                            \
+        direct_rows(n, N, K, alpha, A, a_rs, a_cs, B, ldb, add, C, ldc);               \
+        break;
+        DIRECT_CASE(1)
+        DIRECT_CASE(2)
+        DIRECT_CASE(3)
+        DIRECT_CASE(4)
+#if DIRECT_ROWS > 4
+        DIRECT_CASE(5)
+        DIRECT_CASE(6)
+        DIRECT_CASE(7)
+        DIRECT_CASE(8)
+#endif
+#undef DIRECT_CASE
+    default:
+        break;
+    }
+}
+
+static void gemm_direct(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha,
+                        const real *A, size_t lda, const real *B, size_t ldb, real beta, real *C,
+                        size_t ldc, real *pack)
+{
+    if (trans_b) {
+        for (size_t k = 0; k < K; k++)
+            for (size_t j = 0; j < N; j++)
+                pack[k * N + j] = B[j * ldb + k];
+        B = pack;
+        ldb = N;
+    }
+    const size_t a_rs = trans_a ? 1 : lda, a_cs = trans_a ? lda : 1;
+    for (size_t i = 0; i < M; i += DIRECT_ROWS) {
+        const size_t rows = M - i < DIRECT_ROWS ? M - i : DIRECT_ROWS;
+        direct_group(rows, N, K, alpha, A + i * a_rs, a_rs, a_cs, B, ldb, beta != REAL_C(0.0),
+                     C + i * ldc, ldc);
+    }
+}
+
+/* Columns of a K block of a whole packed op(B): N rounded up to panels. */
+static inline size_t packed_width(size_t N)
+{
+    return (N + NR - 1) / NR * NR;
+}
+
+/* Rows [i0, i0+mc) of op(A) = A^T over the K block [k0, k0+kc), packed as
+ * MR-row micro-panels: panel ir at apack + ir*kc, element (r, k) at
+ * [k*MR + r] (rows past mc not written: the micro-kernel never reads them).
+ * Each k is a run of consecutive elements of one row of A. */
+static void pack_a_transposed(const real *A, size_t lda, size_t k0, size_t kc, size_t i0,
+                              size_t mc, real *apack)
+{
+    for (size_t ir = 0; ir < mc; ir += MR) {
+        const size_t rows = mc - ir < MR ? mc - ir : MR;
+        const real *src = A + k0 * lda + i0 + ir;
+        real *dst = apack + ir * kc;
+        for (size_t k = 0; k < kc; k++, src += lda, dst += MR) {
+            size_t c = 0;
+            for (; c + VLEN <= rows; c += VLEN)
+                v_store(dst + c, v_load(src + c));
+            if (c < rows)
+                v_store_part(dst + c, v_load_part(src + c, rows - c, REAL_C(0.0)), rows - c);
+        }
+    }
+}
+
+/* The lines of `rows` rows of n elements, ld apart, fetched into L2: the
+ * next micro-tile's rows of op(A) = A read in place. The hardware
+ * prefetchers miss them when rows lie far apart (Q of attention on given
+ * Q, K, V: rows of 128 elements 16 KiB apart), and the micro-kernel would
+ * wait for each line from L3 on its first pass over a row block. */
+static inline void prefetch_rows(const real *x, size_t ld, size_t rows, size_t n)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < n; c += 64 / sizeof(real))
+            __builtin_prefetch(x + r * ld + c, 0, 2);
+}
+
+/* C_m = alpha op(A) op(B_m) + beta C_m for m < count, op(A) shared. Loops:
+ * pc (K), m, jc (N: pack op(B_m) once, unless `prepacked` holds it whole:
+ * see PACK_B_NAME), ic (M: op(A) = A^T packed when op(B) has more than two
+ * panels to share it: read in place, its rows lie lda apart, and with lda a
+ * multiple of 256 bytes (C = 768, T = 1024) they fill a few cache sets of
+ * L1 and are read from L2 for every panel; see pack_a below), jr, ir. */
+static void gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha,
+                        const real *A, size_t lda, size_t count, const real *const *B,
+                        size_t ldb, const real *const *prepacked, real beta, real *const *C,
+                        size_t ldc, real *pack)
+{
+    /* A^T read in place costs L1 misses when lda is a multiple of 1 KiB (its
+     * rows fill a few cache sets), a copy costs a pass: pack when more than
+     * two panels share the copy, or when the stride is such. At two panels
+     * the copy did not pay: sdpa's backward dV += P^T dout and
+     * dK += dS^T Q (256x128x128, lda 272) went from 122-125 to 140-151
+     * GFLOP/s in a loop of one product, about +7% in the backward's loop
+     * (f32, one core, Xeon model 207). Either way the sums are the same. */
+    const int pack_a = trans_a && (N > 2 * NR || lda * sizeof(real) % 1024 == 0);
+    real *apack = pack + attn_gemm_pack_b_elements(N, K);
+    for (size_t k0 = 0; k0 < K; k0 += ATTN_GEMM_KC) {
+        const size_t kc = K - k0 < ATTN_GEMM_KC ? K - k0 : ATTN_GEMM_KC;
+        const int add = k0 > 0 || beta != REAL_C(0.0);
+        for (size_t m = 0; m < count; m++) {
+            for (size_t j0 = 0; j0 < N; j0 += ATTN_GEMM_NC) {
+                const size_t nc = N - j0 < ATTN_GEMM_NC ? N - j0 : ATTN_GEMM_NC;
+                const real *panels = pack;
+                if (prepacked != NULL)
+                    panels = prepacked[m] + k0 * packed_width(N) + j0 * kc;
+                else
+                    pack_b(B[m], ldb, trans_b, k0, kc, j0, nc, pack);
+                for (size_t i0 = 0; i0 < M; i0 += ATTN_GEMM_MC) {
+                    const size_t mc = M - i0 < ATTN_GEMM_MC ? M - i0 : ATTN_GEMM_MC;
+                    if (pack_a)
+                        pack_a_transposed(A, lda, k0, kc, i0, mc, apack);
+                    for (size_t jr = 0; jr < nc; jr += NR) {
+                        const real *b = panels + jr * kc;
+                        const size_t cols = nc - jr < NR ? nc - jr : NR;
+                        for (size_t ir = 0; ir < mc; ir += MR) {
+                            const size_t rows = mc - ir < MR ? mc - ir : MR;
+                            const size_t i = i0 + ir;
+                            if (!trans_a && jr == 0 && ir + MR < mc)
+                                prefetch_rows(A + (i + MR) * lda + k0, lda,
+                                              mc - ir - MR < MR ? mc - ir - MR : MR, kc);
+                            if (pack_a)
+                                micro_kernel_in_place(kc, apack + ir * kc, 1, MR, b, alpha, add,
+                                                      C[m] + i * ldc + j0 + jr, ldc, rows, cols);
+                            else
+                                micro_kernel_in_place(
+                                    kc, trans_a ? A + k0 * lda + i : A + i * lda + k0,
+                                    trans_a ? 1 : lda, trans_a ? lda : 1, b, alpha, add,
+                                    C[m] + i * ldc + j0 + jr, ldc, rows, cols);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+size_t PANEL_NAME(void);
+/* NR: the columns of one micro-panel of a packed op(B). */
+size_t PANEL_NAME(void)
+{
+    return NR;
+}
+
+void PACK_B_NAME(int trans_b, size_t K, size_t N, const real *B, size_t ldb, size_t k0,
+                 real *packed);
+/* The K block [k0, k0 + KC) of op(B) (K,N), packed as gemm_packed reads it
+ * from `prepacked`: block k0 at packed + k0 * packed_width(N), its panels of
+ * NR columns one after the other. */
+void PACK_B_NAME(int trans_b, size_t K, size_t N, const real *B, size_t ldb, size_t k0,
+                 real *packed)
+{
+    const size_t kc = K - k0 < ATTN_GEMM_KC ? K - k0 : ATTN_GEMM_KC;
+    pack_b(B, ldb, trans_b, k0, kc, 0, N, packed + k0 * packed_width(N));
+}
+
+void GEMM_SHARED_A_NAME(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha,
+                        const real *A, size_t lda, size_t count, const real *const *B,
+                        size_t ldb, const real *const *prepacked, real beta, real *const *C,
+                        size_t ldc, real *pack);
+void GEMM_SHARED_A_NAME(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha,
+                        const real *A, size_t lda, size_t count, const real *const *B,
+                        size_t ldb, const real *const *prepacked, real beta, real *const *C,
+                        size_t ldc, real *pack)
+{
+    CHECK_BETA(beta);
+    if (K == 0) { /* C = beta C: nothing to add */
+        for (size_t m = 0; m < count; m++)
+            for (size_t i = 0; i < M && beta == REAL_C(0.0); i++)
+                memset(C[m] + i * ldc, 0, N * sizeof(real));
+        return;
+    }
+    if (attn_gemm_is_direct(M, N, K)) {
+        for (size_t m = 0; m < count; m++)
+            gemm_direct(trans_a, trans_b, M, N, K, alpha, A, lda, B[m], ldb, beta, C[m], ldc,
+                        pack);
+        return;
+    }
+    gemm_packed(trans_a, trans_b, M, N, K, alpha, A, lda, count, B, ldb, prepacked, beta, C, ldc,
+                pack);
+}
+
+void GEMM_NAME(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha, const real *A,
+               size_t lda, const real *B, size_t ldb, real beta, real *C, size_t ldc, real *pack);
+void GEMM_NAME(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha, const real *A,
+               size_t lda, const real *B, size_t ldb, real beta, real *C, size_t ldc, real *pack)
+{
+    GEMM_SHARED_A_NAME(trans_a, trans_b, M, N, K, alpha, A, lda, 1, &B, ldb, NULL, beta, &C, ldc,
+                       pack);
+}
+
+void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *B, size_t ldb,
+                     real beta, real *C, size_t ldc, real *pack);
+/*
+ * C (M,N) = tril(A) (M,M) B (M,N) + beta C: row i of C only ever meets rows
+ * k <= i of B (a NaN in a later row of B stays out of it, which a product
+ * with zeros above the diagonal would not do). Rows go in groups of MR: the
+ * part left of the group's diagonal block is one product, then each row of
+ * the group adds its own keys of the block, k = g .. i, as vector updates.
+ */
+/* Rows of a triangle done row group by row group; larger ones are split in
+ * two halves, the block below the top half one packed product: a causal
+ * query block of 128 took 5.5% of an sdpa prefill forward in this kernel
+ * for 3% of its arithmetic (Xeon SPR). */
+#define LOWER_DIRECT_ROWS 32
+
+void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *B, size_t ldb,
+                     real beta, real *C, size_t ldc, real *pack)
+{
+    CHECK_BETA(beta);
+    if (M > LOWER_DIRECT_ROWS) {
+        const size_t top = (M / 2 + MR - 1) / MR * MR;
+        GEMM_LOWER_NAME(top, N, A, lda, B, ldb, beta, C, ldc, pack);
+        GEMM_NAME(0, 0, M - top, N, top, REAL_C(1.0), A + top * lda, lda, B, ldb, beta,
+                  C + top * ldc, ldc, pack);
+        GEMM_LOWER_NAME(M - top, N, A + top * lda + top, lda, B + top * ldb, ldb, REAL_C(1.0),
+                        C + top * ldc, ldc, pack);
+        return;
+    }
+    for (size_t g = 0; g < M; g += MR) {
+        const size_t rows = M - g < MR ? M - g : MR;
+        GEMM_NAME(0, 0, rows, N, g, REAL_C(1.0), A + g * lda, lda, B, ldb, beta, C + g * ldc, ldc,
+                  pack);
+        for (size_t i = g; i < g + rows; i++) {
+            real *c = C + i * ldc;
+            const int fresh = g == 0 && beta == REAL_C(0.0);
+            for (size_t k = g; k <= i; k++) {
+                const vec a = v_set1(A[i * lda + k]);
+                const real *b = B + k * ldb;
+                const int first = fresh && k == g;
+                size_t j = 0;
+                for (; j + VLEN <= N; j += VLEN) {
+                    vec x = v_mul(a, v_load(b + j));
+                    v_store(c + j, first ? x : v_add(v_load(c + j), x));
+                }
+                if (j < N) {
+                    vec x = v_mul(a, v_load_part(b + j, N - j, REAL_C(0.0)));
+                    v_store_part(c + j, first ? x : v_add(v_load_part(c + j, N - j, REAL_C(0.0)), x),
+                                 N - j);
+                }
+            }
+        }
+    }
+}
+
+#undef NR
+#undef NV
+#undef MR
+#undef DIRECT_ROWS
+#undef CHECK_BETA

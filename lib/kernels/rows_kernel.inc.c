@@ -1,0 +1,255 @@
+/*
+ * Products of a few rows against many (the decode step of sdpa_forward.c),
+ * written in one vector vocabulary (simd/<isa>.h, VLEN lanes of `real`);
+ * the including kernels_<isa>.c defines the names:
+ *   ROWS_DOT_NAME   S (G*R, n) = A_g (R, d) B_g^T for G groups: group g's rows
+ *                   of A and S from row g*R, its B_g (n, d) at B + g*ldg
+ *                   (the key/value heads of one cache row side by side,
+ *                   ldg = d, or of a (NH_kv, Tk, d) cache, ldg = its head
+ *                   stride); row j of B_g read once, whole,
+ *                   against every row (no transposed copy, unlike a GEMM's
+ *                   packing of op(B) = B^T)
+ *   ROWS_AXPY_NAME  C (G*R, m) += P_g (R, n) B_g (n, m), groups likewise: B
+ *                   read once; one group's R rows of C held in registers a
+ *                   block of columns at a time, several groups' ROWS_AXPY_KEYS
+ *                   keys at a time (C loaded and stored once for them)
+ * R <= ATTN_ROWS_MAX. Each result is summed in a fixed order (lanes, then
+ * their sum; keys in increasing j), the same on every call.
+ */
+#include "kernels/kernels.h"
+
+/* Rows of B are prefetched ahead of their use: B's rows are often far
+ * apart (one head's slice of a (Tk, NH_kv*hs) cache: 512 bytes every 4 KiB;
+ * a decode step's whole cache row: one 4 KiB page per key), and the
+ * hardware prefetchers, which work within a page, do not run ahead of them.
+ *
+ * The dot and the grouped axpy prefetch each cache line of the row
+ * ROWS_AHEAD keys ahead next to their load of the same line of this row:
+ * one prefetch per line loaded, spread over the row's arithmetic. Issued
+ * a whole row at a time instead (64 prefetches for a 4 KiB row, 32 rows
+ * ahead), they took the decode step at Tk = 8192, 32 heads on 8, hs = 128
+ * from 2.9-3.4 ms to 1.6-2.1 ms (min of 60 cold calls; 2-vCPU AMD EPYC,
+ * Zen 5): the burst held the line-fill buffers full and the loads of this
+ * row waited behind it. 4 and 8 keys ahead measured the same; 2 and 16
+ * slower. The one-row axpy (rows_axpy_columns) reads two lines of a row
+ * and prefetches them ROWS_COLUMNS_AHEAD rows ahead. */
+enum { ROWS_AHEAD = 4, ROWS_COLUMNS_AHEAD = 32 };
+
+/* How many of rows j .. j + keys - 1 have a row ROWS_AHEAD after them below
+ * row n. */
+static inline size_t rows_with_ahead(size_t j, size_t keys, size_t n)
+{
+    if (j + ROWS_AHEAD >= n)
+        return 0;
+    return n - j - ROWS_AHEAD < keys ? n - j - ROWS_AHEAD : keys;
+}
+
+/* Prefetches the line at offset i of the `ahead` rows ROWS_AHEAD after Bj
+ * (ldb apart), once per cache line of i. */
+static inline __attribute__((always_inline)) void rows_prefetch_line(const real *Bj, size_t ldb,
+                                                                     size_t ahead, size_t i)
+{
+    if (i % (64 / sizeof(real)) != 0)
+        return;
+    for (size_t k = 0; k < ahead; k++)
+        __builtin_prefetch(Bj + (k + ROWS_AHEAD) * ldb + i);
+}
+
+/* Rows j .. j + keys - 1 of B (ldb apart, keys <= ROWS_DOT_KEYS) against R
+ * rows of A: S[r * lds + k] = <A_r, B_{j+k}>. Each vector of A is loaded
+ * once for the keys (one load feeds `keys` multiply-adds); each sum runs
+ * over its own accumulator, as for a single key. The first `ahead` rows'
+ * successors ROWS_AHEAD rows on are prefetched line by line. */
+enum { ROWS_DOT_KEYS = 2 };
+static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t keys, size_t d,
+                                                                const real *A, size_t lda,
+                                                                const real *Bj, size_t ldb,
+                                                                real *S, size_t lds, size_t ahead)
+{
+    vec acc[ATTN_ROWS_MAX][ROWS_DOT_KEYS];
+    for (size_t r = 0; r < R; r++)
+        for (size_t k = 0; k < keys; k++)
+            acc[r][k] = v_set1(REAL_C(0.0));
+    size_t i = 0;
+    for (; i + VLEN <= d; i += VLEN) {
+        vec b[ROWS_DOT_KEYS];
+        for (size_t k = 0; k < keys; k++)
+            b[k] = v_load(Bj + k * ldb + i);
+        rows_prefetch_line(Bj, ldb, ahead, i);
+        for (size_t r = 0; r < R; r++) {
+            const vec q = v_load(A + r * lda + i);
+            for (size_t k = 0; k < keys; k++)
+                acc[r][k] = v_fmadd(q, b[k], acc[r][k]);
+        }
+    }
+    if (i < d) {
+        vec b[ROWS_DOT_KEYS];
+        for (size_t k = 0; k < keys; k++)
+            b[k] = v_load_part(Bj + k * ldb + i, d - i, REAL_C(0.0));
+        for (size_t r = 0; r < R; r++) {
+            const vec q = v_load_part(A + r * lda + i, d - i, REAL_C(0.0));
+            for (size_t k = 0; k < keys; k++)
+                acc[r][k] = v_fmadd(q, b[k], acc[r][k]);
+        }
+    }
+    for (size_t r = 0; r < R; r++)
+        for (size_t k = 0; k < keys; k++)
+            S[r * lds + k] = v_hsum(acc[r][k]);
+}
+
+/* Rows j .. j + keys - 1 of B, every group. */
+static inline __attribute__((always_inline)) void rows_dot_step(size_t keys, size_t j, size_t n,
+                                                                size_t G, size_t R, size_t d,
+                                                                const real *A, size_t lda,
+                                                                const real *B, size_t ldb,
+                                                                size_t ldg, real *S, size_t lds)
+{
+    const size_t ahead = rows_with_ahead(j, keys, n);
+    for (size_t g = 0; g < G; g++)
+        rows_dot_keys(R, keys, d, A + g * R * lda, lda, B + j * ldb + g * ldg, ldb,
+                      S + g * R * lds + j, lds, ahead);
+}
+
+/* The kernels' dispatch on their row count R <= ATTN_ROWS_MAX: CASE(rows)
+ * gives the code of each count (a constant in it), which returns. */
+#ifndef ROWS_SWITCH
+#define ROWS_SWITCH(R, CASE)                                                           \
+    switch (R) {                                                                       \
+        CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)                \
+    default:                                                                           \
+        return;                                                                        \
+    }
+_Static_assert(ATTN_ROWS_MAX == 8, "ROWS_SWITCH has a case for every row count");
+/* Keys [0, n) through STEP(keys, j, n, ...): KEYS at a time, then one by one. */
+#define ROWS_KEY_STEPS(STEP, KEYS, n, ...)                                             \
+    do {                                                                               \
+        size_t j_ = 0;                                                                 \
+        for (; j_ + (KEYS) <= (n); j_ += (KEYS))                                       \
+            STEP(KEYS, j_, n, __VA_ARGS__);                                            \
+        for (; j_ < (n); j_++)                                                         \
+            STEP(1, j_, n, __VA_ARGS__);                                               \
+    } while (0)
+#endif
+
+void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
+                   const real *B, size_t ldb, size_t ldg, real *S, size_t lds);
+void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
+                   const real *B, size_t ldb, size_t ldg, real *S, size_t lds)
+{
+#define ROWS_DOT_CASE(rows)                                                             \
+    case rows:                                                                          \
+        ROWS_KEY_STEPS(rows_dot_step, ROWS_DOT_KEYS, n, G, rows, d, A, lda, B, ldb, ldg, S, \
+                       lds);                                                            \
+        return;
+    ROWS_SWITCH(R, ROWS_DOT_CASE)
+#undef ROWS_DOT_CASE
+}
+
+/* Columns [c, c + width) of C (R rows) += P B, width <= ROWS_COLUMNS lanes. */
+enum { ROWS_VECTORS = 2, ROWS_COLUMNS = ROWS_VECTORS * VLEN };
+static inline __attribute__((always_inline)) void rows_axpy_columns(
+    size_t R, size_t n, size_t width, const real *P, size_t ldp, const real *B, size_t ldb,
+    real *C, size_t ldc)
+{
+    vec acc[ATTN_ROWS_MAX][ROWS_VECTORS];
+    size_t lanes[ROWS_VECTORS];
+    for (size_t v = 0; v < ROWS_VECTORS; v++)
+        lanes[v] = width <= v * VLEN ? 0 : width - v * VLEN < VLEN ? width - v * VLEN : VLEN;
+    for (size_t r = 0; r < R; r++)
+        for (size_t v = 0; v < ROWS_VECTORS; v++)
+            acc[r][v] = v_load_part(C + r * ldc + v * VLEN, lanes[v], REAL_C(0.0));
+    for (size_t j = 0; j < n; j++) {
+        for (size_t i = 0; j + ROWS_COLUMNS_AHEAD < n && i < width; i += 64 / sizeof(real))
+            __builtin_prefetch(B + (j + ROWS_COLUMNS_AHEAD) * ldb + i);
+        vec b[ROWS_VECTORS];
+        for (size_t v = 0; v < ROWS_VECTORS; v++)
+            b[v] = lanes[v] == VLEN ? v_load(B + j * ldb + v * VLEN)
+                                    : v_load_part(B + j * ldb + v * VLEN, lanes[v], REAL_C(0.0));
+        for (size_t r = 0; r < R; r++) {
+            const vec p = v_set1(P[r * ldp + j]);
+            for (size_t v = 0; v < ROWS_VECTORS; v++)
+                acc[r][v] = v_fmadd(p, b[v], acc[r][v]);
+        }
+    }
+    for (size_t r = 0; r < R; r++)
+        for (size_t v = 0; v < ROWS_VECTORS; v++)
+            v_store_part(C + r * ldc + v * VLEN, acc[r][v], lanes[v]);
+}
+
+/* Keys j .. j + keys - 1 (B's rows ldb apart, keys <= ROWS_AXPY_KEYS) of
+ * every group: C rows (g*R + r) += sum_k P[g*R + r][j + k] B_g row j + k.
+ * A vector of a group's R rows of C is loaded and stored once for the keys,
+ * each key's row of B loaded once for the R rows; every element still adds
+ * the keys one at a time, in increasing j. The first `ahead` rows'
+ * successors ROWS_AHEAD rows on are prefetched line by line. */
+enum { ROWS_AXPY_KEYS = 4 };
+static inline __attribute__((always_inline)) void rows_axpy_keys(size_t G, size_t R, size_t keys,
+                                                                 size_t m, const real *P,
+                                                                 size_t ldp, const real *Bj,
+                                                                 size_t ldb, size_t ldg, real *C,
+                                                                 size_t ldc, size_t ahead)
+{
+    for (size_t g = 0; g < G; g++) {
+        vec p[ATTN_ROWS_MAX][ROWS_AXPY_KEYS];
+        for (size_t r = 0; r < R; r++)
+            for (size_t k = 0; k < keys; k++)
+                p[r][k] = v_set1(P[(g * R + r) * ldp + k]);
+        const real *b = Bj + g * ldg;
+        real *c = C + g * R * ldc;
+        for (size_t i = 0; i < m; i += VLEN) {
+            const size_t lanes = m - i < VLEN ? m - i : VLEN;
+            vec acc[ATTN_ROWS_MAX];
+            for (size_t r = 0; r < R; r++)
+                acc[r] = lanes == VLEN ? v_load(c + r * ldc + i)
+                                       : v_load_part(c + r * ldc + i, lanes, REAL_C(0.0));
+            rows_prefetch_line(b, ldb, ahead, i);
+            for (size_t k = 0; k < keys; k++) {
+                const vec bk = lanes == VLEN ? v_load(b + k * ldb + i)
+                                             : v_load_part(b + k * ldb + i, lanes, REAL_C(0.0));
+                for (size_t r = 0; r < R; r++)
+                    acc[r] = v_fmadd(p[r][k], bk, acc[r]);
+            }
+            for (size_t r = 0; r < R; r++) {
+                if (lanes == VLEN)
+                    v_store(c + r * ldc + i, acc[r]);
+                else
+                    v_store_part(c + r * ldc + i, acc[r], lanes);
+            }
+        }
+    }
+}
+
+/* Keys j .. j + keys - 1 of every group. */
+static inline __attribute__((always_inline)) void rows_axpy_step(size_t keys, size_t j, size_t n,
+                                                                 size_t G, size_t R, size_t m,
+                                                                 const real *P, size_t ldp,
+                                                                 const real *B, size_t ldb,
+                                                                 size_t ldg, real *C, size_t ldc)
+{
+    const size_t ahead = rows_with_ahead(j, keys, n);
+    rows_axpy_keys(G, R, keys, m, P + j, ldp, B + j * ldb, ldb, ldg, C, ldc, ahead);
+}
+
+void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
+                    const real *B, size_t ldb, size_t ldg, real *C, size_t ldc);
+void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
+                    const real *B, size_t ldb, size_t ldg, real *C, size_t ldc)
+{
+    if (G > 1) { /* a few keys at a time, each row of B read whole: C's rows stay in L1 */
+#define ROWS_AXPY_KEYS_CASE(rows)                                                         \
+    case rows:                                                                            \
+        ROWS_KEY_STEPS(rows_axpy_step, ROWS_AXPY_KEYS, n, G, rows, m, P, ldp, B, ldb, ldg, C, \
+                       ldc);                                                              \
+        return;
+        ROWS_SWITCH(R, ROWS_AXPY_KEYS_CASE)
+#undef ROWS_AXPY_KEYS_CASE
+    }
+#define ROWS_AXPY_CASE(rows)                                                          \
+    case rows:                                                                        \
+        for (size_t c = 0; c < m; c += ROWS_COLUMNS)                                  \
+            rows_axpy_columns(rows, n, m - c < ROWS_COLUMNS ? m - c : ROWS_COLUMNS, P, \
+                              ldp, B + c, ldb, C + c, ldc);                           \
+        return;
+    ROWS_SWITCH(R, ROWS_AXPY_CASE)
+#undef ROWS_AXPY_CASE
+}

@@ -1,0 +1,80 @@
+/* Portable scalar vocabulary (VLEN 1); see README.md. */
+#ifndef ATTN_SIMD_SCALAR_H
+#define ATTN_SIMD_SCALAR_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "core/real.h"
+
+typedef real vec;
+#define VLEN 1
+
+static inline vec v_set1(real x) { return x; }
+static inline vec v_load(const real *p) { return *p; }
+static inline void v_store(real *p, vec v) { *p = v; }
+static inline vec v_load_part(const real *p, size_t n, real fill) { return n ? *p : fill; }
+static inline void v_store_part(real *p, vec v, size_t n) { if (n) *p = v; }
+static inline vec v_add(vec a, vec b) { return a + b; }
+static inline vec v_sub(vec a, vec b) { return a - b; }
+static inline vec v_mul(vec a, vec b) { return a * b; }
+/* Unfused on purpose: the portable reference must not depend on FMA hardware. */
+static inline vec v_fmadd(vec a, vec b, vec c) { return a * b + c; }
+static inline vec v_min(vec a, vec b) { return a < b ? a : b; }
+static inline vec v_max(vec a, vec b) { return a > b ? a : b; }
+/* v, or 0 where x < t (a NaN x keeps v). */
+static inline vec v_zero_below(vec v, vec x, vec t) { return x < t ? REAL_C(0.0) : v; }
+static inline real v_hmax(vec v) { return v; }
+static inline real v_hsum(vec v) { return v; }
+
+#if ATTN_REAL_BITS == 32
+typedef int32_t attn_bits;
+#define ATTN_MANT_BITS 23
+#define ATTN_EXP_BIAS 127
+#define ATTN_ROUND_MAGIC 0x1.8p23f
+#else
+typedef int64_t attn_bits;
+#define ATTN_MANT_BITS 52
+#define ATTN_EXP_BIAS 1023
+#define ATTN_ROUND_MAGIC 0x1.8p52
+#endif
+
+/* Round to nearest, ties to even, for |a| < 2^(mantissa bits - 1). The
+ * volatile keeps the compiler from folding (a + M) - M into a. */
+static inline vec v_round(vec a)
+{
+    volatile real shifted = a + ATTN_ROUND_MAGIC;
+    return shifted - ATTN_ROUND_MAGIC;
+}
+
+/* 2^e for e in the normal exponent range. */
+static inline real attn_pow2_normal(attn_bits e)
+{
+    attn_bits bits = (e + ATTN_EXP_BIAS) << ATTN_MANT_BITS;
+    real r;
+    memcpy(&r, &bits, sizeof r);
+    return r;
+}
+
+/* p * 2^n in two exact steps so that each factor is a normal number. A NaN n
+ * only comes with a NaN p, which the product keeps. */
+static inline vec v_scale2(vec p, vec n)
+{
+    if (n != n)
+        return p + n;
+    attn_bits k = (attn_bits)n;
+    attn_bits half = k / 2;
+    return p * attn_pow2_normal(half) * attn_pow2_normal(k - half);
+}
+
+/* The matrix product's micro-tile (gemm_kernel.inc.c): MR rows x NV vectors,
+ * a small tile for the reference. */
+/* Rows of C per group of its unpacked path (two accumulators per row). */
+#define ATTN_GEMM_DIRECT_ROWS 4
+/* Rows shorter than a vector that the softmax takes at once (none
+ * here: a vector is one element). */
+#define ATTN_SOFTMAX_SHORT_ROWS 4
+#define ATTN_GEMM_MR 4
+#define ATTN_GEMM_NV 2
+
+#endif /* ATTN_SIMD_SCALAR_H */
