@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 
 import attn  # noqa: E402
 import attn.torch as at  # noqa: E402
-from torch_reference import composed, pytorch_sdpa  # noqa: E402
+from torch_reference import HAS_SDPA, TORCH_MAJOR, composed, pytorch_sdpa  # noqa: E402
 
 TOL = {torch.float32: 2e-5, torch.float64: 1e-12}
 
@@ -153,10 +153,27 @@ def test_no_grad_and_inference(tdtype):
 
 
 def test_output_layout():
+    """The output is allocated as PyTorch's CPU SDPA allocates it (torch 2.x):
+    empty_like(query) where its flash kernel runs (E == Ev, a mask of 2 or 4
+    dimensions or none), contiguous where its math path does."""
     q, k, v = tensors([(2, 3, 4, 8)] * 3, torch.float32, grad=False)
     out = at.scaled_dot_product_attention(q, k, v)
     assert out.shape == (2, 3, 4, 8) and out.dtype == torch.float32
-    assert out.transpose(1, 2).is_contiguous()  # (B, L, NH, Ev) memory, as PyTorch's CPU kernels
+    assert out.is_contiguous()
+    qt = q.transpose(1, 2).contiguous().transpose(1, 2)  # (B, L, NH, E) memory
+    assert at.scaled_dot_product_attention(qt, k, v).stride() == qt.stride()
+    assert at.scaled_dot_product_attention(qt, k, v[..., :5]).is_contiguous()
+    mask3 = torch.ones(3, 4, 4, dtype=torch.bool)
+    assert at.scaled_dot_product_attention(qt, k, v, attn_mask=mask3).is_contiguous()
+    mask2 = torch.ones(4, 4, dtype=torch.bool)
+    assert at.scaled_dot_product_attention(qt, k, v, attn_mask=mask2).stride() == qt.stride()
+    if HAS_SDPA and TORCH_MAJOR >= 2:
+        for query, value, mask in ((qt, v, None), (qt, v[..., :5], None), (qt, v, mask3),
+                                   (qt, v, mask2), (q, v, None)):
+            ours = at.scaled_dot_product_attention(query, k, value, attn_mask=mask)
+            theirs = torch.nn.functional.scaled_dot_product_attention(query, k, value,
+                                                                      attn_mask=mask)
+            assert ours.stride() == theirs.stride()
 
 
 def test_empty_shapes():

@@ -6,8 +6,10 @@ Rules (they hold for every function of the package):
     float16, longdouble); complex, object, string arrays raise DTypeError;
   - every other input is converted to the computing dtype;
   - an input that is already a C-contiguous, aligned ndarray of that dtype is
-    passed to C as it is (never copied); anything else is copied once, by
-    ``_copy`` (the one place that copies, so tests can count copies);
+    passed to C as it is (never copied), and so are the arrays of attention
+    on given q, k, v of any strides C reads (attn/_layout.py); anything else
+    is copied once, by ``_copy`` (the one place that copies, so tests can
+    count copies);
   - an output array given by the caller (``out=``) must already be exactly
     right (dtype, shape, C-contiguous, writeable, aligned): it is written in
     place, never replaced by a copy.
@@ -19,7 +21,7 @@ import numpy as np
 
 from .errors import ArgumentError, DTypeError
 
-__all__ = ["F32", "F64", "compute_dtype", "as_input", "output", "address", "row_stride"]
+__all__ = ["F32", "F64", "compute_dtype", "as_input", "output", "address"]
 
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
@@ -105,34 +107,3 @@ def address(a):
         return _addressof(_from_buffer(a))
     except (TypeError, ValueError, BufferError):
         return a.ctypes.data
-
-
-def row_stride(shape, strides, itemsize):
-    """The row stride ld (elements) of a (B, T, H, d) array in attn's layout, or None.
-
-    attn reads element (b, t, h, i) at ``(b*T + t)*ld + h*d + i`` with
-    ld >= H*d. `strides` are in bytes (NumPy) or elements (itemsize 1,
-    PyTorch). A dense array has ld = H*d; a slice of a wider row (a fused
-    QKV projection) has the row's width. Returns None when the array cannot
-    be read so (it must then be copied).
-    """
-    B, T, H, d = shape
-    sb, st, sh, si = strides
-    if d > 1 and si != itemsize:
-        return None
-    if H > 1 and sh != d * itemsize:
-        return None
-    if T > 1:
-        ld_bytes = st
-    elif B > 1:
-        ld_bytes = sb
-    else:
-        return H * d
-    if ld_bytes <= 0 or ld_bytes % itemsize:
-        return None
-    ld = ld_bytes // itemsize
-    if ld < H * d or ld > 0x7FFFFFFF:
-        return None
-    if B > 1 and sb != T * ld_bytes:
-        return None
-    return ld

@@ -61,13 +61,16 @@ class SdpaArgs(ctypes.Structure):
         ("key_lengths", _p),
         ("out", _p), ("ldo", _z),
         ("lse", _p),
+        ("sbq", _z), ("shq", _z), ("sbk", _z), ("shk", _z),
+        ("sbv", _z), ("shv", _z), ("sbo", _z), ("sho", _z),
     ]
 
 
 # Field order of SdpaArgs: Q ldq K ldk V ldv mask mask_ld mask_sb mask_sh
-# key_lengths out ldo lse. 'N' is size_t; a NULL pointer is 0.
+# key_lengths out ldo lse, then the batch and head strides sbq shq sbk shk
+# sbv shv sbo sho. 'N' is size_t; a NULL pointer is 0, a zero stride dense.
 SHAPE = struct.Struct("@7N")
-ARGS = struct.Struct("@PNPNPNPNNNPPNP")
+ARGS = struct.Struct("@PNPNPNPNNNPPNP8N")
 if SHAPE.size != ctypes.sizeof(SdpaShape) or ARGS.size != ctypes.sizeof(SdpaArgs):
     raise ImportError("attn: struct layout mismatch between struct and ctypes")
 

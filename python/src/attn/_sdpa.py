@@ -10,68 +10,68 @@ heads, hs head size of q and k, hs_v of v and the output)::
     lse (B, NH, Tq)               log-sum-exp of each row's scaled, masked scores
 
 NH must be a multiple of NH_kv (grouped-query attention: query head h reads
-key/value head h // (NH // NH_kv)). Arrays are read in place through row
-strides: a dense array, or a (B, T, H, d) view of wider rows (a slice of a
-fused QKV projection), is not copied.
+key/value head h // (NH // NH_kv)). Arrays are read in place through their
+strides, whatever the order of their first three axes, as long as the last
+axis is contiguous (a transposed (B, H, T, d) array, a slice of a larger
+cache, head views of a fused QKV projection); others are copied once.
 
 Semantics (attn.h): for sequence b with L = key_lengths[b] (or Tk), query t
 sits at position p = L - Tq + t (bottom-right alignment, as in a decode
 step); key j is visible when j < L, and with causal j <= p, and with
 window > 0 j > p - window. A row with no visible key gives out 0 and lse
 -inf.
+
+Each call runs on a cached sdpa plan of its signature (attn/_plans.py).
 """
 
 import ctypes
-import threading
 
 import numpy as np
 
-from . import _lib
-from ._arrays import F32, F64, address, as_array, as_input, compute_dtype, row_stride
+from . import _lib, _plans
+from ._arrays import F32, F64, address, as_array, as_input, compute_dtype
+from ._layout import c_strides
 from .errors import ArgumentError, DTypeError, check
 
 __all__ = ["sdpa", "prepare_mask", "prepare_key_lengths"]
 
-_fns = _lib.lib
-_SHAPE_PACK = _lib.SHAPE.pack_into
-_ARGS_PACK = _lib.ARGS.pack_into
 _CAUSAL = _lib.ATTN_CAUSAL
-_tls = threading.local()
+_INFERENCE = _lib.ATTN_INFERENCE
 _ndarray = np.ndarray
 _empty = np.empty
 _from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
-_sdpa_f32 = _fns.attn_sdpa_f32
-_sdpa_f64 = _fns.attn_sdpa_f64
+_entries = {}
+_Q, _K, _V, _OUT, _LSE = _plans.Q, _plans.K, _plans.V, _plans.OUT, _plans.LSE
 
 
-def _call_buffers():
-    """This thread's (shape struct, args struct) and their addresses."""
-    try:
-        return _tls.buffers
-    except AttributeError:
-        shape, args = _lib.SdpaShape(), _lib.SdpaArgs()
-        _tls.buffers = (shape, ctypes.addressof(shape), args, ctypes.addressof(args))
-        return _tls.buffers
+def array_strides(a, itemsize):
+    """(ld, sh, sb) in elements of a (B, T, H, d) or (T, H, d) array for C, or
+    None when it must be copied first (last axis not contiguous, strides C
+    refuses, or not a multiple of the item size)."""
+    shape, strides = a.shape, a.strides
+    if len(shape) == 4:
+        B, T, H, d = shape
+        sb, st, sh, si = strides
+    else:
+        T, H, d = shape
+        st, sh, si = strides
+        B, sb = 1, 0
+    if d > 1 and si != itemsize:
+        return None
+    if st % itemsize or sh % itemsize or sb % itemsize:
+        return None
+    return c_strides(d, T, st // itemsize, H, sh // itemsize, B, sb // itemsize)
 
 
-def _one_shot(dtype):
-    if dtype is F32:
-        return _fns.attn_sdpa_f32, "attn_sdpa_f32"
-    return _fns.attn_sdpa_f64, "attn_sdpa_f64"
-
-
-def rows(a, dtype, name):
-    """(a, ld): a readable in attn's row layout (ld 0 = dense), copied only if not."""
+def strided(a, dtype, name):
+    """(a, (ld, sh, sb)): a readable by C as it is, or a copy in attn's layout."""
     if a.dtype is dtype or a.dtype == dtype:
-        flags = a.flags
-        if flags.aligned:
-            if flags.c_contiguous:
-                return a, 0
-            ld = row_stride(a.shape, a.strides, dtype.itemsize)
-            if ld is not None:
-                return a, ld
-    return as_input(a, dtype, name), 0
+        if a.flags.aligned:
+            st = array_strides(a, dtype.itemsize)
+            if st is not None:
+                return a, st
+    return as_input(a, dtype, name), (0, 0, 0)
 
 
 def prepare_mask(mask, B, NH, Tq, Tk, dtype):
@@ -146,10 +146,11 @@ def check_scale(scale):
 
 
 def inputs(q, k, v, dtype=None):
-    """q, k, v checked, as 4-D arrays in attn's layout with their row strides.
+    """q, k, v checked, each readable by C (in place, or a copy).
 
-    Returns (dtype, squeeze, dims, q, ldq, k, ldk, v, ldv) with dims =
-    (B, NH, NH_kv, Tq, Tk, hs, hs_v); squeeze tells that q was 3-D.
+    Returns (dtype, squeeze, dims, q, k, v, strides) with dims = (B, NH,
+    NH_kv, Tq, Tk, hs, hs_v), strides = (ldq, shq, sbq, ldk, shk, sbk, ldv,
+    shv, sbv) in elements, and squeeze telling that q was 3-D.
     """
     if type(q) is not np.ndarray:
         q = as_array(q, "q")
@@ -164,39 +165,83 @@ def inputs(q, k, v, dtype=None):
         raise ArgumentError("q, k, v must all be 4-D (B, T, heads, head size) or all 3-D "
                             "(T, heads, head size); got shapes %s, %s, %s"
                             % (q.shape, k.shape, v.shape))
-    if squeeze:
-        q, k, v = q[None], k[None], v[None]
-    B, Tq, NH, hs = q.shape
-    Bk, Tk, NH_kv, hs_k = k.shape
-    if Bk != B or hs_k != hs or v.shape[:3] != (B, Tk, NH_kv):
+    q4, k4, v4 = (x.shape if x.ndim == 4 else (1,) + x.shape for x in (q, k, v))
+    B, Tq, NH, hs = q4
+    Bk, Tk, NH_kv, hs_k = k4
+    if Bk != B or hs_k != hs or v4[:3] != (B, Tk, NH_kv):
         raise ArgumentError("shapes do not match: q %s = (B,Tq,NH,hs), k %s must be "
                             "(B,Tk,NH_kv,hs), v %s must be (B,Tk,NH_kv,hs_v)"
                             % (q.shape, k.shape, v.shape))
-    q, ldq = rows(q, dtype, "q")
-    k, ldk = rows(k, dtype, "k")
-    v, ldv = rows(v, dtype, "v")
-    return dtype, squeeze, (B, NH, NH_kv, Tq, Tk, hs, v.shape[3]), q, ldq, k, ldk, v, ldv
+    q, sq = strided(q, dtype, "q")
+    k, sk = strided(k, dtype, "k")
+    v, sv = strided(v, dtype, "v")
+    return dtype, squeeze, (B, NH, NH_kv, Tq, Tk, hs, v4[3]), q, k, v, sq + sk + sv
 
 
-def out_rows(out, shape, dtype, name):
-    """(array, ld) to write a (B,T,H,d) result to: new, or the caller's, in place."""
-    if out is None:
-        return np.empty(shape, dtype), 0
+def out_strides(out, shape, dtype, name):
+    """The (ld, sh, sb) of a caller's output array, which C writes in place."""
     if not isinstance(out, np.ndarray):
         raise ArgumentError("%s must be a NumPy array, not %s" % (name, type(out).__name__))
     if out.dtype != dtype:
         raise DTypeError("%s has dtype %s; this call writes %s" % (name, out.dtype, dtype))
     if out.shape != shape:
         raise ArgumentError("%s has shape %s, expected %s" % (name, out.shape, shape))
-    flags = out.flags
-    if flags.writeable and flags.aligned:
-        if flags.c_contiguous:
-            return out, 0
-        ld = row_stride(out.shape, out.strides, dtype.itemsize)
-        if ld is not None:
-            return out, ld
-    raise ArgumentError("%s must be writeable and C-contiguous (or rows of a wider array) "
-                        "(it is written in place, never through a copy)" % name)
+    if out.flags.writeable and out.flags.aligned:
+        st = array_strides(out, dtype.itemsize)
+        if st is not None:
+            return st
+    raise ArgumentError("%s must be writeable, with a contiguous last axis and elements at "
+                        "distinct addresses (it is written in place, never through a copy)"
+                        % name)
+
+
+class _Call:
+    """What one signature of attn.sdpa needs, found once (see _call)."""
+
+    __slots__ = ("fwd", "is_f32", "dims", "strides", "itemsize", "out_shape", "lse_shape",
+                 "template")
+
+
+def _make_call(dtype, squeeze, dims, strides, causal, c_scale, window):
+    call = _Call()
+    call.dims, call.strides, call.itemsize = dims, strides, dtype.itemsize
+    call.is_f32 = dtype is F32
+    call.fwd = _plans.plan_key(call.is_f32, dims, _INFERENCE | (_CAUSAL if causal else 0),
+                               c_scale, window)
+    call.template = _plans.template(strides, (0, 0, 0), (0, 0, 0, 0), 0)
+    B, NH, _, Tq, _, _, hs_v = dims
+    call.out_shape = (Tq, NH, hs_v) if squeeze else (B, Tq, NH, hs_v)
+    call.lse_shape = (NH, Tq) if squeeze else (B, NH, Tq)
+    return call
+
+
+def _call(q, k, v, causal, c_scale, window):
+    """The _Call of arrays of these shapes, strides and dtype (found once per
+    signature), or None unless they are all float32 or all float64 and C
+    reads them in place."""
+    sig = (q.shape, q.strides, k.shape, k.strides, v.shape, v.strides, q.dtype, k.dtype,
+           v.dtype, causal, c_scale, window)
+    call = _entries.get(sig)
+    if call is None:
+        dtype = q.dtype
+        if not (dtype is F32 or dtype is F64) or k.dtype is not dtype or v.dtype is not dtype:
+            return None
+        if q.ndim not in (3, 4) or any(not x.flags.aligned or array_strides(x, dtype.itemsize)
+                                       is None for x in (q, k, v)):
+            return None  # inputs() copies
+        dtype, squeeze, dims, q, k, v, strides = inputs(q, k, v, dtype)
+        call = _make_call(dtype, squeeze, dims, strides, causal, c_scale, window)
+        if len(_entries) >= 256:
+            _entries.clear()
+        _entries[sig] = call
+    return call
+
+
+def _address(a):
+    try:
+        return _addressof(_from_buffer(a))
+    except (TypeError, ValueError, BufferError):  # read-only or strided
+        return a.ctypes.data
 
 
 def sdpa(q, k, v, mask=None, key_lengths=None, causal=False, scale=None, window=0,
@@ -207,106 +252,64 @@ def sdpa(q, k, v, mask=None, key_lengths=None, causal=False, scale=None, window=
     key_lengths: (B,) integers <= Tk, keys j >= key_lengths[b] do not exist.
     causal: bottom-right aligned (query t at position L - Tq + t).
     scale: None means 1/sqrt(hs). window: 0 none, else the sliding window.
+    q, k, v of any strides whose last axis is contiguous are read in place.
     Returns out (B,Tq,NH,hs_v), and lse (B,NH,Tq) too when return_lse (or
     `lse` is given). 3-D q, k, v (one sequence) give 3-D out and 2-D lse.
+    out= may have any such strides too (written in place); lse= is dense.
     """
-    if (type(q) is _ndarray and type(k) is _ndarray and type(v) is _ndarray
-            and mask is None and key_lengths is None and scale is None and not window
-            and out is None and lse is None):
-        result = _fast(q, k, v, causal, return_lse)
-        if result is not None:
-            return result
-    dtype, squeeze, dims, q, ldq, k, ldk, v, ldv = inputs(q, k, v)
-    B, NH, NH_kv, Tq, Tk, hs, hs_v = dims
-    m, mask_ld, mask_sb, mask_sh = prepare_mask(mask, B, NH, Tq, Tk, dtype)
-    kl = prepare_key_lengths(key_lengths, B)
-    c_scale = check_scale(scale)
+    c_scale = 0.0 if scale is None else check_scale(scale)
     window = check_window(window) if window else 0
-    given_out, given_lse = out, lse
-    if squeeze and isinstance(out, np.ndarray):
-        out = out[None]
-    out, ldo = out_rows(out, (B, Tq, NH, hs_v), dtype, "out")
+    causal = bool(causal)
+    call = None
+    if type(q) is _ndarray and type(k) is _ndarray and type(v) is _ndarray:
+        call = _call(q, k, v, causal, c_scale, window)
+    if call is None:  # conversions or copies
+        dtype, squeeze, dims, q, k, v, strides = inputs(q, k, v)
+        call = _make_call(dtype, squeeze, dims, strides, causal, c_scale, window)
+    qp, kp, vp = _address(q), _address(k), _address(v)
+    isz = call.itemsize
+    dtype = F32 if isz == 4 else F64
+    if (qp | kp | vp) % isz:  # misaligned (a view at an odd byte offset)
+        return sdpa(as_input(q, dtype, "q") if qp % isz else q,
+                    as_input(k, dtype, "k") if kp % isz else k,
+                    as_input(v, dtype, "v") if vp % isz else v, mask, key_lengths, causal,
+                    scale, window, return_lse, out=out, lse=lse)
+    if mask is None and key_lengths is None and out is None:
+        # the common call: the slot of its signature holds all but addresses
+        out = _empty(call.out_shape, dtype)
+        ptr, addr, mv, _ = _plans.slot(call)
+        mv[_Q], mv[_K], mv[_V], mv[_OUT] = qp, kp, vp, _address(out)
+        mv[_LSE] = 0
+        if return_lse or lse is not None:
+            lse = _lse_output(lse, call.lse_shape, dtype)
+            mv[_LSE] = address(lse)
+        status = (_plans._forward_f32 if call.is_f32 else _plans._forward_f64)(ptr, addr)
+        if status:
+            check(status, "attn_sdpa_forward_f32" if call.is_f32 else "attn_sdpa_forward_f64")
+        return (out, lse) if mv[_LSE] else out
+    B, NH, NH_kv, Tq, Tk, hs, hs_v = call.dims
+    mp = mld = msb = msh = klp = 0
+    if mask is not None:
+        m, mld, msb, msh = prepare_mask(mask, B, NH, Tq, Tk, dtype)
+        mp = address(m)
+    if key_lengths is not None:
+        kl = prepare_key_lengths(key_lengths, B)
+        klp = address(kl)
+    if out is None:
+        out = _empty(call.out_shape, dtype)
+        op = _address(out)
+        ldo = sho = sbo = 0
+    else:
+        ldo, sho, sbo = out_strides(out, call.out_shape, dtype, "out")
+        op = out.ctypes.data
     lse_ptr = 0
     if return_lse or lse is not None:
-        if squeeze and isinstance(lse, np.ndarray):
-            lse = lse[None]
-        lse = _lse_output(lse, (B, NH, Tq), dtype)
+        lse = _lse_output(lse, call.lse_shape, dtype)
         lse_ptr = address(lse)
-    shape, shape_addr, args, args_addr = _call_buffers()
-    _SHAPE_PACK(shape, 0, B, NH, NH_kv, Tq, Tk, hs, hs_v)
-    _ARGS_PACK(args, 0, address(q), ldq, address(k), ldk, address(v), ldv,
-               0 if m is None else address(m), mask_ld, mask_sb, mask_sh,
-               0 if kl is None else address(kl), address(out), ldo, lse_ptr)
-    fn, name = _one_shot(dtype)
-    status = fn(shape_addr, c_scale, _CAUSAL if causal else 0, window, args_addr)
-    if status:
-        check(status, name)
-    if squeeze:
-        out = out[0] if given_out is None else given_out
-        if lse_ptr:
-            lse = lse[0] if given_lse is None else given_lse
+    ldq, shq, sbq, ldk, shk, sbk, ldv, shv, sbv = call.strides
+    _plans.forward(call.fwd, qp, ldq, shq, sbq, kp, ldk, shk, sbk, vp, ldv, shv, sbv,
+                   op, ldo, sho, sbo, lse_ptr, mp, mld, msb, msh, klp)
     return (out, lse) if lse_ptr else out
-
-
-def _fast(q, k, v, causal, return_lse):
-    """attn.sdpa's path for dense 4-D arrays of one float dtype and no options;
-    None when they are not that (the general path then takes the call)."""
-    dtype = q.dtype
-    if not (dtype is F32 or dtype is F64) or k.dtype is not dtype or v.dtype is not dtype:
-        return None
-    if not (q.flags.carray and k.flags.carray and v.flags.carray):
-        return None
-    try:
-        B, Tq, NH, hs = q.shape
-        Bk, Tk, NH_kv, hs_k = k.shape
-        Bv, Tv, NH_v, hs_v = v.shape
-    except ValueError:  # not 4-D
-        return None
-    if Bk != B or Bv != B or Tv != Tk or NH_v != NH_kv or hs_k != hs:
-        return None
-    out = _empty((B, Tq, NH, hs_v), dtype)
-    try:
-        qp, kp, vp, op = (_addressof(_from_buffer(q)), _addressof(_from_buffer(k)),
-                          _addressof(_from_buffer(v)), _addressof(_from_buffer(out)))
-    except ValueError:  # an empty array: the general path reports it
-        return None
-    lse = None
-    lse_ptr = 0
-    if return_lse:
-        lse = _empty((B, NH, Tq), dtype)
-        lse_ptr = _addressof(_from_buffer(lse))
-    try:
-        buffers = _tls.buffers
-    except AttributeError:
-        buffers = _call_buffers()
-    _SHAPE_PACK(buffers[0], 0, B, NH, NH_kv, Tq, Tk, hs, hs_v)
-    _ARGS_PACK(buffers[2], 0, qp, 0, kp, 0, vp, 0, 0, 0, 0, 0, 0, op, 0, lse_ptr)
-    if dtype is F32:
-        status = _sdpa_f32(buffers[1], 0.0, _CAUSAL if causal else 0, 0, buffers[3])
-    else:
-        status = _sdpa_f64(buffers[1], 0.0, _CAUSAL if causal else 0, 0, buffers[3])
-    if status:
-        check(status, "attn_sdpa_f32" if dtype is F32 else "attn_sdpa_f64")
-    return (out, lse) if return_lse else out
-
-
-def call_one_shot(is_f32, dims, c_scale, flags, window, pointers):
-    """attn_sdpa_f32/_f64 on raw pointers (the PyTorch drop-in's forward).
-
-    dims = (B, NH, NH_kv, Tq, Tk, hs, hs_v); pointers = (Q, ldq, K, ldk, V,
-    ldv, mask, mask_ld, mask_sb, mask_sh, key_lengths, out, ldo, lse) as in
-    attn_sdpa_args (addresses as ints, 0 for NULL). Raises on a nonzero status.
-    """
-    try:
-        buffers = _tls.buffers
-    except AttributeError:
-        buffers = _call_buffers()
-    _SHAPE_PACK(buffers[0], 0, *dims)
-    _ARGS_PACK(buffers[2], 0, *pointers)
-    fn = _sdpa_f32 if is_f32 else _sdpa_f64
-    status = fn(buffers[1], c_scale, flags, window, buffers[3])
-    if status:
-        check(status, "attn_sdpa_f32" if is_f32 else "attn_sdpa_f64")
 
 
 def _lse_output(lse, shape, dtype):

@@ -13,8 +13,10 @@ import numpy as np
 
 from . import _lib
 from ._arrays import F32, address, as_input, check_shape, output
-from ._sdpa import (check_scale, check_window, inputs, out_rows, prepare_key_lengths,
-                    prepare_mask, rows)
+from ._layout import extent, grad_placements
+from ._plans import ALIASING
+from ._sdpa import (check_scale, check_window, inputs, out_strides, prepare_key_lengths,
+                    prepare_mask, strided)
 from .errors import ArgumentError, check
 from .plan import _PlanBase, _plan_dtype, _size
 
@@ -32,8 +34,9 @@ class SdpaPlan(_PlanBase):
     """An sdpa plan (attn_sdpa_plan_create): attention on given q, k, v.
 
     Layout and semantics as attn.sdpa: q (B,Tq,NH,hs), k (B,Tk,NH_kv,hs),
-    v (B,Tk,NH_kv,hs_v), out (B,Tq,NH,hs_v), lse (B,NH,Tq); causal is
-    bottom-right aligned. NH_kv defaults to NH, hs_v to hs; scale None means
+    v (B,Tk,NH_kv,hs_v), out (B,Tq,NH,hs_v), lse (B,NH,Tq), each of any
+    strides whose last axis is contiguous (read or written in place); causal
+    is bottom-right aligned. NH_kv defaults to NH, hs_v to hs; scale None means
     1/sqrt(hs); window 0 means none. inference=True: no backward.
 
     The plan keeps one argument struct and reuses it, so a forward on
@@ -81,25 +84,32 @@ class SdpaPlan(_PlanBase):
                    ", closed" if self.closed else ""))
 
     def _qkv(self, q, k, v):
-        """(q, ldq, k, ldk, v, ldv) checked against the plan's shape."""
+        """(q, k, v, strides) checked against the plan's shape; strides as
+        attn._sdpa.inputs returns them."""
         if getattr(q, "ndim", 4) != 4:
             raise ArgumentError("a plan takes 4-D q, k, v (B, T, heads, head size)")
-        _, _, dims, q, ldq, k, ldk, v, ldv = inputs(q, k, v, self.dtype)
+        _, _, dims, q, k, v, strides = inputs(q, k, v, self.dtype)
         if dims != self.dims:
             raise ArgumentError("q %s, k %s, v %s do not match the plan's %s"
                                 % (q.shape, k.shape, v.shape, self))
-        return q, ldq, k, ldk, v, ldv
+        return q, k, v, strides
 
     def _extras(self, mask, key_lengths):
+        """(mask address, mask_ld, mask_sb, mask_sh, key_lengths address, keep):
+        keep holds the arrays while C reads them."""
+        if mask is None and key_lengths is None:
+            return 0, 0, 0, 0, 0, None
         B, NH, _, Tq, Tk, _, _ = self.dims
         m, mld, msb, msh = prepare_mask(mask, B, NH, Tq, Tk, self.dtype)
         kl = prepare_key_lengths(key_lengths, B)
-        return m, mld, msb, msh, kl
+        return (0 if m is None else address(m), mld, msb, msh,
+                0 if kl is None else address(kl), (m, kl))
 
     def forward(self, q, k, v, *, mask=None, key_lengths=None, out=None, lse=None,
                 return_lse=False):
         """attn_sdpa_forward: returns out (and lse (B,NH,Tq) when asked; a
-        backward needs it)."""
+        backward needs it). out= may have any strides with a contiguous last
+        axis (written in place)."""
         dt = self.dtype
         if (type(q) is _ndarray and type(k) is _ndarray and type(v) is _ndarray
                 and q.dtype is dt and k.dtype is dt and v.dtype is dt
@@ -109,25 +119,20 @@ class SdpaPlan(_PlanBase):
             # The common case: dense, writeable arrays of the plan's dtype.
             qp, kp, vp = (_addressof(_from_buffer(q)), _addressof(_from_buffer(k)),
                           _addressof(_from_buffer(v)))
-            ldq = ldk = ldv = 0
+            ldq = shq = sbq = ldk = shk = sbk = ldv = shv = sbv = 0
         else:
-            q, ldq, k, ldk, v, ldv = self._qkv(q, k, v)
+            q, k, v, (ldq, shq, sbq, ldk, shk, sbk, ldv, shv, sbv) = self._qkv(q, k, v)
             qp, kp, vp = address(q), address(k), address(v)
-        if mask is None and key_lengths is None:
-            mp = klp = mld = msb = msh = 0
-        else:
-            m, mld, msb, msh, kl = self._extras(mask, key_lengths)
-            mp = 0 if m is None else address(m)
-            klp = 0 if kl is None else address(kl)
+        mp, mld, msb, msh, klp, keep = self._extras(mask, key_lengths)
         if out is None:
             out = _empty(self._out_shape, dt)
-            op, ldo = _addressof(_from_buffer(out)), 0
+            op, ldo, sho, sbo = _addressof(_from_buffer(out)), 0, 0, 0
         elif (type(out) is _ndarray and out.dtype is dt and out.shape == self._out_shape
               and out.flags.carray):
-            op, ldo = _addressof(_from_buffer(out)), 0
+            op, ldo, sho, sbo = _addressof(_from_buffer(out)), 0, 0, 0
         else:
-            out, ldo = out_rows(out, self._out_shape, dt, "out")
-            op = address(out)
+            ldo, sho, sbo = out_strides(out, self._out_shape, dt, "out")
+            op = out.ctypes.data
         lse_ptr = 0
         if return_lse or lse is not None:
             lse = output(lse, self._lse_shape, dt, "lse")
@@ -137,7 +142,7 @@ class SdpaPlan(_PlanBase):
             if ptr is None:
                 self._handle()
             _ARGS_PACK(self._args, 0, qp, ldq, kp, ldk, vp, ldv, mp, mld, msb, msh, klp,
-                       op, ldo, lse_ptr)
+                       op, ldo, lse_ptr, sbq, shq, sbk, shk, sbv, shv, sbo, sho)
             status = self._fwd(ptr, self._args_addr)
         if status:
             check(status, self._fwd_name)
@@ -146,55 +151,79 @@ class SdpaPlan(_PlanBase):
     def backward(self, q, k, v, out, lse, dout, *, mask=None, key_lengths=None):
         """attn_sdpa_backward: (dq, dk, dv) of sum(out * dout), from the forward's
         out and lse for the same q, k, v, mask and key_lengths. dk, dv are summed
-        over the query heads sharing them; the mask gets no gradient."""
+        over the query heads sharing them; the mask gets no gradient. Each
+        gradient has the strides of its input (C writes dQ with Q's strides):
+        dense for a dense input, and q, k, v views of one fused buffer get
+        their gradients in one buffer of that layout."""
         dt = self.dtype
-        q, ldq, k, ldk, v, ldv = self._qkv(q, k, v)
-        m, mld, msb, msh, kl = self._extras(mask, key_lengths)
-        out, ldo = _readable_rows(out, self._out_shape, dt, "out")
-        dout, ldd = _readable_rows(dout, self._out_shape, dt, "dout")
-        width = self.NH * self.hs_v
-        if (ldo or width) != (ldd or width):  # out and dout share one row stride
-            out, ldo = as_input(out, dt, "out"), 0
-            dout, ldd = as_input(dout, dt, "dout"), 0
+        q, k, v, strides = self._qkv(q, k, v)
+        mp, mld, msb, msh, klp, keep = self._extras(mask, key_lengths)
+        out, so = _readable(out, self._out_shape, dt, "out")
+        dout, sd = _readable(dout, self._out_shape, dt, "dout")
+        if so != sd:  # dout must have out's strides
+            out, so = as_input(out, dt, "out"), (0, 0, 0)
+            dout = as_input(dout, dt, "dout")
         lse = as_input(lse, dt, "lse")
         check_shape(lse, self._lse_shape, "lse", "(B, NH, Tq)")
-        B, NH, NH_kv, Tq, Tk, hs, hs_v = self.dims
-        dq = _grad_rows(ldq, (B, Tq, NH, hs), dt)
-        dk = _grad_rows(ldk, (B, Tk, NH_kv, hs), dt)
-        dv = _grad_rows(ldv, (B, Tk, NH_kv, hs_v), dt)
+        ldq, shq, sbq, ldk, shk, sbk, ldv, shv, sbv = strides
         args = _lib.SdpaArgs()
         _ARGS_PACK(args, 0, address(q), ldq, address(k), ldk, address(v), ldv,
-                   0 if m is None else address(m), mld, msb, msh,
-                   0 if kl is None else address(kl), address(out), ldo, address(lse))
-        with self._lock:
-            status = self._bwd(self._handle(), ctypes.addressof(args), address(dout),
-                               address(dq), address(dk), address(dv))
+                   mp, mld, msb, msh, klp, address(out), so[0], address(lse),
+                   sbq, shq, sbk, shk, sbv, shv, so[2], so[1])
+        sizes = _sizes(self.dims, strides, dt.itemsize, (q, k, v))
+        for placing in grad_placements([(a, n, dense) for _, _, a, n, dense in sizes],
+                                       [s for s in strides if s]):
+            grads = gradients(sizes, placing, dt)
+            with self._lock:
+                status = self._bwd(self._handle(), ctypes.addressof(args), address(dout),
+                                   *(address(g) for g in grads))
+            if status != ALIASING:
+                break
         if status:
             check(status, self._bwd_name)
-        return dq, dk, dv
+        return grads
 
 
-    def backward_pointers(self, pointers, dout, dq, dk, dv):
-        """attn_sdpa_backward on raw pointers (the PyTorch drop-in's backward):
-        `pointers` as for attn.sdpa.call_one_shot (out and lse set), dout, dq,
-        dk, dv addresses whose row strides are ldo, ldq, ldk, ldv."""
-        args = _lib.SdpaArgs()
-        _ARGS_PACK(args, 0, *pointers)
-        with self._lock:
-            status = self._bwd(self._handle(), ctypes.addressof(args), dout, dq, dk, dv)
-        if status:
-            check(status, self._bwd_name)
-
-
-def _readable_rows(a, shape, dtype, name):
+def _readable(a, shape, dtype, name):
+    """(a, its (ld, sh, sb)): a checked to have `shape`, readable by C."""
     a = a if isinstance(a, np.ndarray) else np.asarray(a)
     check_shape(a, shape, name)
-    return rows(a, dtype, name)
+    return strided(a, dtype, name)
 
 
-def _grad_rows(ld, shape, dtype):
-    """A gradient array of `shape` (B,T,H,d) whose rows have stride ld (0: dense)."""
-    B, T, H, d = shape
-    if not ld or ld == H * d:
-        return np.empty(shape, dtype)
-    return np.empty((B, T, ld), dtype)[:, :, :H * d].reshape(shape)
+def _sizes(dims, strides, itemsize, arrays):
+    """Per input (q, k, v): (shape, element strides, address in elements,
+    extent, dense), the strides with C's dense defaults filled in."""
+    B, NH, NH_kv, Tq, Tk, hs, hs_v = dims
+    out = []
+    for i, ((T, H, d), a) in enumerate(zip(((Tq, NH, hs), (Tk, NH_kv, hs), (Tk, NH_kv, hs_v)),
+                                           arrays)):
+        ld, sh, sb = strides[3 * i:3 * i + 3]
+        ld = ld or H * d
+        sh = sh or d
+        sb = sb or T * ld
+        size = extent(d, T, ld, H, sh, B, sb)
+        out.append(((B, T, H, d), (sb, ld, sh, 1), address(a) // itemsize, size,
+                    size == B * T * H * d))
+    return out
+
+
+def gradients(sizes, placing, dtype):
+    """dq, dk, dv as strided views of new buffers, each with its input's strides,
+    placed as attn._layout.grad_placements says."""
+    buffers, places, period = placing
+    isz = dtype.itemsize
+    mem = []
+    for j, n in enumerate(buffers):
+        if j == 0 and period:  # the first gradient at the start of a period
+            raw = np.empty(n + period, dtype)
+            shift = (-raw.ctypes.data) % (period * isz) // isz
+            mem.append(raw[shift:shift + n])
+        else:
+            mem.append(np.empty(n, dtype))
+    grads = []
+    for (shape, strides, _, size, _), place in zip(sizes, places):
+        base = np.empty(size, dtype) if place is None else mem[place[0]][place[1]:]
+        grads.append(np.lib.stride_tricks.as_strided(
+            base, shape, tuple(s * isz for s in strides), writeable=True))
+    return grads

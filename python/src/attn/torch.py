@@ -26,13 +26,25 @@ dtypes other than float32 / float64 or mixed dtypes (TypeError), a float
 attn_mask that requires grad (NotImplementedError: its gradient is not
 computed), scale <= 0 (NotImplementedError), double backward.
 
-Tensors are read in place when their (B, L, NH, E) view has attn's row
-layout (as q, k, v split from one fused projection and viewed as heads
-have); others are copied into it. The output is a (B, NH, L, Ev) view of a
-(B, L, NH, Ev) buffer, as PyTorch's own CPU kernels return.
-"""
+Layouts: query, key and value are read in place, with no copy, whatever the
+order of their dimensions, whenever their last dimension is contiguous
+(stride 1) and their batch dimensions can be read as one: PyTorch's (B, NH,
+L, E) contiguous tensors, transposed (B, L, NH, E) views, a slice of a
+larger (B, NH_kv, S_max, E) cache, head views of a fused QKV projection.
+Others are copied (``contiguous()``, which autograd differentiates). The
+output is allocated as PyTorch's CPU SDPA allocates it: empty_like(query)
+(its flash kernel: E == Ev, at most 4 dimensions, no mask or one of 2 or 4
+dimensions), else contiguous (its math path). The backward reads grad_out
+in place when it has the output's layout (else copies it once into it) and
+writes dq, dk, dv in place with the strides of query, key and value (C's
+contract): empty_like for a dense input, and q, k, v split from one fused
+projection get their gradients side by side in one buffer of its layout.
 
-import math
+Cost per call: everything about a call but the tensors' data (shapes,
+strides, dtypes, is_causal, scale, enable_gqa) is checked and prepared once
+and kept in a dictionary (attn/_torch_call.py); each call then runs on a
+cached sdpa plan of its shape (attn/_plans.py: a few per thread).
+"""
 
 try:
     import torch as _torch
@@ -40,170 +52,29 @@ except ImportError as _exc:  # pragma: no cover - exercised only without torch
     raise ImportError("attn.torch needs PyTorch (pip install torch); "
                       "the rest of attn works without it") from _exc
 
+import ctypes
+
 import numpy as np
 
-from . import _lib
-from ._arrays import row_stride
-from .errors import ArgumentError, DTypeError
-from .sdpa_plan import SdpaPlan
-from ._sdpa import call_one_shot
+from . import _plans
+from ._layout import grad_placements
+from .errors import ArgumentError, check
+from ._torch_call import (EMPTY, check_tensors, layout, math_reference, new_call,
+                          prepare_mask)
 
 __all__ = ["scaled_dot_product_attention"]
 
 torch = _torch
-_CAUSAL = _lib.ATTN_CAUSAL
-_DTYPES = {torch.float32: True, torch.float64: False}  # dtype -> is float32
-
-
-class _Spec:
-    """Everything about one call but the tensors q, k, v (kept for the backward)."""
-
-    __slots__ = ("dims", "is_f32", "dtype", "c_scale", "flags", "mask", "mask_strides",
-                 "key_lengths")
-
-
-def _check_tensors(query, key, value):
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError("%s must be a torch.Tensor, not %s" % (name, type(t).__name__))
-        if t.device.type != "cpu":
-            raise NotImplementedError("attn computes on the CPU; %s is on %s" % (name, t.device))
-        if t.layout != torch.strided or getattr(t, "is_nested", False):
-            raise NotImplementedError("%s must be a dense (strided) tensor, not %s"
-                                      % (name, "nested" if getattr(t, "is_nested", False)
-                                         else t.layout))
-        if t.dtype not in _DTYPES:
-            raise DTypeError("attn computes in float32 or float64; %s is %s" % (name, t.dtype))
-        if t.dim() < 2:
-            raise ArgumentError("%s must have at least 2 dimensions (L, E), got shape %s"
-                                % (name, tuple(t.shape)))
-    if not (query.dtype == key.dtype == value.dtype):
-        raise DTypeError("query, key and value must have one dtype, got %s, %s, %s"
-                         % (query.dtype, key.dtype, value.dtype))
-
-
-def _rows(t, name):
-    """(t as (B, T, H, d) in attn's row layout, ld): a view when t's strides allow,
-    else a contiguous copy. t is (B, H, T, d)."""
-    view = t.transpose(1, 2)
-    ld = row_stride(tuple(view.shape), view.stride(), 1)
-    if ld is None:
-        return view.contiguous(), 0
-    return view, ld
-
-
-def _grad_rows(ld, shape, dtype):
-    """An uninitialised (B, T, H, d) gradient whose rows have stride ld (0: dense)."""
-    B, T, H, d = shape
-    if not ld or ld == H * d:
-        return torch.empty(shape, dtype=dtype)
-    return torch.empty((B, T, ld), dtype=dtype)[:, :, :H * d].view(shape)
-
-
-def _prepare_mask(attn_mask, batch, B, NH, L, S, dtype):
-    """(tensor, (mask_ld, mask_sb, mask_sh)) in the smallest broadcast form."""
-    if attn_mask.device.type != "cpu":
-        raise NotImplementedError("attn_mask is on %s; attn computes on the CPU"
-                                  % attn_mask.device)
-    if attn_mask.dtype != torch.bool and not attn_mask.dtype.is_floating_point:
-        raise DTypeError("attn_mask must be bool or floating point, got %s" % attn_mask.dtype)
-    full = tuple(batch) + (NH, L, S)
-    try:
-        m = attn_mask.expand(full)
-    except RuntimeError:
-        raise ArgumentError("attn_mask of shape %s does not broadcast to %s"
-                            % (tuple(attn_mask.shape), full)) from None
-    if len(full) != 4:
-        m = m.reshape(B, NH, L, S)
-    for dim in range(3):
-        if m.shape[dim] == 1 or m.stride(dim) == 0:
-            m = m.narrow(dim, 0, 1)
-    if m.dtype == torch.bool:
-        m = torch.zeros(m.shape, dtype=dtype).masked_fill_(m.logical_not(), -math.inf)
-    else:
-        m = m.detach().to(dtype).contiguous()
-    b1, h1, t1 = m.shape[:3]
-    return m, (S if t1 > 1 else 0, h1 * t1 * S if b1 > 1 else 0, t1 * S if h1 > 1 else 0)
-
-
-def _pointers(spec, qv, ldq, kv, ldk, vv, ldv, out, lse):
-    m = spec.mask
-    mask_ld, mask_sb, mask_sh = spec.mask_strides
-    kl = spec.key_lengths
-    return (qv.data_ptr(), ldq, kv.data_ptr(), ldk, vv.data_ptr(), ldv,
-            0 if m is None else m.data_ptr(), mask_ld, mask_sb, mask_sh,
-            0 if kl is None else kl.ctypes.data, out.data_ptr(), 0,
-            0 if lse is None else lse.data_ptr())
-
-
-def _forward(q4, k4, v4, spec, want_lse):
-    """out (B, NH, L, Ev) (a view of a (B, L, NH, Ev) buffer) and lse (B, NH, L) or None."""
-    B, NH, NH_kv, L, S, E, Ev = spec.dims
-    qv, ldq = _rows(q4, "query")
-    kv, ldk = _rows(k4, "key")
-    vv, ldv = _rows(v4, "value")
-    out = torch.empty((B, L, NH, Ev), dtype=spec.dtype)
-    lse = torch.empty((B, NH, L), dtype=spec.dtype) if want_lse else None
-    call_one_shot(spec.is_f32, spec.dims, spec.c_scale, spec.flags, 0,
-                  _pointers(spec, qv, ldq, kv, ldk, vv, ldv, out, lse))
-    return out.transpose(1, 2), lse
-
-
-class _Attention(torch.autograd.Function):
-    """out = sdpa(q, k, v); backward through attn_sdpa_backward from out and lse."""
-
-    @staticmethod
-    def forward(ctx, q4, k4, v4, spec):
-        out, lse = _forward(q4, k4, v4, spec, True)
-        ctx.save_for_backward(q4, k4, v4, out)
-        ctx.spec = spec
-        ctx.lse = lse
-        return out
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad_out):
-        q4, k4, v4, out = ctx.saved_tensors
-        spec, lse = ctx.spec, ctx.lse
-        B, NH, NH_kv, L, S, E, Ev = spec.dims
-        qv, ldq = _rows(q4, "query")
-        kv, ldk = _rows(k4, "key")
-        vv, ldv = _rows(v4, "value")
-        dout = grad_out.transpose(1, 2)
-        if dout.dtype != spec.dtype:
-            dout = dout.to(spec.dtype)
-        dout = dout.contiguous()
-        out_rows = out.transpose(1, 2).contiguous()  # the forward's buffer: no copy
-        dq = _grad_rows(ldq, (B, L, NH, E), spec.dtype)
-        dk = _grad_rows(ldk, (B, S, NH_kv, E), spec.dtype)
-        dv = _grad_rows(ldv, (B, S, NH_kv, Ev), spec.dtype)
-        plan = SdpaPlan(B, NH, L, S, E, NH_kv=NH_kv, hs_v=Ev,
-                        dtype=np.float32 if spec.is_f32 else np.float64,
-                        scale=spec.c_scale or None, causal=bool(spec.flags & _CAUSAL))
-        try:
-            plan.backward_pointers(_pointers(spec, qv, ldq, kv, ldk, vv, ldv, out_rows, lse),
-                                   dout.data_ptr(), dq.data_ptr(), dk.data_ptr(),
-                                   dv.data_ptr())
-        finally:
-            plan.close()
-        return dq.transpose(1, 2), dk.transpose(1, 2), dv.transpose(1, 2), None
-
-
-def _math(query, key, value, attn_mask, is_causal, scale, enable_gqa):
-    """PyTorch's documented reference, for shapes with a zero dimension only."""
-    L, S = query.shape[-2], key.shape[-2]
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    bias = torch.zeros(L, S, dtype=query.dtype)
-    if is_causal:
-        bias.masked_fill_(torch.ones(L, S, dtype=torch.bool).tril().logical_not(), -math.inf)
-    if attn_mask is not None:
-        bias = bias.masked_fill(attn_mask.logical_not(), -math.inf) \
-            if attn_mask.dtype == torch.bool else bias + attn_mask
-    if enable_gqa and query.dim() >= 3 and key.shape[-3] and query.shape[-3] != key.shape[-3]:
-        key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
-        value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
-    weights = torch.softmax(query @ key.transpose(-2, -1) * scale + bias, dim=-1)
-    return weights @ value
+_entries = {}
+_empty = torch.empty
+_empty_like = torch.empty_like
+_grad_enabled = torch.is_grad_enabled
+_np_empty = np.empty
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+_empty_strided = torch.empty_strided
+_slot = _plans.slot
+_Q, _K, _V, _OUT, _LSE = _plans.Q, _plans.K, _plans.V, _plans.OUT, _plans.LSE
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
@@ -213,79 +84,167 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     query (..., NH, L, E), key (..., NH_kv, S, E), value (..., NH_kv, S, Ev)
     -> (..., NH, L, Ev); CPU float32/float64; differentiable in q, k, v.
     """
-    _check_tensors(query, key, value)
-    if dropout_p != 0.0:
+    # The common call (a known signature, no mask) in a few steps; any other
+    # goes to attention(), which checks and prepares what it must.
+    try:
+        call = _entries[(query.shape, query.stride(), key.shape, key.stride(), value.shape,
+                         value.stride(), query.dtype, key.dtype, value.dtype, is_causal, scale,
+                         enable_gqa, False)]
+    except Exception:
+        call = None
+    if (call is None or call.kind or attn_mask is not None or dropout_p
+            or not (query.is_cpu and key.is_cpu and value.is_cpu)):
+        return attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                         enable_gqa, False)
+    if (query.requires_grad or key.requires_grad or value.requires_grad) and _grad_enabled():
+        return _Attention.apply(query, key, value, call, None)
+    return _forward(call, query, key, value, None, False)[0]
+
+
+def attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, bshd):
+    """scaled_dot_product_attention; with bshd the result is a (B, L, NH, Ev)
+    tensor in attn's dense layout instead (4-D inputs only)."""
+    if dropout_p:
         raise NotImplementedError("attn has no attention dropout: call it with dropout_p=0.0 "
                                   "(got %r)" % (dropout_p,))
-    if is_causal and attn_mask is not None:
-        raise ArgumentError("attn_mask must be None when is_causal=True (as in PyTorch)")
     if scale is not None:
         scale = float(scale)
-        if not scale > 0.0:
-            raise NotImplementedError("attn needs a positive scale (None: 1/sqrt(E)), got %r"
-                                      % (scale,))
-    if query.dim() != key.dim() or key.dim() != value.dim():
-        raise ArgumentError("query, key, value must have the same number of dimensions, got "
-                            "shapes %s, %s, %s" % (tuple(query.shape), tuple(key.shape),
-                                                   tuple(value.shape)))
-    L, E = query.shape[-2:]
-    S, Ek = key.shape[-2:]
-    Sv, Ev = value.shape[-2:]
-    if Ek != E or Sv != S or key.shape[:-2] != value.shape[:-2]:
-        raise ArgumentError("shapes do not match: query %s (..., NH, L, E), key %s must be "
-                            "(..., NH_kv, S, E), value %s (..., NH_kv, S, Ev)"
-                            % (tuple(query.shape), tuple(key.shape), tuple(value.shape)))
-    if query.dim() >= 3:
-        batch, NH, NH_kv = tuple(query.shape[:-3]), query.shape[-3], key.shape[-3]
-        if tuple(key.shape[:-3]) != batch:
-            raise ArgumentError("query and key batch dimensions differ: %s vs %s"
-                                % (batch, tuple(key.shape[:-3])))
-        if NH != NH_kv:
-            if not enable_gqa:
-                raise ArgumentError("query has %d heads and key %d: pass enable_gqa=True for "
-                                    "grouped-query attention" % (NH, NH_kv))
-            if NH_kv == 0 or NH % NH_kv:
-                raise ArgumentError("query heads (%d) must be a multiple of key/value heads "
-                                    "(%d)" % (NH, NH_kv))
-    else:
-        batch, NH, NH_kv = (), 1, 1
-    if attn_mask is not None and attn_mask.requires_grad and torch.is_grad_enabled():
-        raise NotImplementedError("attn gives no gradient for attn_mask; pass "
-                                  "attn_mask.detach() (or a mask that does not require grad)")
-    if query.numel() == 0 or key.numel() == 0 or value.numel() == 0:
-        return _math(query, key, value, attn_mask, is_causal, scale, enable_gqa)
-
-    B = 1
-    for n in batch:
-        B *= n
-    q4 = query.reshape(B, NH, L, E)
-    k4 = key.reshape(B, NH_kv, S, E)
-    v4 = value.reshape(B, NH_kv, S, Ev)
-    dtype = query.dtype
-    spec = _Spec()
-    spec.dims = (B, NH, NH_kv, L, S, E, Ev)
-    spec.is_f32 = _DTYPES[dtype]
-    spec.dtype = dtype
-    spec.c_scale = 0.0 if scale is None else scale
-    spec.flags = 0
-    spec.mask, spec.mask_strides, spec.key_lengths = None, (0, 0, 0), None
+    try:
+        sig = (query.shape, query.stride(), key.shape, key.stride(), value.shape,
+               value.stride(), query.dtype, key.dtype, value.dtype, is_causal, scale,
+               enable_gqa, bshd)
+        call = _entries[sig]
+    except KeyError:
+        call = new_call(query, key, value, is_causal, scale, enable_gqa, bshd)
+        if len(_entries) >= 256:
+            _entries.clear()
+        _entries[sig] = call
+    except (AttributeError, RuntimeError, TypeError):  # not plain strided tensors
+        check_tensors(query, key, value)
+        raise
+    if not (query.is_cpu and key.is_cpu and value.is_cpu):
+        check_tensors(query, key, value)
+    if call.kind:
+        return _unusual(call, query, key, value, attn_mask, is_causal, scale, enable_gqa,
+                        bshd)
+    mask = None
     if attn_mask is not None:
-        spec.mask, spec.mask_strides = _prepare_mask(attn_mask, batch, B, NH, L, S, dtype)
-    elif is_causal:
-        if L == S:
-            spec.flags = _CAUSAL
-        elif L < S:
-            # attn's causal row t sees j <= L_b - L + t; with key lengths L_b = L that is
-            # PyTorch's j <= t, and keys j >= L are masked for every row anyway.
-            spec.flags = _CAUSAL
-            spec.key_lengths = np.full(B, L, dtype=np.uintp)
+        if is_causal:
+            raise ArgumentError("attn_mask must be None when is_causal=True (as in PyTorch)")
+        mask = prepare_mask(attn_mask, call)
+    if (query.requires_grad or key.requires_grad or value.requires_grad) and _grad_enabled():
+        return _Attention.apply(query, key, value, call, mask)
+    return _forward(call, query, key, value, mask, False)[0]
+
+
+def _unusual(call, query, key, value, attn_mask, is_causal, scale, enable_gqa, bshd):
+    """Calls whose tensors must be copied first, or have a zero-sized dimension."""
+    check_tensors(query, key, value)
+    if call.kind == EMPTY:
+        if attn_mask is not None and is_causal:
+            raise ArgumentError("attn_mask must be None when is_causal=True (as in PyTorch)")
+        out = math_reference(query, key, value, attn_mask, is_causal, scale, enable_gqa)
+        return out.transpose(1, 2) if bshd else out
+    copies = tuple(t.contiguous() if copy else t
+                   for t, copy in zip((query, key, value), call.copy))
+    if all(c is t for c, t in zip(copies, (query, key, value))):
+        raise ArgumentError("query, key, value have a layout attn cannot read (shapes %s, %s, "
+                            "%s)" % (tuple(query.shape), tuple(key.shape), tuple(value.shape)))
+    query, key, value = copies
+    return attention(query, key, value, attn_mask, 0.0, is_causal, scale, enable_gqa, bshd)
+
+
+def _forward(call, q, k, v, mask, want_lse):
+    """(out, lse): attn_sdpa_forward on call's cached plan; lse a NumPy (B, NH, L)
+    array when want_lse (what the backward needs), else None."""
+    lse = None
+    if mask is None:  # the fast path: call's slot holds everything but addresses
+        if call.like_q:
+            out = _empty_like(q)
         else:
-            tril = torch.ones(L, S, dtype=torch.bool).tril()
-            spec.mask = torch.zeros(L, S, dtype=dtype).masked_fill_(tril.logical_not(),
-                                                                   -math.inf)
-            spec.mask_strides = (S, 0, 0)
-    if torch.is_grad_enabled() and (q4.requires_grad or k4.requires_grad or v4.requires_grad):
-        out = _Attention.apply(q4, k4, v4, spec)
+            out = _empty_strided(call.out_shape, call.out_stride, dtype=call.dtype)
+        ptr, addr, mv, _ = _slot(call)
+        mv[_Q] = q.data_ptr()
+        mv[_K] = k.data_ptr()
+        mv[_V] = v.data_ptr()
+        mv[_OUT] = out.data_ptr()
+        if want_lse:
+            lse = _np_empty(call.lse_shape, call.np_dtype)
+            mv[_LSE] = _addressof(_from_buffer(lse))
+        else:
+            mv[_LSE] = 0
+        status = (_plans._forward_f32 if call.is_f32 else _plans._forward_f64)(ptr, addr)
+        if status:
+            check(status, "attn_sdpa_forward_f32" if call.is_f32 else "attn_sdpa_forward_f64")
+        return out, lse
+    m, mld, msb, msh, like_q = mask
+    if like_q and call.like_q:
+        out = _empty_like(q)
+        ldo, sho, sbo = call.out_strides
     else:
-        out = _forward(q4.detach(), k4.detach(), v4.detach(), spec, False)[0]
-    return out if query.dim() == 4 else out.reshape(tuple(query.shape[:-1]) + (Ev,))
+        out = _empty_strided(call.out_shape, call.out_stride, dtype=call.dtype)
+        ldo, sho, sbo = call.dense_out_strides
+    lse_ptr = 0
+    if want_lse:
+        lse = _np_empty(call.lse_shape, call.np_dtype)
+        lse_ptr = _addressof(_from_buffer(lse))
+    ldq, shq, sbq, ldk, shk, sbk, ldv, shv, sbv = call.strides
+    _plans.forward(call.fwd, q.data_ptr(), ldq, shq, sbq, k.data_ptr(), ldk, shk, sbk,
+                   v.data_ptr(), ldv, shv, sbv, out.data_ptr(), ldo, sho, sbo, lse_ptr,
+                   m.data_ptr(), mld, msb, msh, call.kl_ptr)
+    return out, lse
+
+
+class _Attention(torch.autograd.Function):
+    """out = sdpa(q, k, v); backward through attn_sdpa_backward from out and lse."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, call, mask):
+        out, lse = _forward(call, q, k, v, mask, True)
+        ctx.save_for_backward(q, k, v, out)
+        ctx.call, ctx.lse, ctx.mask = call, lse, mask
+        return out
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_out):
+        q, k, v, out = ctx.saved_tensors
+        return _backward(ctx.call, q, k, v, out, ctx.lse, ctx.mask, grad_out) + (None, None)
+
+
+def _backward(call, q, k, v, out, lse, mask, grad_out):
+    """(dq, dk, dv) by attn_sdpa_backward on call's cached training plan."""
+    so = layout(out.shape, out.stride(), call.bshd)
+    g = grad_out if grad_out.dtype == call.dtype else grad_out.to(call.dtype)
+    if g.stride() != out.stride() and layout(g.shape, g.stride(), call.bshd) != so:
+        g = _empty_like(out).copy_(g)  # C reads dout with out's strides
+    mp, mld, msb, msh = call.cmask_args if mask is None else (mask[0].data_ptr(),) + mask[1:4]
+    ldq, shq, sbq, ldk, shk, sbk, ldv, shv, sbv = call.strides
+    isz = call.itemsize
+    inputs = (q, k, v)
+    arrays = [(t.data_ptr() // isz, n, dense) for t, (n, dense) in zip(inputs, call.extents)]
+    for placing in grad_placements(arrays, [s for s in call.strides if s]):
+        grads = _gradients(inputs, placing, call.dtype, isz)
+        status = _plans.backward(call.bwd, q.data_ptr(), ldq, shq, sbq, k.data_ptr(), ldk, shk,
+                                 sbk, v.data_ptr(), ldv, shv, sbv, out.data_ptr(), so[0], so[1],
+                                 so[2], lse.ctypes.data, mp, mld, msb, msh, call.kl_ptr,
+                                 g.data_ptr(), *(t.data_ptr() for t in grads),
+                                 retry=placing[2] != 0)
+        if not status:
+            return grads
+
+
+def _gradients(inputs, placing, dtype, isz):
+    """dq, dk, dv with the strides of q, k, v, placed as
+    attn._layout.grad_placements says."""
+    buffers, places, period = placing
+    mem = []
+    for j, n in enumerate(buffers):
+        if j == 0 and period:  # the first gradient at the start of a period
+            raw = _empty(n + period, dtype=dtype)
+            mem.append((raw, (-raw.data_ptr()) % (period * isz) // isz))
+        else:
+            mem.append((_empty(n, dtype=dtype), 0))
+    return tuple(_empty_like(t) if at is None else
+                 mem[at[0]][0].as_strided(t.shape, t.stride(), mem[at[0]][1] + at[1])
+                 for t, at in zip(inputs, places))

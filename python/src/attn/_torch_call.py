@@ -1,0 +1,259 @@
+"""What the PyTorch drop-in finds once per call signature (attn/torch.py).
+
+A signature is everything about a call but the tensors' data: the shapes
+and strides of query, key and value, their dtypes, is_causal, scale,
+enable_gqa and the output's layout. For each, new_call checks the arguments
+once, reads the tensors' layouts as attn_sdpa_args strides (or decides
+which must be copied), chooses the output's allocation and the plans,
+and builds the causal key lengths or mask: a Call, which every later call
+of that signature reuses from a dictionary.
+"""
+
+import math
+
+import numpy as np
+import torch
+
+from . import _lib, _plans
+from ._layout import c_strides, extent, merge_batch
+from .errors import ArgumentError, DTypeError
+
+__all__ = ["Call", "new_call", "layout", "prepare_mask", "check_tensors", "math_reference"]
+
+_CAUSAL = _lib.ATTN_CAUSAL
+_INFERENCE = _lib.ATTN_INFERENCE
+DTYPES = {torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64)}
+NORMAL, COPY, EMPTY = 0, 1, 2
+
+
+class Call:
+    """One signature's prepared call (see the module).
+
+    kind: NORMAL, COPY (copy[i] tells which of query, key, value must be
+    made contiguous first) or EMPTY (a zero-sized shape: PyTorch's math).
+    """
+
+    __slots__ = ("kind", "copy", "dims", "dtype", "np_dtype", "itemsize", "is_f32", "fwd",
+                 "bwd", "strides", "like_q", "out_strides", "out_shape", "out_stride",
+                 "dense_out_strides", "bshd", "lse_shape", "key_lengths", "kl_ptr", "cmask",
+                 "cmask_args", "extents", "batch", "template")
+
+
+def layout(shape, stride, bshd=False):
+    """(ld, sh, sb) of a (..., H, T, d) tensor, or of a (B, T, H, d) one when
+    bshd, as C reads it in place; None when it must be copied first."""
+    if bshd:
+        B, T, H, d = shape
+        sb, st, sh, si = stride
+    else:
+        n = len(shape)
+        d, T = shape[-1], shape[-2]
+        si, st = stride[-1], stride[-2]
+        H, sh = (shape[-3], stride[-3]) if n >= 3 else (1, 0)
+        B, sb = (1, 0)
+        if n > 3:
+            merged = merge_batch(shape[:-3], stride[:-3])
+            if merged is None:
+                return None
+            B, sb = merged
+    if d > 1 and si != 1:
+        return None
+    return c_strides(d, T, st, H, sh, B, sb)
+
+
+def check_tensors(query, key, value):
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError("%s must be a torch.Tensor, not %s" % (name, type(t).__name__))
+        if t.device.type != "cpu":
+            raise NotImplementedError("attn computes on the CPU; %s is on %s" % (name, t.device))
+        if t.layout != torch.strided or getattr(t, "is_nested", False):
+            raise NotImplementedError("%s must be a dense (strided) tensor, not %s"
+                                      % (name, "nested" if getattr(t, "is_nested", False)
+                                         else t.layout))
+        if t.dtype not in DTYPES:
+            raise DTypeError("attn computes in float32 or float64; %s is %s" % (name, t.dtype))
+        if t.dim() < 2:
+            raise ArgumentError("%s must have at least 2 dimensions (L, E), got shape %s"
+                                % (name, tuple(t.shape)))
+    if not (query.dtype == key.dtype == value.dtype):
+        raise DTypeError("query, key and value must have one dtype, got %s, %s, %s"
+                         % (query.dtype, key.dtype, value.dtype))
+
+
+def _check_shapes(query, key, value, enable_gqa, bshd):
+    """(batch dims, NH, NH_kv, L, S, E, Ev), or raises."""
+    if query.dim() != key.dim() or key.dim() != value.dim():
+        raise ArgumentError("query, key, value must have the same number of dimensions, got "
+                            "shapes %s, %s, %s" % (tuple(query.shape), tuple(key.shape),
+                                                   tuple(value.shape)))
+    if bshd and query.dim() != 4:
+        raise ArgumentError("query, key, value must be 4-D (B, NH, L, E)")
+    L, E = query.shape[-2:]
+    S, Ek = key.shape[-2:]
+    Sv, Ev = value.shape[-2:]
+    if Ek != E or Sv != S or key.shape[:-2] != value.shape[:-2]:
+        raise ArgumentError("shapes do not match: query %s (..., NH, L, E), key %s must be "
+                            "(..., NH_kv, S, E), value %s (..., NH_kv, S, Ev)"
+                            % (tuple(query.shape), tuple(key.shape), tuple(value.shape)))
+    if query.dim() < 3:
+        return (), 1, 1, L, S, E, Ev
+    batch, NH, NH_kv = tuple(query.shape[:-3]), query.shape[-3], key.shape[-3]
+    if tuple(key.shape[:-3]) != batch:
+        raise ArgumentError("query and key batch dimensions differ: %s vs %s"
+                            % (batch, tuple(key.shape[:-3])))
+    if NH != NH_kv:
+        if not enable_gqa:
+            raise ArgumentError("query has %d heads and key %d: pass enable_gqa=True for "
+                                "grouped-query attention" % (NH, NH_kv))
+        if NH_kv == 0 or NH % NH_kv:
+            raise ArgumentError("query heads (%d) must be a multiple of key/value heads "
+                                "(%d)" % (NH, NH_kv))
+    return batch, NH, NH_kv, L, S, E, Ev
+
+
+def new_call(query, key, value, is_causal, scale, enable_gqa, bshd):
+    """The Call of this signature (raising on bad arguments); see the module.
+
+    bshd: the output is a (B, L, NH, Ev) tensor in attn's dense layout (the
+    transformers integration); else it is (..., NH, L, Ev), allocated as
+    PyTorch's CPU kernels allocate it.
+    """
+    check_tensors(query, key, value)
+    if not isinstance(is_causal, (bool, int)):
+        raise TypeError("is_causal must be a bool, not %s" % type(is_causal).__name__)
+    if scale is not None and not scale > 0.0:
+        raise NotImplementedError("attn needs a positive scale (None: 1/sqrt(E)), got %r"
+                                  % (scale,))
+    batch, NH, NH_kv, L, S, E, Ev = _check_shapes(query, key, value, enable_gqa, bshd)
+    call = Call()
+    call.kind, call.copy, call.batch = NORMAL, None, batch
+    call.dtype, call.np_dtype = query.dtype, DTYPES[query.dtype]
+    if query.numel() == 0 or key.numel() == 0 or value.numel() == 0:
+        call.kind = EMPTY
+        return call
+    lays = [layout(t.shape, t.stride()) for t in (query, key, value)]
+    if None in lays:
+        call.kind, call.copy = COPY, tuple(lay is None for lay in lays)
+        return call
+    B = 1
+    for n in batch:
+        B *= n
+    dims = (B, NH, NH_kv, L, S, E, Ev)
+    call.dims, call.itemsize, call.bshd = dims, call.np_dtype.itemsize, bool(bshd)
+    call.strides = lays[0] + lays[1] + lays[2]
+    call.extents = tuple(_extent(lay, (B, H, T, d))
+                         for lay, (H, T, d) in zip(lays, ((NH, L, E), (NH_kv, S, E),
+                                                           (NH_kv, S, Ev))))
+    call.lse_shape = (B, NH, L)
+    _choose_output(call, query, batch, NH, L, E, Ev)
+    _causal(call, bool(is_causal), B, L, S)
+    flags = _CAUSAL if call.key_lengths is not None or (is_causal and L == S) else 0
+    c_scale = 0.0 if scale is None else scale
+    call.is_f32 = is_f32 = call.dtype == torch.float32
+    call.fwd = _plans.plan_key(is_f32, dims, flags | _INFERENCE, c_scale, 0)
+    call.bwd = _plans.plan_key(is_f32, dims, flags, c_scale, 0)
+    call.template = _plans.template(
+        call.strides, call.out_strides if call.like_q else call.dense_out_strides,
+        call.cmask_args, call.kl_ptr)
+    return call
+
+
+def _extent(lay, sizes):
+    """(extent, dense) of an input laid out by lay = (ld, sh, sb)."""
+    B, H, T, d = sizes
+    ld, sh, sb = lay
+    n = extent(d, T, ld, H, sh, B, sb)
+    return n, n == B * H * T * d
+
+
+def _choose_output(call, query, batch, NH, L, E, Ev):
+    """PyTorch's CPU SDPA (torch 2.x) returns torch.empty_like(query) from its
+    flash kernel (E == Ev, 2- to 4-D, masks of 2 or 4 dimensions), a
+    contiguous tensor from its math path otherwise; the drop-in allocates
+    alike. bshd: a (B, L, NH, Ev) tensor, attn's dense layout."""
+    B = call.dims[0]
+    call.like_q, call.out_strides = False, None
+    if call.bshd:
+        call.out_shape, call.dense_out_strides = (B, L, NH, Ev), (0, 0, 0)
+    else:
+        call.out_shape = tuple(query.shape[:-1]) + (Ev,)
+        call.dense_out_strides = c_strides(Ev, L, Ev, NH, L * Ev, B, NH * L * Ev)
+    call.out_stride = torch.empty(call.out_shape, device="meta").stride()
+    if not call.bshd and E == Ev and query.dim() <= 4:
+        probe = torch.empty_like(query, device="meta")
+        lay = layout(probe.shape, probe.stride())
+        if lay is not None:
+            call.like_q, call.out_strides = True, lay
+
+
+def _causal(call, is_causal, B, L, S):
+    """PyTorch's causal mask is top-left aligned (query t sees keys j <= t),
+    attn's bottom-right: equal for L == S; for L < S key lengths of L make
+    them agree (keys j >= L are masked for every row anyway); for L > S a
+    (L, S) mask."""
+    call.key_lengths, call.kl_ptr = None, 0
+    call.cmask, call.cmask_args = None, (0, 0, 0, 0)
+    if not is_causal or L == S:
+        return
+    if L < S:
+        call.key_lengths = np.full(B, L, dtype=np.uintp)
+        call.kl_ptr = call.key_lengths.ctypes.data
+    else:
+        tril = torch.ones(L, S, dtype=torch.bool).tril()
+        call.cmask = torch.zeros(L, S, dtype=call.dtype).masked_fill_(tril.logical_not(),
+                                                                      -math.inf)
+        call.cmask_args = (call.cmask.data_ptr(), S, 0, 0)
+
+
+def prepare_mask(attn_mask, call):
+    """(tensor, mask_ld, mask_sb, mask_sh, like_q) for attn_mask broadcast to
+    (..., NH, L, S), in its smallest broadcast form; like_q False where
+    PyTorch would take its math path (a mask of 1 or 3 dimensions)."""
+    if not isinstance(attn_mask, torch.Tensor):
+        raise TypeError("attn_mask must be a torch.Tensor or None, not %s"
+                        % type(attn_mask).__name__)
+    if attn_mask.device.type != "cpu":
+        raise NotImplementedError("attn_mask is on %s; attn computes on the CPU"
+                                  % attn_mask.device)
+    if attn_mask.dtype != torch.bool and not attn_mask.dtype.is_floating_point:
+        raise DTypeError("attn_mask must be bool or floating point, got %s" % attn_mask.dtype)
+    if attn_mask.requires_grad and torch.is_grad_enabled():
+        raise NotImplementedError("attn gives no gradient for attn_mask; pass "
+                                  "attn_mask.detach() (or a mask that does not require grad)")
+    B, NH, _, L, S, _, _ = call.dims
+    full = call.batch + (NH, L, S)
+    try:
+        m = attn_mask.expand(full)
+    except RuntimeError:
+        raise ArgumentError("attn_mask of shape %s does not broadcast to %s"
+                            % (tuple(attn_mask.shape), full)) from None
+    if len(full) != 4:
+        m = m.reshape(B, NH, L, S)
+    for dim in range(3):
+        if m.shape[dim] == 1 or m.stride(dim) == 0:
+            m = m.narrow(dim, 0, 1)
+    if m.dtype == torch.bool:
+        m = torch.zeros(m.shape, dtype=call.dtype).masked_fill_(m.logical_not(), -math.inf)
+    else:
+        m = m.detach().to(call.dtype).contiguous()
+    b1, h1, t1 = m.shape[:3]
+    return (m, S if t1 > 1 else 0, h1 * t1 * S if b1 > 1 else 0, t1 * S if h1 > 1 else 0,
+            attn_mask.dim() in (2, 4))
+
+
+def math_reference(query, key, value, attn_mask, is_causal, scale, enable_gqa):
+    """PyTorch's documented reference, for shapes with a zero dimension only."""
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    bias = torch.zeros(L, S, dtype=query.dtype)
+    if is_causal:
+        bias.masked_fill_(torch.ones(L, S, dtype=torch.bool).tril().logical_not(), -math.inf)
+    if attn_mask is not None:
+        bias = bias.masked_fill(attn_mask.logical_not(), -math.inf) \
+            if attn_mask.dtype == torch.bool else bias + attn_mask
+    if enable_gqa and query.dim() >= 3 and key.shape[-3] and query.shape[-3] != key.shape[-3]:
+        key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
+        value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
+    weights = torch.softmax(query @ key.transpose(-2, -1) * scale + bias, dim=-1)
+    return weights @ value
