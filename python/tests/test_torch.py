@@ -9,6 +9,7 @@ torch = pytest.importorskip("torch")
 
 import attn  # noqa: E402
 import attn.torch as at  # noqa: E402
+from attn import _torch_call  # noqa: E402
 from torch_reference import HAS_SDPA, TORCH_MAJOR, composed, pytorch_sdpa  # noqa: E402
 
 TOL = {torch.float32: 2e-5, torch.float64: 1e-12}
@@ -75,6 +76,23 @@ def test_masks(tdtype, mask_shape, kind):
         mask[torch.rand(mask_shape, generator=g) < 0.2] = float("-inf")
         mask[..., 0] = 0.0
     compare(q, k, v, tdtype, attn_mask=mask)
+
+
+def test_mask_prepared_once_and_again_after_a_change(tdtype):
+    """The layers of a model pass one mask tensor: it is converted once; an
+    in-place change (its version counter) makes it converted again."""
+    q, k, v = tensors([(2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 8)], tdtype, grad=False)
+    mask = torch.ones(2, 1, 5, 7, dtype=torch.bool)
+    mask[0, 0, :, 3:] = False
+    first = at.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    prepared = _torch_call._tls.mask[3][0]
+    again = at.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    assert _torch_call._tls.mask[3][0] is prepared and torch.equal(first, again)
+    close(again, pytorch_sdpa(q, k, v, attn_mask=mask), tdtype)
+    mask[1, 0, :, :2] = False
+    changed = at.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    assert _torch_call._tls.mask[3][0] is not prepared
+    close(changed, pytorch_sdpa(q, k, v, attn_mask=mask), tdtype)
 
 
 def test_scale_and_head_sizes(tdtype):

@@ -10,6 +10,7 @@ of that signature reuses from a dictionary.
 """
 
 import math
+import threading
 
 import numpy as np
 import torch
@@ -24,6 +25,7 @@ _CAUSAL = _lib.ATTN_CAUSAL
 _INFERENCE = _lib.ATTN_INFERENCE
 DTYPES = {torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64)}
 NORMAL, COPY, EMPTY = 0, 1, 2
+_tls = threading.local()
 
 
 class Call:
@@ -209,18 +211,33 @@ def _causal(call, is_causal, B, L, S):
 def prepare_mask(attn_mask, call):
     """(tensor, mask_ld, mask_sb, mask_sh, like_q) for attn_mask broadcast to
     (..., NH, L, S), in its smallest broadcast form; like_q False where
-    PyTorch would take its math path (a mask of 1 or 3 dimensions)."""
+    PyTorch would take its math path (a mask of 1 or 3 dimensions).
+
+    The last mask prepared in each thread is kept with the tensor it came
+    from and that tensor's version counter: a model's layers all receive
+    one mask tensor, converted (bool to additive, another dtype) once."""
     if not isinstance(attn_mask, torch.Tensor):
         raise TypeError("attn_mask must be a torch.Tensor or None, not %s"
                         % type(attn_mask).__name__)
+    memo = getattr(_tls, "mask", None)
+    if (memo is not None and memo[0] is attn_mask and memo[1] == attn_mask._version
+            and memo[2] is call):
+        prepared = memo[3]
+    else:
+        prepared = _prepare_mask(attn_mask, call)
+        _tls.mask = (attn_mask, attn_mask._version, call, prepared)
+    if attn_mask.requires_grad and torch.is_grad_enabled():
+        raise NotImplementedError("attn gives no gradient for attn_mask; pass "
+                                  "attn_mask.detach() (or a mask that does not require grad)")
+    return prepared
+
+
+def _prepare_mask(attn_mask, call):
     if attn_mask.device.type != "cpu":
         raise NotImplementedError("attn_mask is on %s; attn computes on the CPU"
                                   % attn_mask.device)
     if attn_mask.dtype != torch.bool and not attn_mask.dtype.is_floating_point:
         raise DTypeError("attn_mask must be bool or floating point, got %s" % attn_mask.dtype)
-    if attn_mask.requires_grad and torch.is_grad_enabled():
-        raise NotImplementedError("attn gives no gradient for attn_mask; pass "
-                                  "attn_mask.detach() (or a mask that does not require grad)")
     B, NH, _, L, S, _, _ = call.dims
     full = call.batch + (NH, L, S)
     try:

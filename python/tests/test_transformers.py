@@ -1,0 +1,177 @@
+"""attn as a Hugging Face transformers attention implementation, against "sdpa".
+
+Small models built from configs with random weights (nothing downloaded): a
+GPT-2 (2 layers, width 64, 4 heads, every dropout 0; its q, k, v are views of
+one fused projection) and a Llama with grouped-query heads (2 layers, width
+64, 4 query heads, 2 key/value heads), each built twice with the same
+weights, with attn_implementation="attn" and "sdpa" (PyTorch's SDPA), in
+float32 and float64.
+
+Checked, for a batch of two prompts, the second left-padded:
+  - logits at every real (unpadded) position equal to sdpa's within 1e-5
+    (float32) and 1e-12 (float64) of the largest |logit|. attn and PyTorch
+    sum the attention's products in different orders, so float32 outputs
+    differ in the last bits (a few 1e-7 here, measured); two layers of
+    normalisation and MLP carry that to the logits without growing it by
+    orders of magnitude: 1e-5 leaves a 50x margin and still catches a wrong
+    mask, scale or head mapping (those change logits at 1e-2 and more).
+    float64 alike at 1e-12 (measured below 1e-15);
+  - greedy generation of 24 new tokens (a DynamicCache: prefill, then one
+    token per step) identical;
+  - float64 gradients of a training step (model(..., labels=...).loss
+    backward) equal per parameter within 1e-12 of that parameter's largest
+    gradient;
+  - that attn did the work, with nothing copied: every attention call's
+    query, key and value (the models' views and the cache's tensors) are
+    the addresses C received, and key/value keep their NH_kv heads (GQA
+    without repeat_kv).
+Skipped when transformers is not installed.
+"""
+
+import copy
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+import attn.transformers as at_tf  # noqa: E402
+from attn import _lib, _plans  # noqa: E402
+
+from transformers import AutoModelForCausalLM, GPT2Config, LlamaConfig  # noqa: E402
+
+VOCAB = 101
+TOL = {torch.float32: 1e-5, torch.float64: 1e-12}
+
+
+def configs():
+    return {
+        "gpt2": GPT2Config(n_layer=2, n_embd=64, n_head=4, attn_pdrop=0.0, resid_pdrop=0.0,
+                           embd_pdrop=0.0, vocab_size=VOCAB, n_positions=128,
+                           bos_token_id=1, eos_token_id=2),
+        "llama": LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                             num_attention_heads=4, num_key_value_heads=2, vocab_size=VOCAB,
+                             max_position_embeddings=128, bos_token_id=1, eos_token_id=2),
+    }
+
+
+def models(name, dtype):
+    """(attn model, sdpa model) with the same random weights."""
+    cfg = configs()[name]
+    torch.manual_seed(0)
+    ours = AutoModelForCausalLM.from_config(copy.deepcopy(cfg), attn_implementation="attn")
+    theirs = AutoModelForCausalLM.from_config(copy.deepcopy(cfg), attn_implementation="sdpa")
+    theirs.load_state_dict(ours.state_dict())
+    assert ours.config._attn_implementation == "attn"
+    assert theirs.config._attn_implementation == "sdpa"
+    return ours.to(dtype).eval(), theirs.to(dtype).eval()
+
+
+def batch():
+    """Two prompts of 12 tokens, the second left-padded by 4 (pad id 0)."""
+    g = torch.Generator().manual_seed(7)
+    ids = torch.randint(3, VOCAB, (2, 12), generator=g)
+    mask = torch.ones_like(ids)
+    ids[1, :4], mask[1, :4] = 0, 0
+    return ids, mask
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """Records, per attention call, the addresses of query, key, value and their
+    head counts (attn.transformers' call into attn.torch), and the Q, K, V
+    addresses of the C forwards and backwards."""
+    calls, c_seen = [], []
+    real_attention = at_tf.attention
+
+    def attention(query, key, value, *args):
+        calls.append((query.data_ptr(), key.data_ptr(), value.data_ptr(), query.shape[1],
+                      key.shape[1]))
+        return real_attention(query, key, value, *args)
+
+    monkeypatch.setattr(at_tf, "attention", attention)
+    for fn in ("_forward_f32", "_forward_f64", "_backward_f32", "_backward_f64"):
+        real = getattr(_plans, fn)
+
+        def c_call(plan, args, *rest, real=real):
+            a = _lib.SdpaArgs.from_address(args)
+            status = real(plan, args, *rest)
+            if not status:
+                c_seen.append((a.Q, a.K, a.V))
+            return status
+        monkeypatch.setattr(_plans, fn, c_call)
+    return calls, c_seen
+
+
+def assert_in_place(calls, c_seen, backward=False):
+    assert calls, "attn was not called"
+    forwards = c_seen[:len(calls)]
+    assert [c[:3] for c in calls] == forwards
+    if backward:
+        assert sorted(c_seen[len(calls):]) == sorted(forwards)
+    for _, _, _, nh, nh_kv in calls:
+        assert nh_kv <= nh
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_logits_and_greedy_generation(spy, name, dtype):
+    ours, theirs = models(name, dtype)
+    ids, mask = batch()
+    with torch.no_grad():
+        got = ours(ids, attention_mask=mask).logits
+        assert_in_place(*spy)
+        want = theirs(ids, attention_mask=mask).logits
+        real = mask.bool()
+        err = (got - want)[real].abs().max().item()
+        assert err <= TOL[dtype] * want[real].abs().max().item(), err
+        spy[0].clear()
+        spy[1].clear()
+        out = ours.generate(ids, attention_mask=mask, max_new_tokens=24, min_new_tokens=24,
+                            do_sample=False, pad_token_id=0)
+        assert_in_place(*spy)
+        expected = theirs.generate(ids, attention_mask=mask, max_new_tokens=24,
+                                   min_new_tokens=24, do_sample=False, pad_token_id=0)
+    assert out.shape == (2, 12 + 24)
+    assert torch.equal(out, expected)
+    # prefill, then 23 single-token steps reading the cache, in every layer
+    layers = ours.config.num_hidden_layers
+    assert len(spy[0]) == 24 * layers
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_training_step_gradients_float64(spy, name):
+    ours, theirs = models(name, torch.float64)
+    ours.train()
+    theirs.train()
+    ids, mask = batch()
+    labels = ids.masked_fill(mask == 0, -100)
+    loss = ours(ids, attention_mask=mask, labels=labels).loss
+    loss.backward()
+    assert_in_place(*spy, backward=True)
+    expected = theirs(ids, attention_mask=mask, labels=labels).loss
+    expected.backward()
+    assert abs(loss.item() - expected.item()) <= 1e-12 * abs(expected.item())
+    for (pname, p), q in zip(ours.named_parameters(), theirs.parameters()):
+        assert (p.grad is None) == (q.grad is None), pname
+        if q.grad is None:
+            continue
+        scale = max(q.grad.abs().max().item(), 1e-300)
+        assert (p.grad - q.grad).abs().max().item() <= 1e-12 * scale, pname
+
+
+def test_attention_dropout_is_refused():
+    cfg = copy.deepcopy(configs()["gpt2"])
+    cfg.attn_pdrop = 0.1
+    model = AutoModelForCausalLM.from_config(cfg, attn_implementation="attn").train()
+    ids, mask = batch()
+    with pytest.raises(NotImplementedError, match="dropout"):
+        model(ids, attention_mask=mask)
+    model.eval()  # no dropout at inference: fine
+    with torch.no_grad():
+        model(ids, attention_mask=mask)
+
+
+def test_registered():
+    assert "attn" in transformers.AttentionInterface()
+    assert transformers.AttentionInterface()["attn"] is at_tf.attention_forward
