@@ -33,12 +33,20 @@ def c_strides(d, T, st, H, sh, B, sb):
         sh = 0
     if B <= 1:
         sb = 0
+    dims = []
+    if T > 1:
+        dims.append((st, T))
+    if H > 1:
+        dims.append((sh, H))
+    if B > 1:
+        dims.append((sb, B))
+    if len(dims) > 1:
+        dims.sort()
     below = d
-    for s, n in sorted(((st, T), (sh, H), (sb, B))):
-        if n > 1:
-            if s < below:
-                return None
-            below += (n - 1) * s
+    for s, n in dims:
+        if s < below:
+            return None
+        below += (n - 1) * s
     return st, sh, sb
 
 
@@ -46,12 +54,13 @@ def merge_batch(shape, strides):
     """(B, sb): leading batch dimensions read as one of B entries sb apart, or
     None when their strides do not allow it without a copy. Empty: (1, 0)."""
     B, sb = 1, 0
-    for n, s in zip(reversed(shape), reversed(strides)):
+    for i in range(len(shape) - 1, -1, -1):
+        n = shape[i]
         if n == 1:
             continue
         if B == 1:
-            B, sb = n, s
-        elif s == B * sb:
+            B, sb = n, strides[i]
+        elif strides[i] == B * sb:
             B *= n
         else:
             return None

@@ -47,6 +47,9 @@ def layout(shape, stride, bshd=False):
     if bshd:
         B, T, H, d = shape
         sb, st, sh, si = stride
+    elif len(shape) == 4:
+        B, H, T, d = shape
+        sb, sh, st, si = stride
     else:
         n = len(shape)
         d, T = shape[-1], shape[-2]
@@ -67,7 +70,7 @@ def check_tensors(query, key, value):
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, torch.Tensor):
             raise TypeError("%s must be a torch.Tensor, not %s" % (name, type(t).__name__))
-        if t.device.type != "cpu":
+        if not t.is_cpu:
             raise NotImplementedError("attn computes on the CPU; %s is on %s" % (name, t.device))
         if t.layout != torch.strided or getattr(t, "is_nested", False):
             raise NotImplementedError("%s must be a dense (strided) tensor, not %s"
@@ -83,27 +86,27 @@ def check_tensors(query, key, value):
                          % (query.dtype, key.dtype, value.dtype))
 
 
-def _check_shapes(query, key, value, enable_gqa, bshd):
-    """(batch dims, NH, NH_kv, L, S, E, Ev), or raises."""
-    if query.dim() != key.dim() or key.dim() != value.dim():
+def _check_shapes(qs, ks, vs, enable_gqa, bshd):
+    """(batch dims, NH, NH_kv, L, S, E, Ev) from the shapes of query, key,
+    value, or raises."""
+    if len(qs) != len(ks) or len(ks) != len(vs):
         raise ArgumentError("query, key, value must have the same number of dimensions, got "
-                            "shapes %s, %s, %s" % (tuple(query.shape), tuple(key.shape),
-                                                   tuple(value.shape)))
-    if bshd and query.dim() != 4:
+                            "shapes %s, %s, %s" % (tuple(qs), tuple(ks), tuple(vs)))
+    if bshd and len(qs) != 4:
         raise ArgumentError("query, key, value must be 4-D (B, NH, L, E)")
-    L, E = query.shape[-2:]
-    S, Ek = key.shape[-2:]
-    Sv, Ev = value.shape[-2:]
-    if Ek != E or Sv != S or key.shape[:-2] != value.shape[:-2]:
+    L, E = qs[-2:]
+    S, Ek = ks[-2:]
+    Sv, Ev = vs[-2:]
+    if Ek != E or Sv != S or ks[:-2] != vs[:-2]:
         raise ArgumentError("shapes do not match: query %s (..., NH, L, E), key %s must be "
                             "(..., NH_kv, S, E), value %s (..., NH_kv, S, Ev)"
-                            % (tuple(query.shape), tuple(key.shape), tuple(value.shape)))
-    if query.dim() < 3:
+                            % (tuple(qs), tuple(ks), tuple(vs)))
+    if len(qs) < 3:
         return (), 1, 1, L, S, E, Ev
-    batch, NH, NH_kv = tuple(query.shape[:-3]), query.shape[-3], key.shape[-3]
-    if tuple(key.shape[:-3]) != batch:
+    batch, NH, NH_kv = tuple(qs[:-3]), qs[-3], ks[-3]
+    if tuple(ks[:-3]) != batch:
         raise ArgumentError("query and key batch dimensions differ: %s vs %s"
-                            % (batch, tuple(key.shape[:-3])))
+                            % (batch, tuple(ks[:-3])))
     if NH != NH_kv:
         if not enable_gqa:
             raise ArgumentError("query has %d heads and key %d: pass enable_gqa=True for "
@@ -127,14 +130,15 @@ def new_call(query, key, value, is_causal, scale, enable_gqa, bshd):
     if scale is not None and not scale > 0.0:
         raise NotImplementedError("attn needs a positive scale (None: 1/sqrt(E)), got %r"
                                   % (scale,))
-    batch, NH, NH_kv, L, S, E, Ev = _check_shapes(query, key, value, enable_gqa, bshd)
+    qs, ks, vs = query.shape, key.shape, value.shape
+    batch, NH, NH_kv, L, S, E, Ev = _check_shapes(qs, ks, vs, enable_gqa, bshd)
     call = Call()
     call.kind, call.copy, call.batch = NORMAL, None, batch
     call.dtype, call.np_dtype = query.dtype, DTYPES[query.dtype]
-    if query.numel() == 0 or key.numel() == 0 or value.numel() == 0:
+    if 0 in qs or 0 in ks or 0 in vs:
         call.kind = EMPTY
         return call
-    lays = [layout(t.shape, t.stride()) for t in (query, key, value)]
+    lays = [layout(qs, query.stride()), layout(ks, key.stride()), layout(vs, value.stride())]
     if None in lays:
         call.kind, call.copy = COPY, tuple(lay is None for lay in lays)
         return call
@@ -181,10 +185,17 @@ def _choose_output(call, query, batch, NH, L, E, Ev):
     else:
         call.out_shape = tuple(query.shape[:-1]) + (Ev,)
         call.dense_out_strides = c_strides(Ev, L, Ev, NH, L * Ev, B, NH * L * Ev)
-    call.out_stride = torch.empty(call.out_shape, device="meta").stride()
+    stride, n = [], 1
+    for size in reversed(call.out_shape):
+        stride.append(n)
+        n *= size
+    call.out_stride = tuple(reversed(stride))
     if not call.bshd and E == Ev and query.dim() <= 4:
-        probe = torch.empty_like(query, device="meta")
-        lay = layout(probe.shape, probe.stride())
+        if call.extents[0][1]:  # dense: empty_like keeps query's strides
+            lay = call.strides[:3]
+        else:
+            probe = torch.empty_like(query, device="meta")
+            lay = layout(probe.shape, probe.stride())
         if lay is not None:
             call.like_q, call.out_strides = True, lay
 

@@ -98,7 +98,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                          enable_gqa, False)
     if (query.requires_grad or key.requires_grad or value.requires_grad) and _grad_enabled():
         return _Attention.apply(query, key, value, call, None)
-    return _forward(call, query, key, value, None, False)[0]
+    return _forward(call, query, key, value, False)[0]
 
 
 def attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, bshd):
@@ -134,7 +134,9 @@ def attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_
         mask = prepare_mask(attn_mask, call)
     if (query.requires_grad or key.requires_grad or value.requires_grad) and _grad_enabled():
         return _Attention.apply(query, key, value, call, mask)
-    return _forward(call, query, key, value, mask, False)[0]
+    if mask is None:
+        return _forward(call, query, key, value, False)[0]
+    return _forward_masked(call, query, key, value, mask, False)[0]
 
 
 def _unusual(call, query, key, value, attn_mask, is_causal, scale, enable_gqa, bshd):
@@ -154,29 +156,34 @@ def _unusual(call, query, key, value, attn_mask, is_causal, scale, enable_gqa, b
     return attention(query, key, value, attn_mask, 0.0, is_causal, scale, enable_gqa, bshd)
 
 
-def _forward(call, q, k, v, mask, want_lse):
-    """(out, lse): attn_sdpa_forward on call's cached plan; lse a NumPy (B, NH, L)
-    array when want_lse (what the backward needs), else None."""
+def _forward(call, q, k, v, want_lse):
+    """(out, lse) without a mask: attn_sdpa_forward on call's cached plan, its
+    slot holding all but the addresses; lse a NumPy (B, NH, L) array when
+    want_lse (what the backward needs), else None."""
+    if call.like_q:
+        out = _empty_like(q)
+    else:
+        out = _empty_strided(call.out_shape, call.out_stride, dtype=call.dtype)
+    ptr, addr, mv, _ = _slot(call)
+    mv[_Q] = q.data_ptr()
+    mv[_K] = k.data_ptr()
+    mv[_V] = v.data_ptr()
+    mv[_OUT] = out.data_ptr()
     lse = None
-    if mask is None:  # the fast path: call's slot holds everything but addresses
-        if call.like_q:
-            out = _empty_like(q)
-        else:
-            out = _empty_strided(call.out_shape, call.out_stride, dtype=call.dtype)
-        ptr, addr, mv, _ = _slot(call)
-        mv[_Q] = q.data_ptr()
-        mv[_K] = k.data_ptr()
-        mv[_V] = v.data_ptr()
-        mv[_OUT] = out.data_ptr()
-        if want_lse:
-            lse = _np_empty(call.lse_shape, call.np_dtype)
-            mv[_LSE] = _addressof(_from_buffer(lse))
-        else:
-            mv[_LSE] = 0
-        status = (_plans._forward_f32 if call.is_f32 else _plans._forward_f64)(ptr, addr)
-        if status:
-            check(status, "attn_sdpa_forward_f32" if call.is_f32 else "attn_sdpa_forward_f64")
-        return out, lse
+    if want_lse:
+        lse = _np_empty(call.lse_shape, call.np_dtype)
+        mv[_LSE] = _addressof(_from_buffer(lse))
+    else:
+        mv[_LSE] = 0
+    status = (_plans._forward_f32 if call.is_f32 else _plans._forward_f64)(ptr, addr)
+    if status:
+        check(status, "attn_sdpa_forward_f32" if call.is_f32 else "attn_sdpa_forward_f64")
+    return out, lse
+
+
+def _forward_masked(call, q, k, v, mask, want_lse):
+    """_forward with a mask from prepare_mask (PyTorch's output layout depends
+    on its number of dimensions)."""
     m, mld, msb, msh, like_q = mask
     if like_q and call.like_q:
         out = _empty_like(q)
@@ -184,6 +191,7 @@ def _forward(call, q, k, v, mask, want_lse):
     else:
         out = _empty_strided(call.out_shape, call.out_stride, dtype=call.dtype)
         ldo, sho, sbo = call.dense_out_strides
+    lse = None
     lse_ptr = 0
     if want_lse:
         lse = _np_empty(call.lse_shape, call.np_dtype)
@@ -200,16 +208,20 @@ class _Attention(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, call, mask):
-        out, lse = _forward(call, q, k, v, mask, True)
+        if mask is None:
+            out, lse = _forward(call, q, k, v, True)
+        else:
+            out, lse = _forward_masked(call, q, k, v, mask, True)
         ctx.save_for_backward(q, k, v, out)
-        ctx.call, ctx.lse, ctx.mask = call, lse, mask
+        ctx.state = (call, lse, mask)
         return out
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_out):
         q, k, v, out = ctx.saved_tensors
-        return _backward(ctx.call, q, k, v, out, ctx.lse, ctx.mask, grad_out) + (None, None)
+        call, lse, mask = ctx.state
+        return _backward(call, q, k, v, out, lse, mask, grad_out) + (None, None)
 
 
 def _backward(call, q, k, v, out, lse, mask, grad_out):
