@@ -36,3 +36,15 @@ def test_package_metadata():
     assert attn.simd in ("avx512", "avx2", "neon", "scalar")
     assert attn.library_path.endswith(".so.0") or "libattn" in attn.library_path
     assert not hasattr(attn, "nothing_here")
+
+
+def test_attn_transformers_without_transformers_says_why():
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.modules['transformers'] = None\n"
+         "import attn\n"
+         "try:\n"
+         "    attn.transformers\n"
+         "except ImportError as e:\n"
+         "    print('ImportError:', e)\n"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "needs Hugging Face transformers" in done.stdout or "needs PyTorch" in done.stdout

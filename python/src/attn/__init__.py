@@ -11,7 +11,11 @@ NumPy functions (float32 in, float32 out; everything else in float64):
     attn.softmax_rows(x)                            softmax over the last axis
 
 Plans (shape fixed once, executed many times): attn.Plan, attn.SdpaPlan.
+attn.sdpa and the PyTorch drop-in keep a few sdpa plans per thread, by
+signature: attn.set_plan_cache_size(n), attn.clear_plan_cache().
 PyTorch drop-in (torch imported only then): attn.torch.scaled_dot_product_attention.
+Hugging Face transformers: ``import attn.transformers`` registers
+attn_implementation="attn".
 Errors: attn.Error and its subclasses (attn.ArgumentError is a ValueError).
 """
 
@@ -20,11 +24,12 @@ from .errors import (ArgumentError, ClosedPlanError, DTypeError, Error, OutOfMem
                      PlanError, status_name, status_string)
 from .functional import Gradients, lookup, mha_backward, mha_forward, self_attention, softmax_rows
 from .plan import Plan
+from ._plans import clear_plan_cache, set_plan_cache_size
 from .sdpa_plan import SdpaPlan
 from ._sdpa import sdpa
 
 __all__ = ["lookup", "self_attention", "mha_forward", "mha_backward", "sdpa", "softmax_rows",
-           "Plan", "SdpaPlan", "Gradients", "Error", "ArgumentError", "DTypeError",
+           "Plan", "SdpaPlan", "Gradients", "set_plan_cache_size", "clear_plan_cache", "Error", "ArgumentError", "DTypeError",
            "OutOfMemoryError", "PlanError", "ClosedPlanError", "status_name",
            "status_string", "library_version", "simd", "library_path", "__version__"]
 
@@ -39,8 +44,9 @@ library_path = _lib.library_path
 
 
 def __getattr__(name):
-    # attn.torch is imported on first use, so that `import attn` never needs torch.
-    if name == "torch":
+    # attn.torch and attn.transformers are imported on first use, so that
+    # `import attn` never needs torch or transformers.
+    if name in ("torch", "transformers"):
         import importlib
-        return importlib.import_module(".torch", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError("module 'attn' has no attribute %r" % name)
