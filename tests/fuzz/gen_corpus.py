@@ -205,14 +205,25 @@ seed("plan_null", head("plan"), [0x00], dim(1), dim(2), dim(2), dim(1), dim(2), 
 # step byte (1 backward, 4 forward without lse, 0x42 the other precision, 0x30 a PLAN_KIND call:
 # 0x08 on a projected plan, 4 backward; 0x80 a backward's out and lse not from a forward), then
 # the call (SDPA_CALL) and its input arrays: Q K V [mask], backward: out lse dout
-def ld(kind, n=0):
-    """a row stride byte: dense (0), padded by n, n+1 below the row, or a dimension"""
+LAYOUT = {"bhsd": 0, "bhsd gaps": 1, "cache": 2, "bhsd sb 0": 3, "bhsd sb - 1": 4,
+          "bshd sb + k": 5, "interleaved": 6, "any": 7}
+
+
+def ld(kind, n=0, dims=()):
+    """an array's stride byte (fuzz_api.c, take_layout): dense (0), padded rows by n, n+1
+    below the row, a row stride dimension, or a layout of LAYOUT tuned by n (0..7), "any"
+    with three dimensions (sb, sh, ld)"""
     if kind == "dense":
         return [0x00]
     if kind == "pad":
         return [0x80 | n]
     if kind == "below":
         return [0xC0 | n]
+    if kind in LAYOUT:
+        out = [0x40 | LAYOUT[kind] << 3 | n]
+        for d in dims:
+            out += dim(d)
+        return out
     return [0xE0] + dim(n)
 
 
@@ -352,6 +363,42 @@ seed("sdpa_blas_causal_nan_value", head("sdpa"), sdpa_plan(False, 1, 1, 1, 128, 
      [0], [1], SFWD, sdpa_call(), normal(), normal(), specials((16, "nan")))
 seed("sdpa_window_size_max", head("sdpa"), sdpa_plan(False, 1, 2, 1, 4, 4, 2, flags=1,
      window="SIZE_MAX"), [0], [1], SFWD, sdpa_call(), normal(), normal(), normal())
+
+# batch and head strides (issue 23): PyTorch's (B,NH,T,hs), a KV cache longer than Tk, gaps,
+# the refused layouts, strides as dimensions, and out placed in the gaps of Q's rows (accepted
+# when the residues of Q's and out's columns modulo the row stride are disjoint and unwrapped)
+BHSD4 = (("bhsd",),) * 4
+seed("sdpa_layout_bhsd_train", head("sdpa"), sdpa_plan(False, 2, 4, 2, 5, 7, 3, flags=1),
+     [2], [2], SFWD, sdpa_call(lds=BHSD4), normal(), normal(), normal(),
+     SBWD, sdpa_call(lds=BHSD4), normal(), normal(), normal(), normal(), normal(), normal())
+seed("sdpa_layout_cache_decode_lengths", head("sdpa", True),
+     sdpa_plan(True, 2, 4, 2, 1, 9, 4, flags=1), [1], [2],
+     SFWD, sdpa_call(lds=(("bhsd",), ("cache", 3), ("cache", 5), ("bshd sb + k", 2)),
+                     lens=lengths(9, 4, nan_slots=True)), normal(), normal(), normal(),
+     SBWD, sdpa_call(lds=(("bhsd gaps", 5), ("cache", 3), ("cache", 5), ("bhsd gaps", 2)),
+                     lens=lengths(9, 4, nan_slots=True)), normal(), normal(), normal(),
+     normal(), normal(), normal())
+seed("sdpa_layout_refused", head("sdpa"), sdpa_plan(False, 2, 2, 2, 3, 3, 2), [0], [4],
+     SFWD, sdpa_call(lds=(("bhsd sb 0",), "dense", "dense", "dense")), normal(), normal(),
+     normal(),
+     SFWD, sdpa_call(lds=("dense", ("bhsd sb - 1",), "dense", "dense")), normal(), normal(),
+     normal(),
+     SFWD, sdpa_call(lds=("dense", "dense", ("interleaved", 0), "dense")), normal(), normal(),
+     normal(),
+     SFWD, sdpa_call(lds=("dense", "dense", "dense", ("any", 0, (16, 6, 4)))), normal(),
+     normal(), normal())
+seed("sdpa_layout_size_one_any_stride", head("sdpa", True), sdpa_plan(True, 1, 2, 1, 1, 3, 2),
+     [0], [1], SFWD, sdpa_call(lds=(("any", 0, (1, 2, 1)), ("any", 0, (1, 1, 2)),
+                                    ("any", 0, ("SIZE_MAX", "SIZE_MAX", 2)),
+                                    ("any", 0, (1, 2, 1)))), normal(), normal(), normal())
+# alias output 0x10 + i: "grow", the target's allocation extended to hold the output
+seed("sdpa_layout_out_in_q_gaps", head("sdpa"), sdpa_plan(False, 1, 2, 2, 3, 3, 2), [0], [1],
+     SFWD, sdpa_call(lds=(("pad", 4), "dense", "dense", ("pad", 4)), al=alias(0x10, 0, 4)),
+     normal(), normal(), normal())
+seed("sdpa_layout_dk_in_dq_gaps", head("sdpa", True), sdpa_plan(True, 2, 2, 2, 3, 3, 2, flags=1),
+     [0], [1], SBWD, sdpa_call(lds=(("pad", 4), ("pad", 4), "dense", "dense"),
+                               al=alias(0x10, 8, 4)),
+     normal(), normal(), normal(), normal(), normal(), normal())
 
 
 def main():

@@ -24,7 +24,7 @@
  *    strided Q, K, V, out and dout (row strides beyond the row, NaN in the
  *    gaps of the inputs, the gaps of out, dQ, dK, dV checked byte for byte
  *    untouched); Q, K, V read in place from one fused (B,T,NH*hs +
- *    NH_kv*(hs + hs_v)) buffer; shapes beyond one tile (lib/tiling.h: blocks of 128
+ *    NH_kv*(hs + hs_v)) buffer; shapes beyond one tile (lib/engine/tiling.h: blocks of 128
  *    queries, 512 keys; Tq, Tk up to 700/1100, none a multiple of a block,
  *    hs 40, 64, 72; up to 300/600 in unoptimized and sanitizer builds and
  *    under valgrind); the default scale (0 and -1) and given ones.
@@ -132,30 +132,12 @@
 #include <string.h>
 #include <time.h>
 
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define SDPA_HAVE_VALGRIND_H 1
-#endif
-#endif
-
 #include "reference/sdpa_reference.h"
+#include "support/sdpa_calls.h"
 #include "support/test_common.h"
-
-/* a build whose code runs many times slower than Release: smaller shapes */
-#if !defined(__OPTIMIZE__) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SDPA_SLOW_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define SDPA_SLOW_BUILD 1
-#endif
-#endif
 
 #define N_OF(array) (sizeof(array) / sizeof((array)[0]))
 
-#define FORWARD_TOL_K0 130.0
-#define GRAD_TOL_K0 260.0
 #define FD_STEP 0x1p-17
 #define FD_TOL 1e-7
 
@@ -164,142 +146,11 @@
  * engines (BLAS threads and 2 own threads) in one precision (alternating
  * from case to case), without the extra inference-plan forward, and the
  * decode-split shapes are shorter: the same code paths in about a quarter
- * of the time. */
+ * of the time (sdpa_calls.h: sdpa_short_run). */
 static int under_valgrind;
 
-/* ---- plans freed by the teardown ----------------------------------------- */
-
-#define MAX_PLANS 64
-static attn_plan *plans[MAX_PLANS];
-static size_t n_plans;
-
-static attn_plan *keep_plan(attn_plan *plan)
-{
-    if (plan != NULL && n_plans < MAX_PLANS)
-        plans[n_plans++] = plan;
-    else if (plan != NULL) {
-        print_error("too many plans in one test\n");
-        fail();
-    }
-    return plan;
-}
-
-/* destroys a plan of keep_plan's now */
-static void drop_plan(attn_plan *plan)
-{
-    for (size_t i = 0; i < n_plans; i++)
-        if (plans[i] == plan) {
-            plans[i] = plans[--n_plans];
-            break;
-        }
-    attn_plan_destroy(plan);
-}
-
-static int sdpa_teardown(void **state)
-{
-    while (n_plans > 0)
-        attn_plan_destroy(plans[--n_plans]);
-    return talloc_teardown(state);
-}
-
-#define SDPA_CASE(name, fn, state) {name, fn, NULL, sdpa_teardown, (void *)(state)}
-#define SDPA_PREC_CASES(fn) \
-    SDPA_CASE("f32/" #fn, fn, &test_prec_f32), SDPA_CASE("f64/" #fn, fn, &test_prec_f64)
-
-/* ---- typed calls ------------------------------------------------------------ */
-
-/* The arguments of one call, element pointers untyped. */
-typedef struct sdpa_io {
-    const void *Q;
-    size_t ldq;
-    const void *K;
-    size_t ldk;
-    const void *V;
-    size_t ldv;
-    const void *mask;
-    size_t mask_ld, mask_sb, mask_sh;
-    const size_t *key_lengths;
-    void *out;
-    size_t ldo;
-    void *lse;
-} sdpa_io;
-
-/* The call's arguments of one precision from io (one body for both types). */
-#define DEFINE_ARGS(name, type)                                                    \
-    static type name(const sdpa_io *io)                                            \
-    {                                                                              \
-        type a;                                                                    \
-        memset(&a, 0, sizeof a);                                                   \
-        a.Q = io->Q;                                                               \
-        a.ldq = io->ldq;                                                           \
-        a.K = io->K;                                                               \
-        a.ldk = io->ldk;                                                           \
-        a.V = io->V;                                                               \
-        a.ldv = io->ldv;                                                           \
-        a.mask = io->mask;                                                         \
-        a.mask_ld = io->mask_ld;                                                   \
-        a.mask_sb = io->mask_sb;                                                   \
-        a.mask_sh = io->mask_sh;                                                   \
-        a.key_lengths = io->key_lengths;                                           \
-        a.out = io->out;                                                           \
-        a.ldo = io->ldo;                                                           \
-        a.lse = io->lse;                                                           \
-        return a;                                                                  \
-    }
-DEFINE_ARGS(args_f32, attn_sdpa_args_f32)
-DEFINE_ARGS(args_f64, attn_sdpa_args_f64)
-#undef DEFINE_ARGS
-
-/* attn_sdpa_forward of `via`'s precision; io NULL passes a NULL args pointer */
-static attn_status sdpa_forward(const test_prec *via, attn_plan *plan, const sdpa_io *io)
-{
-    if (via->dtype == ATTN_F32) {
-        attn_sdpa_args_f32 a;
-        memset(&a, 0, sizeof a);
-        if (io != NULL)
-            a = args_f32(io);
-        return attn_sdpa_forward_f32(plan, io != NULL ? &a : NULL);
-    }
-    attn_sdpa_args_f64 a;
-    memset(&a, 0, sizeof a);
-    if (io != NULL)
-        a = args_f64(io);
-    return attn_sdpa_forward_f64(plan, io != NULL ? &a : NULL);
-}
-
-static attn_status sdpa_backward(const test_prec *via, attn_plan *plan, const sdpa_io *io,
-                                 const void *dout, void *dQ, void *dK, void *dV)
-{
-    if (via->dtype == ATTN_F32) {
-        attn_sdpa_args_f32 a;
-        memset(&a, 0, sizeof a);
-        if (io != NULL)
-            a = args_f32(io);
-        return attn_sdpa_backward_f32(plan, io != NULL ? &a : NULL, dout, dQ, dK, dV);
-    }
-    attn_sdpa_args_f64 a;
-    memset(&a, 0, sizeof a);
-    if (io != NULL)
-        a = args_f64(io);
-    return attn_sdpa_backward_f64(plan, io != NULL ? &a : NULL, dout, dQ, dK, dV);
-}
-
-static attn_status sdpa_one_shot(const test_prec *via, const attn_sdpa_shape *shape,
-                                 double scale, unsigned flags, size_t window, const sdpa_io *io)
-{
-    if (via->dtype == ATTN_F32) {
-        attn_sdpa_args_f32 a;
-        memset(&a, 0, sizeof a);
-        if (io != NULL)
-            a = args_f32(io);
-        return attn_sdpa_f32(shape, scale, flags, window, io != NULL ? &a : NULL);
-    }
-    attn_sdpa_args_f64 a;
-    memset(&a, 0, sizeof a);
-    if (io != NULL)
-        a = args_f64(io);
-    return attn_sdpa_f64(shape, scale, flags, window, io != NULL ? &a : NULL);
-}
+/* ---- plans (sdpa_calls.h: sdpa_keep_plan, sdpa_drop_plan, sdpa_teardown) and
+ * typed calls (sdpa_io, sdpa_forward, sdpa_backward, sdpa_one_shot) ------------ */
 
 static void report(const char *what, const check_worst *w)
 {
@@ -690,51 +541,15 @@ static int gaps_intact(const test_prec *p, const void *now, const void *before, 
 
 /* ---- tolerances and residuals --------------------------------------------------------- */
 
-static double scaled_tol(double base, double k, double k0)
-{
-    return k > k0 ? base * sqrt(k / k0) : base;
-}
-
+/* sdpa_calls.h: the residuals and tolerances, for a case */
 static double forward_tol(const test_prec *p, const spec *c)
 {
-    return scaled_tol(p->tol, (double)(c->Tk > c->hs ? c->Tk : c->hs), FORWARD_TOL_K0);
-}
-
-static double grad_base_tol(const test_prec *p)
-{
-    return p->dtype == ATTN_F64 ? 1e-12 : 1e-4;
+    return sdpa_forward_tol(p, c->Tk, c->hs);
 }
 
 static double grad_tol(const test_prec *p, const spec *c)
 {
-    double k = (double)c->Tk;
-    const double queries = (double)(c->Tq * (c->NH / c->NH_kv));
-    k = fmax(k, fmax(queries, (double)c->hs));
-    return scaled_tol(grad_base_tol(p), k, GRAD_TOL_K0);
-}
-
-/* max |got - ref| / (1 + |ref|); infinities must match, NaN only with NaN */
-static double residual_lse(const double *got, const double *ref, size_t n)
-{
-    double worst_seen = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double e;
-        if (isnan(got[i]) || isnan(ref[i]))
-            e = (isnan(got[i]) && isnan(ref[i])) ? 0.0 : HUGE_VAL;
-        else if (isinf(got[i]) || isinf(ref[i]))
-            e = got[i] == ref[i] ? 0.0 : HUGE_VAL;
-        else
-            e = fabs(got[i] - ref[i]) / (1.0 + fabs(ref[i]));
-        if (!(e <= worst_seen))
-            worst_seen = e;
-    }
-    return worst_seen;
-}
-
-/* the gradient residual (mha.h): per array against max(max|ref|, 0.01 largest) */
-static double grad_residual(const double *got, const double *ref, size_t n, double largest)
-{
-    return residual_scaled(got, ref, n, fmax(max_abs(ref, n), 0.01 * largest));
+    return sdpa_grad_tol(p, c->Tq, c->Tk, c->NH / c->NH_kv, c->hs);
 }
 
 /* ---- checks of one run --------------------------------------------------------------- */
@@ -756,7 +571,7 @@ static void check_forward(const test_prec *p, const problem *pr, const expected 
                 "%s: the gaps between out's rows (ldo %zu) were written", what, pr->ldo);
     double *lse = with_lse ? prec_doubles(p, o->lse, pr->nl) : NULL;
     if (lse != NULL)
-        expect_within(&w->lse, residual_lse(lse, e->lse, pr->nl), tol, "%s: lse", what);
+        expect_within(&w->lse, sdpa_residual_lse(lse, e->lse, pr->nl), tol, "%s: lse", what);
     /* rows without a visible, unmasked key: out exactly 0, lse -inf */
     size_t bad = 0;
     for (size_t b = 0; b < c->B; b++)
@@ -787,9 +602,12 @@ static void check_backward(const test_prec *p, const problem *pr, const expected
     double *dV = dense_of(p, o->dV, c->B * c->Tk, pr->ldv, pr->wv);
     const double largest = fmax(max_abs(e->dQ, e->n_dq),
                                 fmax(max_abs(e->dK, e->n_dk), max_abs(e->dV, e->n_dv)));
-    expect_within(&w->grads, grad_residual(dQ, e->dQ, e->n_dq, largest), tol, "%s: dQ", what);
-    expect_within(&w->grads, grad_residual(dK, e->dK, e->n_dk, largest), tol, "%s: dK", what);
-    expect_within(&w->grads, grad_residual(dV, e->dV, e->n_dv, largest), tol, "%s: dV", what);
+    expect_within(&w->grads, sdpa_grad_residual(dQ, e->dQ, e->n_dq, largest), tol,
+                  "%s: dQ", what);
+    expect_within(&w->grads, sdpa_grad_residual(dK, e->dK, e->n_dk, largest), tol,
+                  "%s: dK", what);
+    expect_within(&w->grads, sdpa_grad_residual(dV, e->dV, e->n_dv, largest), tol,
+                  "%s: dV", what);
     expect_true(gaps_intact(p, o->dQ, o->dQ0, c->B * c->Tq, pr->ldq, pr->wq) &&
                     gaps_intact(p, o->dK, o->dK0, c->B * c->Tk, pr->ldk, pr->wk) &&
                     gaps_intact(p, o->dV, o->dV0, c->B * c->Tk, pr->ldv, pr->wv),
@@ -855,7 +673,7 @@ static attn_plan *problem_plan(const test_prec *p, const problem *pr, unsigned f
         expect_true(0, "%s: attn_sdpa_plan_create: %s", what, attn_status_string(st));
         return NULL;
     }
-    keep_plan(plan);
+    sdpa_keep_plan(plan);
     if (threads != ATTN_THREADS_AUTO) {
         st = attn_plan_set_threads(plan, threads);
         expect_true(st == ATTN_OK, "%s: attn_plan_set_threads(%u): %s", what, threads,
@@ -923,7 +741,7 @@ static void run_case(const spec *c, test_rng *rng, worsts w[2])
             const attn_status sb = st == ATTN_OK && c->backward
                                        ? sdpa_backward(p, plan, &io, t.dout, o.dQ, o.dK, o.dV)
                                        : ATTN_OK;
-            drop_plan(plan);
+            sdpa_drop_plan(plan);
             expect_true(st == ATTN_OK, "%s: forward: %s", what, attn_status_string(st));
             if (st != ATTN_OK)
                 continue;
@@ -951,7 +769,7 @@ static void run_case(const spec *c, test_rng *rng, worsts w[2])
             outputs o = outputs_make(p, &pr, 0);
             const sdpa_io io = io_of(&pr, &t, &o, 0);
             const attn_status st = sdpa_forward(p, plan, &io);
-            drop_plan(plan);
+            sdpa_drop_plan(plan);
             expect_true(st == ATTN_OK, "%s: forward: %s", what, attn_status_string(st));
             if (st == ATTN_OK) {
                 check_forward(p, &pr, &e, &o, 0, &w[pi], what);
@@ -1121,24 +939,6 @@ static int slow_run(void)
 #else
     return under_valgrind;
 #endif
-}
-
-/* ATTN_SDPA_SHORT=1: valgrind's shorter run without valgrind. */
-static int short_run_requested(void)
-{
-    const char *env = getenv("ATTN_SDPA_SHORT");
-    return env != NULL && strcmp(env, "1") == 0;
-}
-
-static int valgrind_detected(void)
-{
-#ifdef SDPA_HAVE_VALGRIND_H
-    if (RUNNING_ON_VALGRIND)
-        return 1;
-#endif
-    /* valgrind also preloads its own libraries into the program it runs */
-    const char *preload = getenv("LD_PRELOAD");
-    return preload != NULL && strstr(preload, "vgpreload") != NULL;
 }
 
 static void large_shapes(void **state)
@@ -1330,8 +1130,8 @@ static void decode_split(void **state)
                 const sdpa_io io1 = io_of(&pr, &t1, &o1, 1), io8 = io_of(&rep, &t8, &o8, 1);
                 const attn_status s1 = sdpa_forward(p, one, &io1);
                 const attn_status s8 = sdpa_forward(p, eight, &io8);
-                drop_plan(one);
-                drop_plan(eight);
+                sdpa_drop_plan(one);
+                sdpa_drop_plan(eight);
                 expect_true(s1 == ATTN_OK && s8 == ATTN_OK, "%s: %s, %s", what,
                             attn_status_string(s1), attn_status_string(s8));
                 if (s1 != ATTN_OK || s8 != ATTN_OK)
@@ -1348,7 +1148,8 @@ static void decode_split(void **state)
                     expect_within(&w_split,
                                   residual_scaled(out1, out8 + b * pr.no, pr.no, v_scale), tol,
                                   "%s: out of copy %zu", what, b);
-                    expect_within(&w_split, residual_lse(lse1, lse8 + b * pr.nl, pr.nl), tol,
+                    expect_within(&w_split,
+                                  sdpa_residual_lse(lse1, lse8 + b * pr.nl, pr.nl), tol,
                                   "%s: lse of copy %zu", what, b);
                 }
             }
@@ -1428,7 +1229,7 @@ static void nan_confinement(void **state)
                 outputs o = outputs_make(p, &pr, 0);
                 const sdpa_io io = io_of(&pr, &t, &o, 1);
                 const attn_status st = sdpa_forward(p, plan, &io);
-                drop_plan(plan);
+                sdpa_drop_plan(plan);
                 expect_true(st == ATTN_OK, "%s: %s", what, attn_status_string(st));
                 if (st != ATTN_OK)
                     continue;
@@ -1517,7 +1318,7 @@ static void special_scores(void **state)
                 outputs o = outputs_make(p, &pr, 0);
                 const sdpa_io io = io_of(&pr, &t, &o, 1);
                 const attn_status st = sdpa_forward(p, plan, &io);
-                drop_plan(plan);
+                sdpa_drop_plan(plan);
                 expect_true(st == ATTN_OK, "%s: %s", what, attn_status_string(st));
                 if (st == ATTN_OK)
                     check_forward(p, &pr, &e, &o, 1, &w[pi], what);
@@ -1639,7 +1440,7 @@ static attn_plan *error_plan(const test_prec *p, attn_dtype dtype, unsigned flag
     attn_plan *plan = NULL;
     const attn_status st = attn_sdpa_plan_create(&plan, dtype, &error_shape, 0.0, flags, 0);
     check_true(st == ATTN_OK, "%s: the error cases' plan: %s", p->name, attn_status_string(st));
-    return keep_plan(plan);
+    return sdpa_keep_plan(plan);
 }
 
 /* a projected plan of the same precision or the other */
@@ -1648,7 +1449,7 @@ static attn_plan *projected_plan(attn_dtype dtype)
     attn_plan *plan = NULL;
     const attn_status st = attn_plan_create(&plan, dtype, 2, 3, 4, 2, 3, 0.0, 0u);
     check_true(st == ATTN_OK, "a projected plan: %s", attn_status_string(st));
-    return keep_plan(plan);
+    return sdpa_keep_plan(plan);
 }
 
 static attn_dtype other_dtype(const test_prec *p)
@@ -2269,7 +2070,7 @@ int main(void)
 {
     if (isa_variant_skipped(0))
         return TEST_SKIPPED;
-    under_valgrind = valgrind_detected() || short_run_requested();
+    under_valgrind = sdpa_short_run();
     const struct CMUnitTest tests[] = {
         SDPA_CASE("heads", heads, NULL),
         SDPA_CASE("windows_and_lengths", windows_and_lengths, NULL),
