@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""A transformers model generating with attn against PyTorch's SDPA, same run.
+
+A Llama-style model built from a config with random weights (nothing is
+downloaded; default: 4 layers, hidden 1024, 16 query heads, 4 key/value
+heads, head size 64, float32) generates --new greedy tokens after a
+--prompt-token prompt (a DynamicCache: a prefill, then a step per token),
+once with attn_implementation="attn" (attn.transformers) and once with
+"sdpa" (torch.nn.functional.scaled_dot_product_attention), alternating for
+--repeats rounds. Both models hold the same weights and must produce the
+same tokens. Reported per implementation, as medians over the rounds: the
+whole generate, and the time spent inside the attention calls (each
+implementation's attention function registered again under a timed name:
+what the model calls, transformers' own wrapper code included).
+
+    python python/benchmarks/transformers_generate.py [--prompt 1024] [--new 64]
+        [--layers 4] [--hidden 1024] [--heads 16] [--kv-heads 4] [--repeats 3]
+        [--threads 2]
+"""
+
+import argparse
+import copy
+import platform
+import statistics
+import sys
+import time
+
+import torch
+import transformers
+from transformers import AttentionInterface, AutoModelForCausalLM, LlamaConfig
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+import attn
+import attn.transformers as attn_tf
+from torch_overhead import cpu_model
+
+SPENT = {}
+
+
+def timed(name, fn):
+    """fn, adding the seconds each call takes to SPENT[name]."""
+    def call(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            SPENT[name] += time.perf_counter() - t0
+    return call
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--prompt", type=int, default=1024)
+    ap.add_argument("--new", type=int, default=64)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--hidden", type=int, default=1024)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--kv-heads", type=int, default=4)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    impls = {"attn": attn_tf.attention_forward, "sdpa": sdpa_attention_forward}
+    for name, fn in impls.items():
+        AttentionInterface.register(name + "_timed", timed(name, fn))
+        AttentionMaskInterface.register(name + "_timed", sdpa_mask)
+    cfg = LlamaConfig(hidden_size=args.hidden, intermediate_size=4 * args.hidden,
+                      num_hidden_layers=args.layers, num_attention_heads=args.heads,
+                      num_key_value_heads=args.kv_heads, vocab_size=32000,
+                      max_position_embeddings=args.prompt + args.new + 8)
+    torch.manual_seed(0)
+    models = {}
+    for name in impls:
+        models[name] = AutoModelForCausalLM.from_config(
+            copy.deepcopy(cfg), attn_implementation=name + "_timed").eval()
+    models["sdpa"].load_state_dict(models["attn"].state_dict())
+    ids = torch.randint(3, cfg.vocab_size, (1, args.prompt),
+                        generator=torch.Generator().manual_seed(1))
+    total = {name: [] for name in impls}
+    inside = {name: [] for name in impls}
+    tokens = {}
+    with torch.no_grad():
+        for _ in range(args.repeats):
+            for name, model in models.items():
+                SPENT[name] = 0.0
+                t0 = time.perf_counter()
+                out = model.generate(ids, attention_mask=torch.ones_like(ids),
+                                     max_new_tokens=args.new, min_new_tokens=args.new,
+                                     do_sample=False, pad_token_id=0)
+                total[name].append(time.perf_counter() - t0)
+                inside[name].append(SPENT[name])
+                tokens[name] = out
+    same = torch.equal(tokens["attn"], tokens["sdpa"])
+    print("attn %s (%s kernel), torch %s (%d threads), transformers %s, Python %s, %s"
+          % (attn.__version__, attn.simd, torch.__version__, torch.get_num_threads(),
+             transformers.__version__, platform.python_version(), cpu_model()))
+    print("Llama-style: %d layers, hidden %d, %d/%d heads, head size %d, float32; "
+          "prompt %d + %d greedy tokens; medians of %d rounds"
+          % (args.layers, args.hidden, args.heads, args.kv_heads, args.hidden // args.heads,
+             args.prompt, args.new, args.repeats))
+    print("%-6s %12s %14s" % ("impl", "generate s", "attention s"))
+    for name in impls:
+        print("%-6s %12.3f %14.3f" % (name, statistics.median(total[name]),
+                                      statistics.median(inside[name])))
+    a, s = (statistics.median(inside[n]) for n in ("attn", "sdpa"))
+    ga, gs = (statistics.median(total[n]) for n in ("attn", "sdpa"))
+    print("attention: attn %.2fx PyTorch's SDPA; generate %.2fx; tokens identical: %s"
+          % (s / a, gs / ga, same))
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
