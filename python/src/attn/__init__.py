@@ -29,8 +29,8 @@ from .sdpa_plan import SdpaPlan
 from ._sdpa import sdpa
 
 __all__ = ["lookup", "self_attention", "mha_forward", "mha_backward", "sdpa", "softmax_rows",
-           "Plan", "SdpaPlan", "Gradients", "set_plan_cache_size", "clear_plan_cache", "Error", "ArgumentError", "DTypeError",
-           "OutOfMemoryError", "PlanError", "ClosedPlanError", "status_name",
+           "Plan", "SdpaPlan", "Gradients", "set_plan_cache_size", "clear_plan_cache",
+           "Error", "ArgumentError", "DTypeError", "OutOfMemoryError", "PlanError", "ClosedPlanError", "status_name",
            "status_string", "library_version", "simd", "library_path", "__version__"]
 
 #: The version of the libattn this package carries ("0.1.0").

@@ -74,25 +74,21 @@ def extent(d, T, st, H, sh, B, sb):
     return d + (T - 1) * st + (H - 1) * sh + (B - 1) * sb
 
 
-def grad_placements(arrays, periods):
+def grad_placements(arrays):
     """Where the gradients of q, k, v may go, best first, given that C writes
     dQ, dK, dV with the strides of Q, K, V.
 
-    `arrays` holds (address in elements, extent, dense) for each input;
-    `periods` the strides (elements) of the non-dense ones. A dense input's
-    gradient is a dense array of the same strides (the framework's
-    empty_like). The others: inputs that interleave in one region, as q, k,
-    v split from one fused projection, get their gradients at the same
-    offsets in one buffer of that region's size (no more memory than dense
-    gradients); C proves such outputs apart only when, modulo one of their
-    strides (the period), each one's columns fit without wrapping, so that
-    buffer is aligned so its first gradient starts a period, trying each
-    stride as the period. Last, a buffer of its own extent for each.
+    `arrays` holds (address in elements, extent, dense) for each input. A
+    dense input's gradient is a dense array of the same strides (the
+    framework's empty_like). The others: inputs that interleave in one
+    region, as q, k, v split from one fused projection, get their gradients
+    at the same offsets in one buffer of that region's size (no more memory
+    than dense gradients; C accepts such interleaved outputs, attn.h); then,
+    should C refuse that (ATTN_ERR_ALIASING, nothing written: inputs that
+    overlap each other), a buffer of its own extent for each.
 
-    Yields (buffers, places, period): buffer sizes in elements, per input
-    None (dense) or (buffer index, offset), and the period (elements) to
-    which buffer 0 must be aligned (0: none). A placement C refuses
-    (ATTN_ERR_ALIASING, nothing written) is followed by the next one.
+    Yields (buffers, places): buffer sizes in elements, and per input None
+    (dense) or (buffer index, offset).
     """
     loose = [i for i, (_, _, dense) in enumerate(arrays) if not dense]
     if len(loose) > 1:
@@ -103,12 +99,11 @@ def grad_placements(arrays, periods):
             places = [None] * len(arrays)
             for i in loose:
                 places[i] = (0, arrays[i][0] - lo)
-            for period in sorted({p for p in periods if p > 0}):
-                yield [hi - lo], places, period
+            yield [hi - lo], places
     places = [None] * len(arrays)
     buffers = []
     for i, (_, size, dense) in enumerate(arrays):
         if not dense:
             places[i] = (len(buffers), 0)
             buffers.append(size)
-    yield buffers, places, 0
+    yield buffers, places

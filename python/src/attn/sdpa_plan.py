@@ -171,8 +171,7 @@ class SdpaPlan(_PlanBase):
                    mp, mld, msb, msh, klp, address(out), so[0], address(lse),
                    sbq, shq, sbk, shk, sbv, shv, so[2], so[1])
         sizes = _sizes(self.dims, strides, dt.itemsize, (q, k, v))
-        for placing in grad_placements([(a, n, dense) for _, _, a, n, dense in sizes],
-                                       [s for s in strides if s]):
+        for placing in grad_placements([(a, n, dense) for _, _, a, n, dense in sizes]):
             grads = gradients(sizes, placing, dt)
             with self._lock:
                 status = self._bwd(self._handle(), ctypes.addressof(args), address(dout),
@@ -211,16 +210,9 @@ def _sizes(dims, strides, itemsize, arrays):
 def gradients(sizes, placing, dtype):
     """dq, dk, dv as strided views of new buffers, each with its input's strides,
     placed as attn._layout.grad_placements says."""
-    buffers, places, period = placing
+    buffers, places = placing
     isz = dtype.itemsize
-    mem = []
-    for j, n in enumerate(buffers):
-        if j == 0 and period:  # the first gradient at the start of a period
-            raw = np.empty(n + period, dtype)
-            shift = (-raw.ctypes.data) % (period * isz) // isz
-            mem.append(raw[shift:shift + n])
-        else:
-            mem.append(np.empty(n, dtype))
+    mem = [np.empty(n, dtype) for n in buffers]
     grads = []
     for (shape, strides, _, size, _), place in zip(sizes, places):
         base = np.empty(size, dtype) if place is None else mem[place[0]][place[1]:]

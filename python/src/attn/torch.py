@@ -245,28 +245,23 @@ def _backward(call, q, k, v, out, lse, mask, grad_out):
     isz = call.itemsize
     inputs = (q, k, v)
     arrays = [(t.data_ptr() // isz, n, dense) for t, (n, dense) in zip(inputs, call.extents)]
-    for placing in grad_placements(arrays, [s for s in call.strides if s]):
-        grads = _gradients(inputs, placing, call.dtype, isz)
+    placings = list(grad_placements(arrays))
+    for placing in placings:
+        grads = _gradients(inputs, placing, call.dtype)
         status = _plans.backward(call.bwd, q.data_ptr(), ldq, shq, sbq, k.data_ptr(), ldk, shk,
                                  sbk, v.data_ptr(), ldv, shv, sbv, out.data_ptr(), so[0], so[1],
                                  so[2], lse.ctypes.data, mp, mld, msb, msh, call.kl_ptr,
                                  g.data_ptr(), *(t.data_ptr() for t in grads),
-                                 retry=placing[2] != 0)
+                                 retry=placing is not placings[-1])
         if not status:
             return grads
 
 
-def _gradients(inputs, placing, dtype, isz):
+def _gradients(inputs, placing, dtype):
     """dq, dk, dv with the strides of q, k, v, placed as
     attn._layout.grad_placements says."""
-    buffers, places, period = placing
-    mem = []
-    for j, n in enumerate(buffers):
-        if j == 0 and period:  # the first gradient at the start of a period
-            raw = _empty(n + period, dtype=dtype)
-            mem.append((raw, (-raw.data_ptr()) % (period * isz) // isz))
-        else:
-            mem.append((_empty(n, dtype=dtype), 0))
+    buffers, places = placing
+    mem = [_empty(n, dtype=dtype) for n in buffers]
     return tuple(_empty_like(t) if at is None else
-                 mem[at[0]][0].as_strided(t.shape, t.stride(), mem[at[0]][1] + at[1])
+                 mem[at[0]].as_strided(t.shape, t.stride(), at[1])
                  for t, at in zip(inputs, places))
