@@ -29,7 +29,7 @@ import threading
 from . import _lib
 from .errors import ArgumentError, check
 
-__all__ = ["PlanKey", "plan_key", "slot", "forward", "backward", "set_plan_cache_size",
+__all__ = ["PlanKey", "plan_key", "slot", "template", "forward", "backward", "set_plan_cache_size",
            "clear_plan_cache", "ALIASING", "Q", "K", "V", "OUT", "LSE"]
 
 _fns = _lib.lib
