@@ -242,3 +242,20 @@ def test_signatures_are_prepared_once(tdtype):
         b = at.scaled_dot_product_attention(q * 1.0, k, v)
     assert dict(at._entries) == calls
     assert torch.equal(a, b)
+
+
+def test_dimensions_of_one_entry_have_any_stride(c_calls):
+    """A decode step's query (1 sequence, 1 token) cut from larger tensors: its
+    dimensions of one entry keep odd strides in PyTorch and are passed in
+    place, C given 0 (the dense default) for them."""
+    g = torch.Generator().manual_seed(4)
+    q = torch.randn(3, 4, 5, 16, generator=g)[1:2, :, 2:3]  # (1, 4, 1, 16)
+    k = torch.randn(2, 4, 9, 16, generator=g)[1:]
+    v = torch.randn(2, 4, 9, 16, generator=g)[1:]
+    with torch.no_grad():
+        out = at.scaled_dot_product_attention(q, k, v)
+    close(out, pytorch_sdpa(q, k, v), torch.float32)
+    f = c_calls[0][1]
+    assert (f["Q"], f["K"], f["V"]) == (q.data_ptr(), k.data_ptr(), v.data_ptr())
+    assert (f["ldq"], f["shq"], f["sbq"]) == (0, q.stride(1), 0)
+    assert f["sbk"] == 0 and (f["ldk"], f["shk"]) == (16, 9 * 16)
