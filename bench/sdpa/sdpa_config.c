@@ -122,6 +122,13 @@ int bench_sdpa_shape_equal(const bench_sdpa_shape *a, const bench_sdpa_shape *b)
            a->threads == b->threads;
 }
 
+int bench_sdpa_shape_same_group(const bench_sdpa_shape *a, const bench_sdpa_shape *b)
+{
+    bench_sdpa_shape other = *b;
+    other.layout = a->layout;
+    return bench_sdpa_shape_equal(a, &other);
+}
+
 int bench_sdpa_format_lengths(const bench_sdpa_shape *s, char *text, size_t size)
 {
     text[0] = '\0';

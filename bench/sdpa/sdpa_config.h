@@ -128,6 +128,9 @@ int bench_sdpa_is_decode(const bench_sdpa_shape *shape);
 /* Same arrays and same peer measurement: every field but the engine. */
 int bench_sdpa_shape_equal(const bench_sdpa_shape *a, const bench_sdpa_shape *b);
 
+/* The same shape but perhaps for the layout: measured as one group. */
+int bench_sdpa_shape_same_group(const bench_sdpa_shape *a, const bench_sdpa_shape *b);
+
 /* The per-sequence lengths as "L0/L1/..." (every sequence spelled out), or
  * "full"; for the peer's protocol line. Returns -1 when it does not fit. */
 int bench_sdpa_format_lengths(const bench_sdpa_shape *shape, char *text, size_t size);

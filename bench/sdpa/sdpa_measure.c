@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sdpa/sdpa_call.h"
 #include "sdpa/sdpa_loop.h"
 
 bench_repeat_policy bench_sdpa_block_policy(const bench_repeat_policy *p, size_t round,
@@ -23,101 +22,106 @@ bench_repeat_policy bench_sdpa_block_policy(const bench_repeat_policy *p, size_t
     return block;
 }
 
-/* The timed call, and the cold-cache read before it (flush NULL: none). */
-typedef struct timed_call {
-    bench_sdpa_call *call;
-    const bench_bandwidth_buffer *flush;
-    size_t threads;
-    double *samples; /* of every round */
-    size_t count, capacity;
-} timed_call;
-
 static int call_once(void *context)
 {
-    return (int)bench_sdpa_call_run(((const timed_call *)context)->call);
+    return (int)bench_sdpa_call_run(&((bench_sdpa_session *)context)->call);
 }
 
+/* The cold-cache read before each call (the bandwidth buffer). */
 static void read_flush_buffer(void *context)
 {
-    const timed_call *timed = context;
-    bench_bandwidth_read(timed->flush, timed->threads);
+    const bench_sdpa_session *session = context;
+    bench_bandwidth_read(session->flush, session->point->config.shape.threads);
 }
 
 /* Room for `more` samples; -1 when memory runs out. */
-static int reserve(timed_call *timed, size_t more)
+static int reserve(bench_sdpa_session *session, size_t more)
 {
-    if (timed->count + more <= timed->capacity)
+    if (session->count + more <= session->capacity)
         return 0;
-    const size_t capacity = 2 * (timed->count + more);
-    double *samples = realloc(timed->samples, capacity * sizeof *samples);
+    const size_t capacity = 2 * (session->count + more);
+    double *samples = realloc(session->samples, capacity * sizeof *samples);
     if (!samples)
         return -1;
-    timed->samples = samples;
-    timed->capacity = capacity;
+    session->samples = samples;
+    session->capacity = capacity;
     return 0;
 }
 
-/* attn's block of a round; 0, -1 (memory) or the failing call's status. */
-static int attn_block(timed_call *timed, const bench_repeat_policy *policy, size_t round,
-                      size_t rounds)
+/* A decode loop's block: --warmup untimed passes in the first round, then a
+ * timed one. */
+static int loop_block(bench_sdpa_session *session, const bench_repeat_policy *block,
+                      size_t round)
 {
-    const bench_repeat_policy block = bench_sdpa_block_policy(policy, round, rounds);
-    bench_prepare_fn prepare = timed->flush ? read_flush_buffer : NULL;
-    const bench_sdpa_shape *s = &timed->call->problem->shape;
-    if (s->scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP) {
-        attn_status status = ATTN_OK;
-        for (size_t i = 0; i < block.warmup && round == 0 && status == ATTN_OK; ++i)
-            status = bench_sdpa_loop_pass(timed->call, prepare, timed, NULL);
-        if (status == ATTN_OK && reserve(timed, s->steps) != 0)
-            return -1;
-        if (status == ATTN_OK)
-            status = bench_sdpa_loop_pass(timed->call, prepare, timed,
-                                          timed->samples + timed->count);
-        if (status == ATTN_OK)
-            timed->count += s->steps;
+    const size_t steps = session->point->config.shape.steps;
+    bench_prepare_fn prepare = session->flush ? read_flush_buffer : NULL;
+    attn_status status = ATTN_OK;
+    for (size_t i = 0; round == 0 && i < block->warmup && status == ATTN_OK; ++i)
+        status = bench_sdpa_loop_pass(&session->call, prepare, session, NULL);
+    if (status != ATTN_OK)
         return (int)status;
-    }
-    if (reserve(timed, block.max_repeats) != 0)
+    if (reserve(session, steps) != 0)
         return -1;
-    size_t got = 0;
-    const int result = bench_time_samples(&block, prepare, call_once, timed,
-                                          timed->samples + timed->count, &got);
-    timed->count += got;
-    return result;
+    status = bench_sdpa_loop_pass(&session->call, prepare, session,
+                                  session->samples + session->count);
+    if (status == ATTN_OK)
+        session->count += steps;
+    return (int)status;
 }
 
-static void call_failed(bench_sdpa_point *point, attn_status status, const char *when,
-                        char *error, size_t error_size)
+void bench_sdpa_session_block(bench_sdpa_session *session, size_t round)
 {
-    point->status = BENCH_POINT_CALL_FAILED;
-    point->call_status = status;
-    snprintf(error, error_size, "attn call failed%s: %s", when, attn_status_string(status));
+    if (session->result != 0)
+        return;
+    const bench_sdpa_options *o = session->options;
+    const bench_repeat_policy block = bench_sdpa_block_policy(&o->repeat, round, o->rounds);
+    if (session->point->config.shape.scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP) {
+        session->result = loop_block(session, &block, round);
+        return;
+    }
+    if (reserve(session, block.max_repeats) != 0) {
+        session->result = -1;
+        return;
+    }
+    size_t got = 0;
+    session->result = bench_time_samples(&block, session->flush ? read_flush_buffer : NULL,
+                                         call_once, session, session->samples + session->count,
+                                         &got);
+    session->count += got;
+}
+
+static void call_failed(bench_sdpa_session *session, attn_status status, const char *when)
+{
+    session->point->status = BENCH_POINT_CALL_FAILED;
+    session->point->call_status = status;
+    snprintf(session->error, sizeof session->error, "attn call failed%s: %s", when,
+             attn_status_string(status));
 }
 
 /* The checked call (a decode loop: a pass) and the check; 0 when it passed. */
-static int check_call(bench_sdpa_call *call, const bench_sdpa_options *o,
-                      bench_sdpa_problem *problem, bench_sdpa_point *point, char *error,
-                      size_t error_size)
+static int check_call(bench_sdpa_session *session, bench_sdpa_problem *problem)
 {
+    bench_sdpa_point *point = session->point;
     const int loop = problem->shape.scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP;
+    const size_t rows = session->options->check_rows;
     bench_sdpa_problem_poison_outputs(problem);
-    const attn_status status =
-        loop ? bench_sdpa_loop_pass(call, NULL, NULL, NULL) : bench_sdpa_call_run(call);
+    const attn_status status = loop ? bench_sdpa_loop_pass(&session->call, NULL, NULL, NULL)
+                                    : bench_sdpa_call_run(&session->call);
     if (status != ATTN_OK) {
-        call_failed(point, status, "", error, error_size);
+        call_failed(session, status, "");
         return -1;
     }
-    const int failed = loop ? bench_sdpa_loop_check(problem, o->check_rows, &point->check)
-                            : bench_sdpa_check_problem(problem, o->check_rows, call->backward,
+    const int failed = loop ? bench_sdpa_loop_check(problem, rows, &point->check)
+                            : bench_sdpa_check_problem(problem, rows, session->call.backward,
                                                        &point->check);
     if (failed) {
         point->status = BENCH_POINT_SETUP_FAILED;
-        snprintf(error, error_size, "out of memory for the reference");
+        snprintf(session->error, sizeof session->error, "out of memory for the reference");
         return -1;
     }
     if (point->check.status == BENCH_CHECK_FAILED) {
         point->status = BENCH_POINT_CHECK_FAILED;
-        snprintf(error, error_size,
+        snprintf(session->error, sizeof session->error,
                  "%s differs from the reference: relative error %.3e > tolerance %.0e",
                  point->check.worst, point->check.error, point->check.tolerance);
         return -1;
@@ -125,58 +129,51 @@ static int check_call(bench_sdpa_call *call, const bench_sdpa_options *o,
     return 0;
 }
 
-/* The rounds: attn's block (while it can be timed), then the peers'. */
-static void time_rounds(timed_call *timed, int attn_ready, const bench_sdpa_options *o,
-                        const bench_sdpa_between *between, bench_sdpa_point *point,
-                        char *error, size_t error_size)
+void bench_sdpa_session_begin(bench_sdpa_session *session, const bench_sdpa_config *c,
+                              const bench_sdpa_options *o, bench_sdpa_problem *problem,
+                              const bench_bandwidth_buffer *flush, bench_sdpa_point *point)
 {
-    int result = attn_ready ? 0 : 1;
-    for (size_t round = 0; round < o->rounds; ++round) {
-        if (result == 0)
-            result = attn_block(timed, &o->repeat, round, o->rounds);
-        if (between && between->block)
-            between->block(between->context, round, o->rounds);
-    }
-    if (!attn_ready)
+    memset(session, 0, sizeof *session);
+    session->point = point;
+    session->options = o;
+    session->result = 1; /* nothing to time until the check passed */
+    if (!problem)
         return;
-    if (result == 0 && timed->count > 0) {
-        bench_timing_summarize(timed->samples, timed->count, &point->attn);
-        point->status = BENCH_POINT_TIMED;
-    } else if (result <= 0) {
-        point->status = BENCH_POINT_SETUP_FAILED;
-        snprintf(error, error_size, "out of memory for the timing samples");
-    } else {
-        call_failed(point, (attn_status)result, " while timing", error, error_size);
-    }
-}
-
-void bench_sdpa_measure(const bench_sdpa_config *c, const bench_sdpa_options *o,
-                        bench_sdpa_problem *problem, const bench_bandwidth_buffer *flush,
-                        const bench_sdpa_between *between, bench_sdpa_point *point, char *error,
-                        size_t error_size)
-{
     memset(point, 0, sizeof *point);
     point->config = *c;
     point->pairs = bench_sdpa_visible_pairs(&c->shape) * (double)c->shape.NH;
     point->flops = bench_sdpa_flops(&c->shape);
     point->kv_bytes = bench_sdpa_kv_bytes(&c->shape);
     point->check.status = BENCH_CHECK_SKIPPED;
-    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
-        point->peers[k].check_error = -1.0;
-    bench_sdpa_call call;
-    const attn_status status = bench_sdpa_call_create(&call, &c->shape, c->engine, problem);
-    int ready = 0;
+    const attn_status status = bench_sdpa_call_create(&session->call, &c->shape, c->engine,
+                                                      problem);
     if (status != ATTN_OK) {
-        call_failed(point, status, " creating the plan", error, error_size);
-    } else {
-        if (attn_plan_get_threads(call.plan, &point->engine_threads) != ATTN_OK)
-            point->engine_threads = 0;
-        ready = check_call(&call, o, problem, point, error, error_size) == 0;
+        call_failed(session, status, " creating the plan");
+        return;
     }
-    timed_call timed = {.call = &call,
-                        .flush = c->shape.cache == BENCH_SDPA_CACHE_COLD ? flush : NULL,
-                        .threads = c->shape.threads};
-    time_rounds(&timed, ready, o, between, point, error, error_size);
-    free(timed.samples);
-    bench_sdpa_call_destroy(&call);
+    if (attn_plan_get_threads(session->call.plan, &point->engine_threads) != ATTN_OK)
+        point->engine_threads = 0;
+    session->flush = c->shape.cache == BENCH_SDPA_CACHE_COLD ? flush : NULL;
+    session->ready = check_call(session, problem) == 0;
+    session->result = session->ready ? 0 : 1;
+}
+
+void bench_sdpa_session_end(bench_sdpa_session *session)
+{
+    bench_sdpa_point *point = session->point;
+    if (session->ready) { /* checked: timed, or why not */
+        if (session->result == 0 && session->count > 0) {
+            bench_timing_summarize(session->samples, session->count, &point->attn);
+            point->status = BENCH_POINT_TIMED;
+        } else if (session->result > 0) {
+            call_failed(session, (attn_status)session->result, " while timing");
+        } else {
+            point->status = BENCH_POINT_SETUP_FAILED;
+            snprintf(session->error, sizeof session->error,
+                     "out of memory for the timing samples");
+        }
+    }
+    free(session->samples);
+    session->samples = NULL;
+    bench_sdpa_call_destroy(&session->call);
 }

@@ -1,10 +1,11 @@
 /*
- * One configuration of attn-bench sdpa: attn's call (sdpa_call.h) checked
- * once against the reference (a decode loop: one untimed pass, then some of
- * its steps, sdpa_loop.h), then timed in --rounds rounds; after each of
- * attn's blocks the caller's `between` times the peers' block of the same
- * round, so that attn and its peers are measured interleaved (a machine
- * whose speed drifts slows them alike).
+ * One configuration of attn-bench sdpa as a session: attn's call
+ * (sdpa_call.h) checked once against the reference (a decode loop: one
+ * untimed pass, then some of its steps, sdpa_loop.h), then timed in
+ * --rounds rounds, a block per round; the caller runs the blocks of the
+ * peers, and of the other configurations of a group (the same shape in the
+ * other layout, on another engine), between them, so that all of them are
+ * measured interleaved (a machine whose speed drifts slows them alike).
  *
  * Round r of R (0-based) of a call: r = 0 runs --warmup untimed calls, the
  * later rounds one (the call before was another process's), then timed
@@ -21,6 +22,7 @@
 
 #include "machine/bandwidth.h"
 #include "measure/measure.h"
+#include "sdpa/sdpa_call.h"
 #include "sdpa/sdpa_options.h"
 #include "sdpa/sdpa_peer.h"
 #include "sdpa/sdpa_problem.h"
@@ -51,13 +53,32 @@ typedef struct bench_sdpa_between {
 bench_repeat_policy bench_sdpa_block_policy(const bench_repeat_policy *policy, size_t round,
                                             size_t rounds);
 
-/* Checks and times attn on the problem (created for the shape by the
- * caller), calling between->block after each of its blocks (also when attn
- * has nothing to time). flush: the cold-cache read (NULL: none). Fills
- * point except the ceiling, the bandwidth and the peers. */
-void bench_sdpa_measure(const bench_sdpa_config *config, const bench_sdpa_options *options,
-                        bench_sdpa_problem *problem, const bench_bandwidth_buffer *flush,
-                        const bench_sdpa_between *between, bench_sdpa_point *point, char *error,
-                        size_t error_size);
+typedef struct bench_sdpa_session {
+    bench_sdpa_point *point;
+    const bench_sdpa_options *options;
+    bench_sdpa_call call;
+    const bench_bandwidth_buffer *flush; /* the cold-cache read, or NULL */
+    double *samples;                     /* of every round */
+    size_t count, capacity;
+    int ready;  /* the plan was made and the check passed */
+    int result; /* 0 while attn can be timed; < 0 memory, > 0 a call's attn_status */
+    char error[512];
+} bench_sdpa_session;
+
+/* Creates the plan and checks the call on the problem (created for the
+ * shape by the caller, kept until the session ends); point gets everything
+ * but the timing, the ceiling, the bandwidth and the peers. problem NULL:
+ * nothing to time (point->status says why, set by the caller). flush: the
+ * cold-cache read (NULL: none). */
+void bench_sdpa_session_begin(bench_sdpa_session *session, const bench_sdpa_config *config,
+                              const bench_sdpa_options *options, bench_sdpa_problem *problem,
+                              const bench_bandwidth_buffer *flush, bench_sdpa_point *point);
+
+/* attn's block of round `round` of options->rounds (nothing once it failed). */
+void bench_sdpa_session_block(bench_sdpa_session *session, size_t round);
+
+/* The median and min into the point, its status; the plan destroyed.
+ * session->error says what failed when point->status is not timed. */
+void bench_sdpa_session_end(bench_sdpa_session *session);
 
 #endif /* ATTN_BENCH_SDPA_MEASURE_H */

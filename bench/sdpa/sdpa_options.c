@@ -423,7 +423,7 @@ int bench_sdpa_sweep_build(const bench_sdpa_options *o, bench_sdpa_sweep *sweep,
                              o->window_count,  o->mask_count,    o->B.count,   o->NH.count,
                              o->NH_kv.count,   o->hs.count,      o->hs_v.count, o->Tq.count,
                              o->Tk.count,      o->lengths_count, o->cache_count,
-                             o->layout_count,  o->scenario_count, o->engine_count};
+                             o->scenario_count, o->layout_count, o->engine_count};
     size_t total = 1;
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
         if (counts[i] == 0 || counts[i] > BENCH_SDPA_SWEEP_MAX / total) {
@@ -462,8 +462,8 @@ int bench_sdpa_sweep_build(const bench_sdpa_options *o, bench_sdpa_sweep *sweep,
         s->Tk = o->Tk.values[index[12]];
         s->lengths = &o->lengths[index[13]];
         s->cache = (bench_sdpa_cache)o->caches[index[14]];
-        s->layout = (bench_sdpa_layout)o->layouts[index[15]];
-        s->scenario = (bench_sdpa_scenario)o->scenarios[index[16]];
+        s->scenario = (bench_sdpa_scenario)o->scenarios[index[15]];
+        s->layout = (bench_sdpa_layout)o->layouts[index[16]];
         s->steps = s->scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP ? o->steps : 0;
         c.engine = (bench_engine)o->engines[index[17]];
         const char *reason = invalid_reason(s);

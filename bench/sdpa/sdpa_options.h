@@ -81,8 +81,9 @@ typedef struct bench_sdpa_sweep {
 } bench_sdpa_sweep;
 
 /* Every combination, nested threads > dtype > op > causal > window > mask >
- * B > NH > NH_kv > hs > hs_v > Tq > Tk > lengths > cache > layout > scenario
- * > engine (engine fastest); those that cannot run are counted in omitted. Returns 0, or -1
+ * B > NH > NH_kv > hs > hs_v > Tq > Tk > lengths > cache > scenario > layout
+ * > engine (engine fastest: a shape's layouts and engines side by side, to be
+ * measured as a group); those that cannot run are counted in omitted. Returns 0, or -1
  * with the reason in error (nothing to run, too many, out of memory). */
 int bench_sdpa_sweep_build(const bench_sdpa_options *options, bench_sdpa_sweep *sweep,
                            char *error, size_t error_size);

@@ -50,51 +50,66 @@ void bench_sdpa_peers_start(bench_sdpa_peer_set *set, size_t threads)
     }
 }
 
-/* The peers' blocks of a round (bench_sdpa_between's function). */
+/* The peers' blocks of a round of an entry (bench_sdpa_between's function). */
 static void peer_block(void *context, size_t round, size_t rounds)
 {
-    bench_sdpa_peer_set *set = context;
+    bench_sdpa_peer_entry *entry = context;
+    bench_sdpa_peer_set *set = entry->set;
     const int settle = bench_size_list_max(&set->options->threads) > 1;
     for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k) {
-        bench_sdpa_peer_timing *timing = &set->timings[k];
+        bench_sdpa_peer_timing *timing = &entry->timings[k];
         if (!set->options->peers[k] || !set->processes[k].running ||
             (round > 0 && !timing->pending))
             continue; /* not asked for, not running, or done (a note) */
         if (settle)
             bench_settle_blas_threads(); /* the threads of what ran before stop polling */
-        bench_sdpa_peer_time(&set->processes[k], &set->shape, round, rounds, timing);
+        bench_sdpa_peer_time(&set->processes[k], &entry->shape, round, rounds, timing);
     }
-    if (settle && round + 1 < rounds)
+    if (settle)
         bench_settle_blas_threads();
 }
 
-void bench_sdpa_peers_begin(bench_sdpa_peer_set *set, const bench_sdpa_shape *shape,
-                            bench_sdpa_between *between)
+void bench_sdpa_peers_new_group(bench_sdpa_peer_set *set)
 {
+    set->entry_count = 0;
+}
+
+size_t bench_sdpa_peers_begin(bench_sdpa_peer_set *set, const bench_sdpa_shape *shape,
+                              bench_sdpa_between *between)
+{
+    between->block = NULL;
+    between->context = NULL;
+    for (size_t i = 0; i < set->entry_count; ++i)
+        if (bench_sdpa_shape_equal(&set->entries[i].shape, shape))
+            return i; /* measured by the blocks of an earlier configuration */
+    const size_t i = set->entry_count < BENCH_SDPA_GROUP_MAX ? set->entry_count++
+                                                             : BENCH_SDPA_GROUP_MAX - 1;
+    bench_sdpa_peer_entry *entry = &set->entries[i];
+    memset(entry, 0, sizeof *entry);
+    entry->set = set;
+    entry->shape = *shape;
+    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
+        entry->timings[k].check_error = -1.0;
     int any = 0;
     for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
         any |= set->options->peers[k];
-    set->measuring = any && !(set->have_shape && bench_sdpa_shape_equal(&set->shape, shape));
-    between->block = set->measuring ? peer_block : NULL;
-    between->context = set;
-    if (!set->measuring)
-        return;
-    memset(set->timings, 0, sizeof set->timings);
-    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
-        set->timings[k].check_error = -1.0;
+    if (!any)
+        return i;
     if (set->threads != shape->threads)
         bench_sdpa_peers_start(set, shape->threads);
-    set->shape = *shape;
-    set->have_shape = 1;
+    between->block = peer_block;
+    between->context = entry;
+    return i;
 }
 
-void bench_sdpa_peers_end(bench_sdpa_peer_set *set, bench_sdpa_point *point)
+void bench_sdpa_peers_end(const bench_sdpa_peer_set *set, size_t entry, bench_sdpa_point *point)
 {
     for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k) {
-        set->timings[k].pending = 0;
-        if (set->options->peers[k])
-            point->peers[k] = set->timings[k];
-        else
+        point->peers[k] = set->entries[entry].timings[k];
+        point->peers[k].pending = 0;
+        if (!set->options->peers[k]) {
+            memset(&point->peers[k], 0, sizeof point->peers[k]);
             point->peers[k].check_error = -1.0;
+        }
     }
 }

@@ -19,7 +19,7 @@ typedef struct sdpa_run {
     bench_sdpa_record record;
     bench_bandwidth_buffer buffer; /* kept for cold configurations */
     bench_sdpa_peer_set peers;
-    bench_sdpa_problem problem;
+    bench_sdpa_problem problems[BENCH_SDPA_LAYOUT_COUNT]; /* one per layout, kept while they fit */
     size_t measured, failures;
     int csv_failed;
 } sdpa_run;
@@ -37,50 +37,84 @@ static void label_of(const bench_sdpa_config *c, char *label, size_t size)
              s->steps, bench_engine_names[c->engine], s->threads);
 }
 
-static void run_one(sdpa_run *run, const bench_sdpa_config *c, FILE *csv,
-                    bench_progress *progress)
+/* The problem of a configuration: the run's one for its layout, made anew
+ * when its arrays do not fit; NULL (point says why) when it cannot be made. */
+static bench_sdpa_problem *problem_for(sdpa_run *run, const bench_sdpa_config *c,
+                                       bench_sdpa_point *point, char *error, size_t size)
 {
-    const bench_sdpa_options *o = run->options;
-    bench_blas_set_threads(c->shape.threads);
-    if (bench_size_list_max(&o->threads) > 1)
-        bench_settle_blas_threads();
-    bench_sdpa_point point;
-    char error[512] = "";
-    bench_sdpa_between between;
-    bench_sdpa_peers_begin(&run->peers, &c->shape, &between);
-    if (!bench_sdpa_problem_fits(&run->problem, &c->shape)) {
-        bench_sdpa_problem_destroy(&run->problem);
-        if (bench_sdpa_problem_create(&run->problem, &c->shape, o->seed, error, sizeof error) !=
-            0) {
-            memset(&point, 0, sizeof point);
-            point.config = *c;
-            point.status = BENCH_POINT_SETUP_FAILED;
-            for (size_t round = 0; between.block && round < o->rounds; ++round)
-                between.block(between.context, round, o->rounds); /* the peers alone */
+    bench_sdpa_problem *problem = &run->problems[c->shape.layout];
+    if (!bench_sdpa_problem_fits(problem, &c->shape)) {
+        bench_sdpa_problem_destroy(problem);
+        if (bench_sdpa_problem_create(problem, &c->shape, run->options->seed, error, size) != 0) {
+            memset(point, 0, sizeof *point);
+            point->config = *c;
+            point->status = BENCH_POINT_SETUP_FAILED;
+            return NULL;
         }
     }
-    if (run->problem.Q) {
-        run->problem.shape = c->shape; /* the arrays fit; causal, window, ... are the config's */
-        bench_sdpa_measure(c, o, &run->problem, run->buffer.words ? &run->buffer : NULL,
-                           &between, &point, error, sizeof error);
-    }
-    bench_sdpa_peers_end(&run->peers, &point);
-    point.ceiling_gflops =
+    problem->shape = c->shape; /* the arrays fit; causal, window, ... are the config's */
+    return problem;
+}
+
+static void report_point(sdpa_run *run, bench_sdpa_point *point, const char *error, FILE *csv,
+                         bench_progress *progress)
+{
+    const bench_sdpa_options *o = run->options;
+    const bench_sdpa_config *c = &point->config;
+    point->ceiling_gflops =
         bench_ceiling_gflops(&run->record.ceiling, c->shape.dtype, c->shape.threads);
-    point.bandwidth_gbps = bench_bandwidth_gbps(&run->record.bandwidth, c->shape.threads);
+    point->bandwidth_gbps = bench_bandwidth_gbps(&run->record.bandwidth, c->shape.threads);
     bench_progress_hide(progress);
-    bench_sdpa_table_print_row(stdout, &point, o->peers[BENCH_SDPA_PEER_PYTHON]);
-    if (point.status != BENCH_POINT_TIMED) {
+    bench_sdpa_table_print_row(stdout, point, o->peers[BENCH_SDPA_PEER_PYTHON]);
+    if (point->status != BENCH_POINT_TIMED) {
         char label[512];
         label_of(c, label, sizeof label);
         fprintf(stderr, "attn-bench sdpa: %s: %s\n", label, error);
         run->failures++;
     }
-    if (!run->csv_failed && bench_sdpa_csv_write_row(csv, &point) != 0) {
+    if (!run->csv_failed && bench_sdpa_csv_write_row(csv, point) != 0) {
         perror(o->csv_path);
         run->csv_failed = 1;
     }
     run->measured++;
+}
+
+/* A group of configurations (one shape in its layouts, on its engines),
+ * measured together: each checked, then round after round a block of each
+ * configuration's attn call followed by its peers' block. */
+static void run_group(sdpa_run *run, const bench_sdpa_config *configs, size_t count, FILE *csv,
+                      bench_progress *progress)
+{
+    const bench_sdpa_options *o = run->options;
+    bench_blas_set_threads(configs[0].shape.threads);
+    if (bench_size_list_max(&o->threads) > 1)
+        bench_settle_blas_threads();
+    bench_sdpa_point points[BENCH_SDPA_GROUP_MAX];
+    bench_sdpa_session sessions[BENCH_SDPA_GROUP_MAX];
+    bench_sdpa_between between[BENCH_SDPA_GROUP_MAX];
+    size_t entries[BENCH_SDPA_GROUP_MAX];
+    bench_sdpa_peers_new_group(&run->peers);
+    for (size_t k = 0; k < count; ++k) {
+        entries[k] = bench_sdpa_peers_begin(&run->peers, &configs[k].shape, &between[k]);
+        char error[512] = "";
+        bench_sdpa_problem *problem = problem_for(run, &configs[k], &points[k], error,
+                                                  sizeof error);
+        bench_sdpa_session_begin(&sessions[k], &configs[k], o, problem,
+                                 run->buffer.words ? &run->buffer : NULL, &points[k]);
+        if (!problem)
+            snprintf(sessions[k].error, sizeof sessions[k].error, "%s", error);
+    }
+    for (size_t round = 0; round < o->rounds; ++round)
+        for (size_t k = 0; k < count; ++k) {
+            bench_sdpa_session_block(&sessions[k], round);
+            if (between[k].block)
+                between[k].block(between[k].context, round, o->rounds);
+        }
+    for (size_t k = 0; k < count; ++k) {
+        bench_sdpa_session_end(&sessions[k]);
+        bench_sdpa_peers_end(&run->peers, entries[k], &points[k]);
+        report_point(run, &points[k], sessions[k].error, csv, progress);
+    }
 }
 
 static double predicted_cost(const bench_sdpa_options *o, const bench_sdpa_config *c)
@@ -209,18 +243,26 @@ static int run_sweep(const bench_sdpa_options *o, const bench_sdpa_sweep *sweep)
         total_cost += predicted_cost(o, &sweep->configs[i]);
     bench_progress progress;
     bench_progress_start(&progress, o->progress, stderr, sweep->count, total_cost);
-    for (size_t i = 0; i < sweep->count; ++i) {
-        char label[512];
-        label_of(&sweep->configs[i], label, sizeof label);
-        run_one(run, &sweep->configs[i], csv, &progress);
-        bench_progress_step(&progress, predicted_cost(o, &sweep->configs[i]), label);
+    for (size_t first = 0, last; first < sweep->count; first = last) {
+        last = first + 1; /* the group: [first, last) */
+        while (last < sweep->count && last - first < BENCH_SDPA_GROUP_MAX &&
+               bench_sdpa_shape_same_group(&sweep->configs[first].shape,
+                                           &sweep->configs[last].shape))
+            ++last;
+        run_group(run, &sweep->configs[first], last - first, csv, &progress);
+        for (size_t i = first; i < last; ++i) {
+            char label[512];
+            label_of(&sweep->configs[i], label, sizeof label);
+            bench_progress_step(&progress, predicted_cost(o, &sweep->configs[i]), label);
+        }
     }
     bench_progress_finish(&progress);
     bench_sdpa_peers_stop(&run->peers);
     for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
         if (!run->record.peers[k].status)
             run->record.peers[k].status = o->peers[k] ? "not needed" : "not asked for";
-    bench_sdpa_problem_destroy(&run->problem);
+    for (size_t l = 0; l < BENCH_SDPA_LAYOUT_COUNT; ++l)
+        bench_sdpa_problem_destroy(&run->problems[l]);
     bench_bandwidth_buffer_destroy(&run->buffer);
     if (fclose(csv) != 0 && !run->csv_failed) {
         perror(o->csv_path);

@@ -163,6 +163,8 @@ print("impl F.scaled_dot_product_attention (stand-in)", flush=True)
 print("ready", flush=True)
 for line in iter(sys.stdin.readline, ""):
     fields = line.split()
+    if not attn:
+        open("torch-lines.txt", "a").write(line)
     if fields[12] != "full":
         print("unsupported " + " ".join(fields) + " no lengths here", flush=True)
         continue
@@ -175,9 +177,10 @@ for line in iter(sys.stdin.readline, ""):
     print("result " + " ".join(fields) + f" {median} 1.5e-3 5 {out} 1.0e-7 is_causal", flush=True)
 PY
 # the same script as both peers, in 3 rounds ("pending" twice, then the
-# numbers); one measurement for both engines; an unsupported note
+# numbers), both layouts interleaved; one measurement for both engines; an
+# unsupported note
 "$BENCH" sdpa --torch-script fake_torch.py --torch-python python3 --attn-python python3 \
-  --peers torch,python --rounds 3 --B 2 --NH 4 --NH-kv 2 --Tq 1 --Tk 16 --hs 8 \
+  --peers torch,python --rounds 3 --layout bshd,bhsd --B 2 --NH 4 --NH-kv 2 --Tq 1 --Tk 16 --hs 8 \
   --lengths full,3/16 --scenario call,decode-loop --steps 2 --engine auto,own --repeats 3 \
   --warmup 0 --min-time 0 --ceiling 0 --bandwidth-mib 4 --csv peer.csv --json peer.json \
   --progress none >peer.txt 2>err.txt || fail "stand-in peer run: $(head -c 500 err.txt)"
@@ -190,7 +193,11 @@ grep -q '^dtype op .* xtorch | *py_ms *+us$' peer.txt || fail "no python columns
 python3 - <<'PY' || fail "peer.csv/peer.json"
 import csv, json
 rows = list(csv.DictReader(open("peer.csv")))
-assert len(rows) == 6, len(rows)
+assert len(rows) == 12, len(rows)
+# the layouts of a shape are measured round by round side by side
+calls = [l.split()[14] + " " + l.split()[17] for l in open("torch-lines.txt")
+         if l.split()[12] == "full" and l.split()[15] == "call"]
+assert calls == ["bshd 1/3", "bhsd 1/3", "bshd 2/3", "bhsd 2/3", "bshd 3/3", "bhsd 3/3"], calls
 for r in rows:
     if r["lengths"] == "full":
         assert r["torch_median_ms"] == "2" and r["torch_mask"] == "is_causal", r
@@ -207,11 +214,11 @@ for r in rows:
 d = json.load(open("peer.json"))
 assert [p["name"] for p in d["peers"]] == ["torch", "python"], d["peers"]
 p = d["peers"][0]
-assert p["status"] == "ran" and p["info"] == "torch=9.9.9 python=fake numpy=fake" and p["measured"] == 2, p
-assert d["peers"][1]["status"] == "ran" and d["peers"][1]["measured"] == 2, d["peers"][1]
+assert p["status"] == "ran" and p["info"] == "torch=9.9.9 python=fake numpy=fake" and p["measured"] == 4, p
+assert d["peers"][1]["status"] == "ran" and d["peers"][1]["measured"] == 4, d["peers"][1]
 assert d["settings"]["rounds"] == 3, d["settings"]
 PY
-pass "a stand-in script as the torch and the python peer, in rounds: header lines, one measurement for both engines, pending answers, an unsupported note, the JSON"
+pass "a stand-in script as the torch and the python peer, in rounds, the layouts interleaved: header lines, one measurement for both engines, pending answers, an unsupported note, the JSON"
 
 "$BENCH" sdpa --torch-script does-not-exist.py --Tq 1 --Tk 8 --NH 2 --NH-kv 2 --hs 4 --ceiling 0 \
   --bandwidth-mib 0 --repeats 1 --min-time 0 --csv none.csv --json none >none.txt 2>err.txt \
