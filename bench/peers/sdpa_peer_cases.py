@@ -264,7 +264,10 @@ class LoopCase:
 
 
 class Flush:
-    """The cold-cache read: a --flush-mib buffer summed on the peer's threads."""
+    """The cold-cache read: a --flush-mib buffer summed by NumPy on the calling
+    thread, not by PyTorch, whose OpenMP threads would keep spinning after it
+    and take the CPUs from the next call (attn's own threads, in the python
+    peer)."""
 
     def __init__(self, mib, cold):
         self.mib, self.cold, self.buffer, self.sum = mib, cold, None, 0
@@ -277,5 +280,5 @@ class Flush:
         if not self.cold:
             return None
         if self.buffer is None:
-            self.buffer = torch.ones(max(1, self.mib) << 17, dtype=torch.int64)
+            self.buffer = np.ones(max(1, self.mib) << 17, dtype=np.int64)
         return self.read

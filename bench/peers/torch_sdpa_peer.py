@@ -52,7 +52,8 @@ Tensors and cases: sdpa_peer_cases.py (the layouts, the call, the loop);
 enable_gqa=True when NH_kv < NH (PyTorch >= 2.5; older ones get K and V
 repeated to NH heads before the timing, and say so; a decode loop needs it).
 A round's block: peer_common.block_policy (a decode loop: one pass, after
---warmup untimed passes in the first round).
+--warmup untimed passes in the first round). CACHE=cold reads a --flush-mib
+buffer (a NumPy sum, untimed) before every call.
 """
 import inspect
 import os

@@ -106,7 +106,7 @@ static const char help_body2[] =
     "is attn_sdpa_forward_* with lse NULL; a backward row's call is\n"
     "attn_sdpa_forward_* (with lse) + attn_sdpa_backward_*. --cache cold reads the\n"
     "bandwidth buffer (on --threads threads) before every call, untimed, evicting K\n"
-    "and V from the caches (the peers do the same).\n"
+    "and V from the caches (the peers read as many MiB, a NumPy sum on one thread).\n"
     "\n"
     "FLOP COUNTS (a multiply-add counts 2; the softmax is not counted), per\n"
     "visible (query, key) pair of every query head (the upper causal triangle,\n"
