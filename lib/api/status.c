@@ -15,7 +15,7 @@ const char *attn_status_string(attn_status status)
     case ATTN_ERR_BLAS_RANGE:
         return "a dimension exceeds the BLAS integer range";
     case ATTN_ERR_BAD_STRIDE:
-        return "a row stride is smaller than the row length";
+        return "a row stride is smaller than the row length, or strides place two elements at one address";
     case ATTN_ERR_BAD_SCALE:
         return "the scale is NaN, infinite, or too large for the precision";
     case ATTN_ERR_ALIASING:

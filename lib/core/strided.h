@@ -106,9 +106,19 @@ static inline bool attn_strided_interleaved(const attn_strided *x, const attn_st
     return false;
 }
 
+/* Whether x has more than one entry (a strided array, not a plain run). */
+static inline bool attn_strided_is_array(const attn_strided *x)
+{
+    for (int d = 0; d < ATTN_STRIDED_DIMS; d++)
+        if (x->count[d] > 1)
+            return true;
+    return false;
+}
+
 /* Whether x and y (strides and widths in bytes, spans known to fit) may
  * share a byte: false when either is absent, their spans are disjoint, or
- * they interleave (attn_strided_interleaved); true otherwise. */
+ * both are strided arrays that interleave (attn_strided_interleaved); a
+ * plain run (lse, a mask, key lengths) is judged by its span alone (attn.h). */
 static inline bool attn_strided_overlap(const attn_strided *x, const attn_strided *y)
 {
     size_t xs, ys;
@@ -117,7 +127,9 @@ static inline bool attn_strided_overlap(const attn_strided *x, const attn_stride
     if (!attn_strided_span(x, &xs) || !attn_strided_span(y, &ys))
         return true;
     const attn_region rx = {x->base, xs}, ry = {y->base, ys};
-    return attn_regions_overlap(rx, ry) && !attn_strided_interleaved(x, y);
+    return attn_regions_overlap(rx, ry) &&
+           !(attn_strided_is_array(x) && attn_strided_is_array(y) &&
+             attn_strided_interleaved(x, y));
 }
 
 /* True when any output may share a byte with any input or another output. */
