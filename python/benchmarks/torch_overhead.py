@@ -27,7 +27,6 @@ for attn.sdpa.
 import argparse
 import platform
 import statistics
-import subprocess
 import sys
 import time
 
@@ -36,17 +35,7 @@ import torch.nn.functional as F
 
 import attn
 import attn.torch as at
-
-
-def cpu_model():
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return platform.processor() or "unknown CPU"
+from overhead import cpu_model  # the CPU named beside every figure
 
 
 def timed(fn, calls):
