@@ -533,6 +533,31 @@ static int arena_fits(shape s, size_t es, unsigned flags)
     return 1;
 }
 
+/* attn.h's "the workspace" of attn_plan_create: the own threads' buffers a
+ * plan sizes before any allocation (lib/plan/plan.c): K^T (and V^T in
+ * training) of B*T*D elements and 4 slots of packed weights of
+ * max(C*(D+64), D*(C+64)) elements (panels of up to 64 columns), each
+ * rounded up to 16 elements, in bytes. 0 on overflow. */
+static int own_buffers_fit(shape s, size_t es, int inference)
+{
+    enum { ROUND = 16, NR_MAX = 64 };
+    int ok = 1;
+    const size_t D = PRODUCT(&ok, s.NH, s.hs);
+    const size_t kt = PRODUCT(&ok, s.B, s.T, D);
+    size_t a, b, total;
+    if (!ok || __builtin_add_overflow(kt, (size_t)ROUND - 1, &total) ||
+        __builtin_mul_overflow(total / ROUND * ROUND, (size_t)(inference ? 1 : 2), &total) ||
+        __builtin_add_overflow(D, (size_t)NR_MAX, &a) || __builtin_mul_overflow(a, s.C, &a) ||
+        __builtin_add_overflow(s.C, (size_t)NR_MAX, &b) || __builtin_mul_overflow(b, D, &b) ||
+        __builtin_add_overflow(a > b ? a : b, (size_t)ROUND - 1, &a) ||
+        __builtin_mul_overflow(a / ROUND * ROUND, (size_t)4, &a) ||
+        __builtin_add_overflow(total, a, &total) ||
+        __builtin_add_overflow(total, (size_t)ROUND - 1, &total) ||
+        __builtin_mul_overflow(total / ROUND * ROUND, es, &total))
+        return 0;
+    return 1;
+}
+
 /* attn_plan_create's checks after NULL, dtype and flags */
 static attn_status model_plan_shape(shape s, size_t es, double scale, double largest,
                                     unsigned flags)
@@ -547,7 +572,8 @@ static attn_status model_plan_shape(shape s, size_t es, double scale, double lar
         PRODUCT(&ok, s.C, D, es);
         PRODUCT(&ok, rows, s.C > D ? s.C : D, es);
     }
-    if (!ok || !arena_fits(s, es, flags))
+    if (!ok || !arena_fits(s, es, flags) ||
+        !own_buffers_fit(s, es, (flags & ATTN_INFERENCE) != 0))
         return ATTN_ERR_SIZE_OVERFLOW;
     const size_t blas[4] = {rows, s.T, s.C, D};
     if (over_int(4, blas))
