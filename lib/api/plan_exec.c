@@ -70,13 +70,16 @@ attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, con
         .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
         .heads = PLAN_BUFFER(plan, HEADS),
         .stats = PLAN_BUFFER(plan, STATS),
-        .KT = FN(plan_transposes)(plan)};
+        .KT = FN(plan_transposes)(plan),
+        .dropout = &plan->dropout,
+        .dropout_mask = FN(attn_dropout_mask_kernel)(plan->isa)};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_forward_run)(&args, &engine);
     FN(plan_engine_done)(plan, &engine);
     if (!plan->inference) {
         const void *inputs[] = {X, Wq, Wk, Wv, Wo};
         plan->has_forward = 1;
+        plan->forward_dropout = plan->dropout;
         for (size_t i = 0; i < ATTN_COUNT(inputs); i++)
             plan->forward_inputs[i] = inputs[i];
     }
@@ -123,7 +126,9 @@ attn_status FN(attn_backward)(attn_plan *plan, const real *X, const real *Wq, co
         .dQ = PLAN_BUFFER(plan, DQ), .dK = PLAN_BUFFER(plan, DK), .dV = PLAN_BUFFER(plan, DV),
         .dheads = PLAN_BUFFER(plan, DHEADS),
         .rowdot = PLAN_BUFFER(plan, ROWDOT), .dQ_parts = PLAN_BUFFER(plan, DQ_PARTS),
-        .VT = FN(plan_transposes)(plan) != NULL ? FN(plan_vt)(plan) : NULL};
+        .VT = FN(plan_transposes)(plan) != NULL ? FN(plan_vt)(plan) : NULL,
+        .dropout = &plan->forward_dropout,
+        .dropout_mask = FN(attn_dropout_mask_kernel)(plan->isa)};
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_backward_run)(&args, &engine);
     FN(plan_engine_done)(plan, &engine);

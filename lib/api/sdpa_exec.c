@@ -144,6 +144,8 @@ static FN(attn_sdpa_run_args) FN(run_args)(const attn_plan *plan, const FN(sdpa_
         .key_lengths = a->key_lengths,
         .out = a->out, .ldo = x->st[ATTN_SDPA_OUT].ld,
         .lse = a->lse,
+        .dropout = &plan->dropout,
+        .dropout_mask = FN(attn_dropout_mask_kernel)(plan->isa),
         .packed = FN(sdpa_packed)(plan),
         .panel = FN(attn_gemm_panel_kernel)(plan->isa)(),
         .partials = (real *)attn_plan_buffer(plan, ATTN_BUF_PARTIALS),

@@ -42,6 +42,8 @@ const char *attn_status_string(attn_status status)
         return "a projected-plan call on an sdpa plan, or the reverse";
     case ATTN_ERR_BAD_LENGTH:
         return "a key length is above Tk";
+    case ATTN_ERR_BAD_DROPOUT:
+        return "the dropout probability is NaN or outside [0, 1)";
     }
     return "unknown attn_status";
 }

@@ -11,8 +11,11 @@
  * Each step cites the forward formula (forward.c) it differentiates:
  *   out = Y Wo        ->  dWo = Y^T dout (D,C),  dY = dout Wo^T (B*T,D)
  *                         (without Wo, out = Y and dY = dout)
- *   Y_bh = P V_bh     ->  dV_bh = P^T dY_bh (T,hs),  dP = dY_bh V_bh^T (T,T)
+ *   Y_bh = Pd V_bh    ->  dV_bh = Pd^T dY_bh (T,hs),  dPd = dY_bh V_bh^T (T,T)
+ *   Pd = P o Md       ->  dP = dPd o Md  (dropout: Md = M/(1-p) regenerated from the
+ *                         forward's seed and offset; without it Pd = P)
  *   P = softmax(S)    ->  dS = P o (dP - rowdot),  rowdot_t = <dP_t, P_t> = <dY_t, Y_t>
+ *                         (sum_j P dP = sum_j Pd <dY_t, V_j> = <dY_t, Y_t> with dropout too)
  *   S = scale Q K^T   ->  dQ_bh = scale dS K_bh,  dK_bh = scale dS^T Q_bh (T,hs)
  *   Q = X Wq, ...     ->  dWq = X^T dQ, dWk = X^T dK, dWv = X^T dV (C,D)
  *                         dX = dQ Wq^T + dK Wk^T + dV Wv^T (B*T,C)
@@ -58,6 +61,7 @@ typedef struct FN(head_arrays) {
     const real *Q, *K, *V, *dY, *KT, *VT, *stats, *rowdot;
     real *dQ, *dK, *dV;
     size_t ldq;
+    size_t b, h; /* its sequence and head: the key of its dropout draws */
 } FN(head_arrays);
 
 /* Keys of block [k0, k0+kc) that query t sees. */
@@ -97,14 +101,6 @@ static void FN(tile_backward)(const FN(attn_backward_args) *a, const FN(attn_mm)
     const int diagonal = a->causal && k0 == t0;
     const real beta_keys = first_for_keys ? REAL_C(0.0) : REAL_C(1.0);
     start = attn_profile_begin(mm->profile);
-    if (diagonal)
-        FN(attn_mm_lower_t)(mm, kc, hs, P, TILE_LD, h->dY + t0 * D, D, beta_keys, h->dV + k0 * D,
-                            D);
-    else
-        FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, rows, REAL_C(1.0), P, TILE_LD,
-                         h->dY + t0 * D, D, beta_keys, h->dV + k0 * D, D);
-    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_VALUES, start, flops);
-    start = attn_profile_begin(mm->profile);
     if (h->VT != NULL)
         FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, kc, hs, REAL_C(1.0),
                          h->dY + t0 * D, D, h->VT + k0, T, REAL_C(0.0), dS, TILE_LD);
@@ -113,16 +109,33 @@ static void FN(tile_backward)(const FN(attn_backward_args) *a, const FN(attn_mm)
                          h->dY + t0 * D, D, h->V + k0 * D, D, REAL_C(0.0), dS, TILE_LD);
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_WEIGHTS, start, flops);
     start = attn_profile_begin(mm->profile);
+    real factors[TILE_LD]; /* a row's dropout factors */
     for (size_t r = 0; r < rows; r++) {
+        const size_t n = FN(visible_keys)(a, t0 + r, k0, kc);
         /* a query that sees a single key has P = 1 whatever its score: dS = 0
          * exactly (dP - rowdot would leave their rounding difference) */
-        if (a->causal ? t0 + r == 0 : T == 1)
+        if (a->causal ? t0 + r == 0 : T == 1) {
             memset(dS + r * TILE_LD, 0, kc * sizeof(real));
-        else
-            a->softmax_backward(P + r * TILE_LD, dS + r * TILE_LD,
-                                FN(visible_keys)(a, t0 + r, k0, kc), kc, h->rowdot + t0 + r);
+            FN(attn_dropout_row)(a->dropout, a->dropout_mask, h->b, h->h, t0 + r, k0, n,
+                                 P + r * TILE_LD, NULL);
+        } else {
+            /* dP = (dY V^T) o M/(1-p) with dropout, the row's draws made
+             * once; P itself is dropped after the softmax backward, for dV */
+            FN(attn_dropout_row)(a->dropout, a->dropout_mask, h->b, h->h, t0 + r, k0, n,
+                                 dS + r * TILE_LD, factors);
+            a->softmax_backward(P + r * TILE_LD, dS + r * TILE_LD, n, kc, h->rowdot + t0 + r);
+            FN(attn_dropout_scale)(a->dropout, factors, n, P + r * TILE_LD);
+        }
     }
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SOFTMAX, start, 0.0);
+    start = attn_profile_begin(mm->profile);
+    if (diagonal)
+        FN(attn_mm_lower_t)(mm, kc, hs, P, TILE_LD, h->dY + t0 * D, D, beta_keys, h->dV + k0 * D,
+                            D);
+    else
+        FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, rows, REAL_C(1.0), P, TILE_LD,
+                         h->dY + t0 * D, D, beta_keys, h->dV + k0 * D, D);
+    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_VALUES, start, flops);
     start = attn_profile_begin(mm->profile);
     const real beta_queries = first_for_queries ? REAL_C(0.0) : REAL_C(1.0);
     if (diagonal) { /* the triangular products take no alpha: dS scaled first */
@@ -245,7 +258,8 @@ static FN(head_arrays) FN(head_of)(const FN(backward_phases) *f, size_t bh, size
         .KT = a->KT != NULL ? a->KT + bh * hs * T : NULL,
         .VT = a->VT != NULL ? a->VT + bh * hs * T : NULL,
         .stats = a->stats + 2 * bh * T, .rowdot = a->rowdot + bh * T,
-        .dQ = a->dQ + head, .dK = a->dK + head, .dV = a->dV + head, .ldq = f->D};
+        .dQ = a->dQ + head, .dK = a->dK + head, .dV = a->dV + head, .ldq = f->D,
+        .b = bh / a->NH, .h = bh % a->NH};
     if (f->groups > 1) {
         h.dQ = a->dQ_parts + (bh * f->groups + g) * T * hs;
         h.ldq = hs;

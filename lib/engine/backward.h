@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "engine/dropout.h"
 #include "engine/engine.h"
 #include "kernels/kernels.h"
 #include "core/real.h"
@@ -35,6 +36,8 @@ typedef struct FN(attn_backward_args) {
     real *rowdot;                /* (B,NH,T) */
     real *dQ_parts;              /* (B,NH,groups,T,hs) when attn_backward_groups > 1 */
     real *KT, *VT;               /* (B,NH,hs,T) each head's K, V transposed, own threads only */
+    const attn_dropout *dropout; /* the forward's (off: p = 0), or NULL */
+    attn_dropout_mask_fn dropout_mask; /* its draws (kernels.h); with dropout on */
 } FN(attn_backward_args);
 
 /* Worker tiles must hold attn_tiled_workspace(T) elements (tiling.h): the

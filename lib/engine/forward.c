@@ -31,6 +31,10 @@
  *    such a row, log_sum = -inf for a row that saw no key), with the heads,
  *    from which the backward recomputes P; weights asked of it are
  *    recomputed so too: P = exp((scale Q_blk K^T - max) - log_sum).
+ *  - dropout (training plans, engine/dropout.h): each tile's P is multiplied
+ *    by M/(1-p) after the online sum, so the statistics (and weights asked
+ *    for, recomputed from them) are the undropped softmax's, and
+ *    Y = (P o M/(1-p)) V.
  */
 #include <math.h>
 #include <string.h>
@@ -66,7 +70,7 @@ static void FN(scores)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm, si
  * with ld D, K as head_keys; P: the block's rows of weights, ld ldp, each
  * written over `width` entries (T for the weights, keys for a tile). */
 static void FN(block_materialized)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm,
-                                   size_t D, size_t t0, size_t rows, const real *Q,
+                                   size_t D, size_t bh, size_t t0, size_t rows, const real *Q,
                                    FN(head_keys) K, const real *V, real *P, size_t ldp,
                                    size_t width, real *Y)
 {
@@ -77,6 +81,7 @@ static void FN(block_materialized)(const FN(attn_forward_args) *a, const FN(attn
     ATTN_PROFILED(mm->profile, ATTN_PHASE_SOFTMAX, 0.0,
                   a->softmax_rows(P, P, rows, ldp, a->causal ? t0 + 1 : T, a->causal ? 1 : 0,
                                   width, a->scale));
+    FN(attn_dropout_rows)(a->dropout, a->dropout_mask, bh / a->NH, bh % a->NH, t0, rows, 0, keys, P, ldp);
     const uint64_t start = attn_profile_begin(mm->profile);
     if (!a->causal) {
         FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, hs, keys, REAL_C(1.0), P, ldp, V,
@@ -95,12 +100,12 @@ static void FN(block_materialized)(const FN(attn_forward_args) *a, const FN(attn
                      attn_product_flops(rows, hs, a->causal ? t0 + (rows + 1) / 2 : keys));
 }
 
-/* Query t of one head recomputed alone through a row of its visible keys. */
+/* Query t of head bh recomputed alone through a row of its visible keys. */
 static void FN(row_materialized)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm,
-                                 size_t D, size_t t, const real *Q, FN(head_keys) K,
+                                 size_t D, size_t bh, size_t t, const real *Q, FN(head_keys) K,
                                  const real *V, real *row, real *Y)
 {
-    FN(block_materialized)(a, mm, D, t, 1, Q, K, V, row, a->causal ? t + 1 : a->T,
+    FN(block_materialized)(a, mm, D, bh, t, 1, Q, K, V, row, a->causal ? t + 1 : a->T,
                            a->causal ? t + 1 : a->T, Y);
 }
 
@@ -114,7 +119,7 @@ static void FN(scale_row)(real *y, size_t n, real factor)
  * ld D; work: attn_tiled_workspace(T) elements; stats: the block's rows of
  * the head's statistics (max, log_sum) pairs, or NULL. */
 static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm, size_t D,
-                            size_t t0, size_t rows, const real *Q, FN(head_keys) K,
+                            size_t bh, size_t t0, size_t rows, const real *Q, FN(head_keys) K,
                             const real *V, real *Y, real *work, real *stats)
 {
     const size_t hs = a->hs;
@@ -145,6 +150,9 @@ static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *m
             const size_t n_valid = a->causal ? MIN(visible, keys) : keys;
             alpha[i] = a->softmax_online(tile + i * keys, tile + i * keys, n_valid, keys,
                                          a->scale, &max[i], &sum[i]);
+            /* dropout after the sum: the statistics are the undropped weights' */
+            FN(attn_dropout_row)(a->dropout, a->dropout_mask, bh / a->NH, bh % a->NH, t0 + i,
+                                 k0, n_valid, tile + i * keys, NULL);
             if (!first && alpha[i] != REAL_C(1.0))
                 FN(scale_row)(Y_blk + i * D, hs, alpha[i] < REAL_C(0.0) ? REAL_C(0.0) : alpha[i]);
         }
@@ -168,7 +176,7 @@ static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *m
     const uint64_t start = attn_profile_begin(mm->profile);
     for (size_t i = 0; i < rows; i++) {
         if (max[i] == (real)INFINITY)
-            FN(row_materialized)(a, mm, D, t0 + i, Q, K, V, row, Y);
+            FN(row_materialized)(a, mm, D, bh, t0 + i, Q, K, V, row, Y);
         else if (sum[i] == REAL_C(0.0)) /* no weight: 0, not 0 * V (NaN where V is not finite) */
             memset(Y_blk + i * D, 0, hs * sizeof(real));
         else
@@ -266,18 +274,18 @@ static void FN(query_block_item)(void *context, size_t item, unsigned worker)
     real *tile = FN(attn_engine_tile)(f->e, worker);
     if (a->stats != NULL) {
         real *stats = a->stats + 2 * (bh * T + t0);
-        FN(block_tiled)(a, &mm, D, t0, rows, Q, K, V, f->Y + head, tile, stats);
+        FN(block_tiled)(a, &mm, D, bh, t0, rows, Q, K, V, f->Y + head, tile, stats);
         if (a->P != NULL)
             FN(block_weights_from_lse)(a, &mm, D, t0, rows, Q, K, stats,
                                        a->P + bh * T * T + t0 * T);
     } else if (a->P != NULL) {
-        FN(block_materialized)(a, &mm, D, t0, rows, Q, K, V, a->P + bh * T * T + t0 * T, T, T,
+        FN(block_materialized)(a, &mm, D, bh, t0, rows, Q, K, V, a->P + bh * T * T + t0 * T, T, T,
                                f->Y + head);
     } else if (!a->tiled) {
         const size_t keys = a->causal ? t0 + rows : T;
-        FN(block_materialized)(a, &mm, D, t0, rows, Q, K, V, tile, keys, keys, f->Y + head);
+        FN(block_materialized)(a, &mm, D, bh, t0, rows, Q, K, V, tile, keys, keys, f->Y + head);
     } else {
-        FN(block_tiled)(a, &mm, D, t0, rows, Q, K, V, f->Y + head, tile, NULL);
+        FN(block_tiled)(a, &mm, D, bh, t0, rows, Q, K, V, f->Y + head, tile, NULL);
     }
 }
 

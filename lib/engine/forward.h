@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "engine/dropout.h"
 #include "engine/engine.h"
 #include "kernels/kernels.h"
 #include "core/real.h"
@@ -34,6 +35,8 @@ typedef struct FN(attn_forward_args) {
                       * log of its sum (tiled path, whatever `tiled` says) and the
                       * heads, and recomputes P from them when P is wanted */
     real *KT;        /* (B,NH,hs,T) each head's K transposed, or NULL: scores as Q K^T */
+    const attn_dropout *dropout; /* training: the plan's (off: p = 0); or NULL */
+    attn_dropout_mask_fn dropout_mask; /* its draws (kernels.h); with dropout on */
 } FN(attn_forward_args);
 
 /* Worker tiles must hold attn_block_workspace(T) elements, or

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "engine/dropout.h"
 #include "engine/engine.h"
 #include "kernels/kernels.h"
 #include "core/real.h"
@@ -38,6 +39,8 @@ typedef struct FN(attn_sdpa_run_args) {
     real *out;             /* (B,NH,Tq,hs_v) ld ldo: written by the forward, read by the backward */
     size_t ldo;
     real *lse;             /* (B,NH,Tq) or NULL (forward) */
+    const attn_dropout *dropout; /* the plan's (off: p = 0), or NULL: none */
+    attn_dropout_mask_fn dropout_mask; /* its draws (kernels.h); with dropout on */
     /* backward */
     const real *dout;      /* out's strides */
     real *dQ, *dK, *dV;    /* Q's, K's, V's strides */

@@ -13,9 +13,13 @@
  * that sees any of its keys (the forward formula each step differentiates
  * on the right):
  *   P  = exp(scale Q_i K_j^T + mask - lse)       (P = softmax(s), lse its log-sum)
- *   dV_j += P^T dout_i                           (out = P V)
- *   dP = dout_i V_j^T
+ *   dP = (dout_i V_j^T) o Md                     (out = (P o Md) V; dropout's
+ *                                                 Md = M/(1-p), else 1)
  *   dS = P o (dP - rowdot),  rowdot_t = <dout_t, out_t>   (softmax)
+ *   dV_j += (P o Md)^T dout_i                    (out = (P o Md) V)
+ * (rowdot_t = sum_j P_tj dP_tj = sum_j (P o Md)_tj <dout_t, V_j> = <dout_t,
+ * out_t> holds with dropout too, as in FlashAttention-2; Md is regenerated
+ * from the plan's seed and offset, never stored)
  *   dK_j += scale dS^T Q_i,  dQ_i += scale dS K_j         (s = scale Q K^T)
  * over each query's visible keys only (P and dS are 0 elsewhere; a tile's
  * products end at the last key any of its queries sees). Phases:
@@ -153,9 +157,6 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
     real *dV = FN(attn_sdpa_dv)(a, b, g, k0);
     size_t ldq;
     real *dQ = FN(dq_rows)(a, b, h, group, t0, &ldq);
-    ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES, attn_product_flops(kc, hs_v, rows),
-                  FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs_v, rows, REAL_C(1.0), P,
-                                   TILE_LD, dout, a->ldo, REAL_C(1.0), dV, a->ldv));
     uint64_t start = attn_profile_begin(mm->profile);
     const real *vt = FN(attn_sdpa_packed_vt)(a, b * s->NH_kv + g);
     FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, hs_v, REAL_C(1.0), dout,
@@ -164,6 +165,7 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_WEIGHTS, start,
                      attn_product_flops(rows, kc, hs_v));
     start = attn_profile_begin(mm->profile);
+    real factors[KEYS]; /* a row's dropout factors */
     for (size_t r = 0; r < rows; r++) {
         size_t lo, hi;
         FN(visible_columns)(a, b, t0 + r, k0, kc, &lo, &hi);
@@ -172,11 +174,19 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
             memset(ds, 0, kc * sizeof(real));
             continue;
         }
+        /* the row's draws made once: dP o Md, then P o Md (for dV) after
+         * the softmax backward has used the undropped P */
+        FN(attn_dropout_row)(a->dropout, a->dropout_mask, b, h, t0 + r, k0 + lo, hi - lo, ds + lo,
+                             factors);
         a->softmax_backward(P + r * TILE_LD + lo, ds + lo, hi - lo, kc - lo,
                             a->rowdot + (b * s->NH + h) * s->Tq + t0 + r);
+        FN(attn_dropout_scale)(a->dropout, factors, hi - lo, P + r * TILE_LD + lo);
         memset(ds, 0, lo * sizeof(real));
     }
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SOFTMAX, start, 0.0);
+    ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES, attn_product_flops(kc, hs_v, rows),
+                  FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs_v, rows, REAL_C(1.0), P,
+                                   TILE_LD, dout, a->ldo, REAL_C(1.0), dV, a->ldv));
     start = attn_profile_begin(mm->profile);
     FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs, rows, a->scale, dS, TILE_LD, Q,
                      a->ldq, REAL_C(1.0), dK, a->ldk);

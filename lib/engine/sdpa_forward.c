@@ -14,6 +14,8 @@
  *                                         or for a single query with the
  *                                         few-row kernels (rows_kernel.inc.c)
  *   P, m, l     = online softmax of scale S + mask over each row's visible keys
+ *   P          *= M / (1 - p)  with dropout (engine/dropout.h): l stays the
+ *                                undropped sum, so out = (P o M/(1-p)) V / l
  *   Y (R, hs_v) = alpha Y + P V[k0:k1]     V packed likewise
  * then out = Y / l, lse = m + log l. A causal diagonal is a triangular
  * product: no query multiplies the value of a key after it. An item split
@@ -170,6 +172,8 @@ static void FN(item_softmax)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) 
             w->alpha[r] = a->softmax_online(s, s, n_valid, kc, REAL_C(1.0), &w->max[r],
                                             &w->sum[r]);
         }
+        /* dropout after the sum: l and lse are the undropped weights' */
+        FN(attn_dropout_row)(a->dropout, a->dropout_mask, it->b, h, t, k0, n_valid, s, NULL);
         if (!first && w->alpha[r] != REAL_C(1.0)) {
             const real factor = w->alpha[r] < REAL_C(0.0) ? REAL_C(0.0) : w->alpha[r];
             for (size_t c = 0; c < hs_v; c++)
@@ -265,6 +269,7 @@ static void FN(row_alone)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm
                      row, n);
     FN(attn_sdpa_prepare_row)(row, n, lo, range, a->scale, FN(attn_sdpa_mask_row)(a, b, h, t));
     a->softmax_row(row, row, n, n, REAL_C(1.0));
+    FN(attn_dropout_row)(a->dropout, a->dropout_mask, b, h, t, lo, n, row, NULL);
     FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, 1, s->hs_v, n, REAL_C(1.0), row,
                      n, FN(attn_sdpa_v)(a, b, g, lo), a->ldv, REAL_C(0.0), FN(attn_sdpa_out)(a, b, h, t),
                      s->hs_v);

@@ -88,7 +88,13 @@
                                     float *C, size_t ldc);                                    \
     void attn_rows_axpy_##isa##_f64(size_t G, size_t R, size_t n, size_t m, const double *P,  \
                                     size_t ldp, const double *B, size_t ldb, size_t ldg,      \
-                                    double *C, size_t ldc);
+                                    double *C, size_t ldc);                                 \
+    void attn_dropout_mask_##isa##_f32(const struct attn_dropout *d, size_t b, size_t h,     \
+                                       size_t t, size_t j0, size_t n, float *x,             \
+                                       float *factors);                                     \
+    void attn_dropout_mask_##isa##_f64(const struct attn_dropout *d, size_t b, size_t h,     \
+                                       size_t t, size_t j0, size_t n, double *x,            \
+                                       double *factors);
 ATTN_DECLARE_KERNELS(scalar)
 /* ATTN_ON_X86(name) / ATTN_ON_ARM(name): a set's kernel where it is built,
  * else NULL. */
@@ -145,6 +151,7 @@ ATTN_KERNEL_TABLES(attn_gemm_lower)
 ATTN_KERNEL_TABLES(attn_gemm_panel)
 ATTN_KERNEL_TABLES(attn_rows_dot)
 ATTN_KERNEL_TABLES(attn_rows_axpy)
+ATTN_KERNEL_TABLES(attn_dropout_mask)
 
 int attn_isa_supported(attn_isa isa)
 {

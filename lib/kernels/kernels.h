@@ -1,7 +1,8 @@
 /*
  * Internal interface of the kernels: one portable scalar set and one per
  * SIMD instruction set, all generated from lib/kernels/softmax_kernel.inc.c,
- * lib/kernels/gemm_kernel.inc.c and lib/kernels/rows_kernel.inc.c (instantiated by
+ * lib/kernels/gemm_kernel.inc.c, lib/kernels/rows_kernel.inc.c and
+ * lib/kernels/dropout_kernel.inc.c (instantiated by
  * kernels_<isa>.c), selected at run time. Only the sets of the target
  * architecture are built (scalar everywhere; AVX2 and AVX-512 on x86-64;
  * NEON on AArch64): the getters below return NULL for the others, which
@@ -262,6 +263,24 @@ attn_rows_dot_f64_fn attn_rows_dot_kernel_f64(attn_isa isa);
 attn_rows_axpy_f32_fn attn_rows_axpy_kernel_f32(attn_isa isa);
 attn_rows_axpy_f64_fn attn_rows_axpy_kernel_f64(attn_isa isa);
 
+/*
+ * Attention dropout on a row segment (dropout_kernel.inc.c: the draws of
+ * core/dropout.h, ULEN Philox calls at once), for row t of head h of
+ * sequence b, keys j0 .. j0 + n - 1, with f_i = keep(b, h, t, j0 + i) ?
+ * (real)(1 / (1 - p)) : 0:
+ *   x (n) [i] *= f_i (x NULL: none),  factors (n) [i] = f_i (NULL: none)
+ * d is on (p > 0). Bitwise the same on every kernel set.
+ */
+struct attn_dropout;
+typedef void (*attn_dropout_mask_f32_fn)(const struct attn_dropout *d, size_t b, size_t h,
+                                         size_t t, size_t j0, size_t n, float *x,
+                                         float *factors);
+typedef void (*attn_dropout_mask_f64_fn)(const struct attn_dropout *d, size_t b, size_t h,
+                                         size_t t, size_t j0, size_t n, double *x,
+                                         double *factors);
+attn_dropout_mask_f32_fn attn_dropout_mask_kernel_f32(attn_isa isa);
+attn_dropout_mask_f64_fn attn_dropout_mask_kernel_f64(attn_isa isa);
+
 /* For sources templated over `real` (see real.h): the kernel types. */
 #ifdef ATTN_REAL_BITS
 #if ATTN_REAL_BITS == 32
@@ -276,6 +295,7 @@ typedef attn_gemm_pack_b_f32_fn attn_gemm_pack_b_fn;
 typedef attn_gemm_lower_f32_fn attn_gemm_lower_fn;
 typedef attn_rows_dot_f32_fn attn_rows_dot_fn;
 typedef attn_rows_axpy_f32_fn attn_rows_axpy_fn;
+typedef attn_dropout_mask_f32_fn attn_dropout_mask_fn;
 #else
 typedef attn_softmax_row_f64_fn attn_softmax_row_fn;
 typedef attn_softmax_online_f64_fn attn_softmax_online_fn;
@@ -288,6 +308,7 @@ typedef attn_gemm_pack_b_f64_fn attn_gemm_pack_b_fn;
 typedef attn_gemm_lower_f64_fn attn_gemm_lower_fn;
 typedef attn_rows_dot_f64_fn attn_rows_dot_fn;
 typedef attn_rows_axpy_f64_fn attn_rows_axpy_fn;
+typedef attn_dropout_mask_f64_fn attn_dropout_mask_fn;
 #endif
 #endif
 

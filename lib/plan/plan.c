@@ -326,6 +326,20 @@ attn_status attn_plan_set_threads(attn_plan *plan, unsigned setting)
     return ATTN_OK;
 }
 
+attn_status attn_plan_set_dropout(attn_plan *plan, double p, uint64_t seed, uint64_t offset)
+{
+    if (plan == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    if (plan->kind == ATTN_PLAN_RING)
+        return ATTN_ERR_PLAN_KIND;
+    if (plan->inference)
+        return ATTN_ERR_INFERENCE_PLAN;
+    if (!(p >= 0.0 && p < 1.0)) /* NaN too */
+        return ATTN_ERR_BAD_DROPOUT;
+    plan->dropout = attn_dropout_make(p, seed, offset);
+    return ATTN_OK;
+}
+
 attn_status attn_plan_get_threads(const attn_plan *plan, unsigned *threads)
 {
     if (plan == NULL || threads == NULL)

@@ -11,6 +11,7 @@
 
 #include <attn/attn.h>
 
+#include "core/dropout.h"
 #include "kernels/kernels.h"
 #include "engine/pool.h"
 #include "engine/sdpa_layout.h"
@@ -52,7 +53,9 @@ struct attn_plan {
     int inference;
     int tiled; /* an inference forward without weights takes the tiled path */
     attn_isa isa;
+    attn_dropout dropout; /* attn_plan_set_dropout's (off: p = 0) */
     int has_forward;    /* a forward has run and kept its state */
+    attn_dropout forward_dropout; /* projected plans: the dropout of that forward */
     /* ... on these X, Wq, Wk, Wv, Wo (NULL: none), as passed: its backward
      * must be handed the same (FORWARD_MISMATCH) */
     const void *forward_inputs[5];

@@ -205,8 +205,8 @@ def test_empty_shapes():
 def test_refusals():
     q, k, v = tensors([(1, 2, 3, 4)] * 3, torch.float32)
     sdpa = at.scaled_dot_product_attention
-    with pytest.raises(NotImplementedError):
-        sdpa(q, k, v, dropout_p=0.1)
+    with pytest.raises(ValueError):  # dropout_p in [0, 1) only
+        sdpa(q, k, v, dropout_p=1.0)
     with pytest.raises(NotImplementedError):
         sdpa(q.detach().to("meta"), k, v)
     with pytest.raises(TypeError):

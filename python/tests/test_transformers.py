@@ -25,10 +25,16 @@ Checked, for a batch of two prompts, the second left-padded:
     query, key and value (the models' views and the cache's tensors) are
     the addresses C received, and key/value keep their NH_kv heads (GQA
     without repeat_kv).
+Attention dropout: a GPT-2 from GPT2Config()'s default dropouts (0.1; two
+small layers) trains with attn_implementation="attn" (six AdamW steps: the
+loss finite and down, the run repeated bit for bit from the same
+torch.manual_seed), and the model's attn_pdrop reaches attn (train: masks
+differ per call, repeat per seed; eval: none).
 Skipped when transformers is not installed.
 """
 
 import copy
+import math
 
 import pytest
 
@@ -160,16 +166,48 @@ def test_training_step_gradients_float64(spy, name):
         assert (p.grad - q.grad).abs().max().item() <= 1e-12 * scale, pname
 
 
-def test_attention_dropout_is_refused():
+def train_default_gpt2(steps=6):
+    """Losses of a few AdamW steps of a GPT-2 from GPT2Config()'s defaults
+    (attn_pdrop = resid_pdrop = embd_pdrop = 0.1; smaller width and depth)
+    with attn_implementation="attn", from torch.manual_seed(0)."""
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=VOCAB, n_positions=128)
+    assert cfg.attn_pdrop == 0.1
+    model = AutoModelForCausalLM.from_config(cfg, attn_implementation="attn").train()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    ids = torch.randint(3, VOCAB, (4, 32))
+    losses = []
+    for _ in range(steps):
+        loss = model(ids, labels=ids).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def test_default_gpt2_trains_with_attention_dropout():
+    losses = train_default_gpt2()
+    assert all(math.isfinite(x) for x in losses)
+    assert losses[-1] < losses[0] - 0.1
+    assert train_default_gpt2() == losses  # torch.manual_seed repeats the run
+
+
+def test_attention_dropout_reaches_attn():
     cfg = copy.deepcopy(configs()["gpt2"])
-    cfg.attn_pdrop = 0.1
+    cfg.attn_pdrop = 0.5
     model = AutoModelForCausalLM.from_config(cfg, attn_implementation="attn").train()
     ids, mask = batch()
-    with pytest.raises(NotImplementedError, match="dropout"):
-        model(ids, attention_mask=mask)
-    model.eval()  # no dropout at inference: fine
+    torch.manual_seed(1)
+    a = model(ids, attention_mask=mask).logits
+    b = model(ids, attention_mask=mask).logits
+    torch.manual_seed(1)
+    c = model(ids, attention_mask=mask).logits
+    assert torch.equal(a, c) and not torch.equal(a, b)
+    model.eval()  # no dropout at inference: the same logits every time
     with torch.no_grad():
-        model(ids, attention_mask=mask)
+        assert torch.equal(model(ids, attention_mask=mask).logits,
+                           model(ids, attention_mask=mask).logits)
 
 
 def test_registered():

@@ -5,6 +5,7 @@
 #define ATTN_SIMD_AVX2_H
 
 #include <immintrin.h>
+#include <stdint.h>
 
 #include "core/real.h"
 
@@ -109,6 +110,53 @@ static inline vec v_zero_below(vec v, vec x, vec t)
 static inline vec v_round(vec a)
 {
     return ATTN_V(_mm256_round)(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+/* The 32-bit integer lanes of attention dropout's Philox
+ * (dropout_kernel.inc.c; README.md): 8 counters at once. */
+typedef __m256i uvec;
+#define ULEN 8
+static inline uvec u_set1(uint32_t x) { return _mm256_set1_epi32((int)x); }
+static inline uvec u_iota(uint32_t base)
+{
+    return _mm256_add_epi32(u_set1(base), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static inline uvec u_xor(uvec a, uvec b) { return _mm256_xor_si256(a, b); }
+/* (hi, lo) = m * a lane-wise, 32 x 32 -> 64 bits: the even lanes' products
+ * from _mm256_mul_epu32 on a, the odd lanes' on a shifted down. */
+static inline void u_mulhilo(uvec a, uint32_t m, uvec *hi, uvec *lo)
+{
+    const __m256i mv = u_set1(m);
+    const __m256i even = _mm256_mul_epu32(a, mv);
+    const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), mv);
+    *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+    *hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+}
+/* w[4*i + k] = lane i of ck: a 4 x 4 transpose in each 128-bit half
+ * (lanes i and i + 4), then the halves put in order. */
+static inline void u_store4(uint32_t *w, uvec c0, uvec c1, uvec c2, uvec c3)
+{
+    const __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpacklo_epi32(c2, c3);
+    const __m256i t2 = _mm256_unpackhi_epi32(c0, c1), t3 = _mm256_unpackhi_epi32(c2, c3);
+    const __m256i r0 = _mm256_unpacklo_epi64(t0, t1), r1 = _mm256_unpackhi_epi64(t0, t1);
+    const __m256i r2 = _mm256_unpacklo_epi64(t2, t3), r3 = _mm256_unpackhi_epi64(t2, t3);
+    _mm256_storeu_si256((__m256i *)w, _mm256_permute2x128_si256(r0, r1, 0x20));
+    _mm256_storeu_si256((__m256i *)(w + 8), _mm256_permute2x128_si256(r2, r3, 0x20));
+    _mm256_storeu_si256((__m256i *)(w + 16), _mm256_permute2x128_si256(r0, r1, 0x31));
+    _mm256_storeu_si256((__m256i *)(w + 24), _mm256_permute2x128_si256(r2, r3, 0x31));
+}
+/* Lane i: keep where w[i] >= threshold (unsigned), else 0. */
+static inline vec v_keep(const uint32_t *w, uint32_t threshold, vec keep)
+{
+#if ATTN_REAL_BITS == 32
+    const __m256i u = _mm256_loadu_si256((const __m256i *)w);
+    const __m256i kept = _mm256_cmpeq_epi32(_mm256_max_epu32(u, u_set1(threshold)), u);
+    return _mm256_and_ps(_mm256_castsi256_ps(kept), keep);
+#else
+    const __m128i u = _mm_loadu_si128((const __m128i *)w);
+    const __m128i kept = _mm_cmpeq_epi32(_mm_max_epu32(u, _mm_set1_epi32((int)threshold)), u);
+    return _mm256_and_pd(_mm256_castsi256_pd(_mm256_cvtepi32_epi64(kept)), keep);
+#endif
 }
 
 /* The matrix product's micro-tile (gemm_kernel.inc.c): MR rows x NV vectors,

@@ -4,6 +4,7 @@
 #define ATTN_SIMD_AVX512_H
 
 #include <immintrin.h>
+#include <stdint.h>
 
 #include "core/real.h"
 
@@ -54,6 +55,59 @@ static inline vec v_round(vec a)
 static inline vec v_scale2(vec p, vec n) { return ATTN_V(_mm512_scalef)(p, n); }
 static inline real v_hmax(vec v) { return ATTN_V(_mm512_reduce_max)(v); }
 static inline real v_hsum(vec v) { return ATTN_V(_mm512_reduce_add)(v); }
+
+/* The 32-bit integer lanes of attention dropout's Philox
+ * (dropout_kernel.inc.c; README.md): 16 counters at once. */
+typedef __m512i uvec;
+#define ULEN 16
+static inline uvec u_set1(uint32_t x) { return _mm512_set1_epi32((int)x); }
+static inline uvec u_iota(uint32_t base)
+{
+    return _mm512_add_epi32(u_set1(base), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                                             11, 12, 13, 14, 15));
+}
+static inline uvec u_xor(uvec a, uvec b) { return _mm512_xor_si512(a, b); }
+/* (hi, lo) = m * a lane-wise, 32 x 32 -> 64 bits (even and odd lanes
+ * apart, as in avx2.h). */
+static inline void u_mulhilo(uvec a, uint32_t m, uvec *hi, uvec *lo)
+{
+    const __m512i mv = u_set1(m);
+    const __m512i even = _mm512_mul_epu32(a, mv);
+    const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), mv);
+    *lo = _mm512_mask_blend_epi32((__mmask16)0xAAAA, even, _mm512_slli_epi64(odd, 32));
+    *hi = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(even, 32), odd);
+}
+/* w[4*i + k] = lane i of ck: pairs p[i] = (c0[i], c1[i]) and q[i] = (c2[i],
+ * c3[i]) as 64-bit lanes (index 16 + i: the second operand), then p and q
+ * interleaved (index 8 + i: the second). */
+static inline void u_store4(uint32_t *w, uvec c0, uvec c1, uvec c2, uvec c3)
+{
+    const __m512i pair_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22,
+                                              7, 23);
+    const __m512i pair_hi = _mm512_add_epi32(pair_lo, _mm512_set1_epi32(8));
+    const __m512i quad_lo = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+    const __m512i quad_hi = _mm512_add_epi64(quad_lo, _mm512_set1_epi64(4));
+    const __m512i p_lo = _mm512_permutex2var_epi32(c0, pair_lo, c1);
+    const __m512i p_hi = _mm512_permutex2var_epi32(c0, pair_hi, c1);
+    const __m512i q_lo = _mm512_permutex2var_epi32(c2, pair_lo, c3);
+    const __m512i q_hi = _mm512_permutex2var_epi32(c2, pair_hi, c3);
+    _mm512_storeu_si512(w, _mm512_permutex2var_epi64(p_lo, quad_lo, q_lo));
+    _mm512_storeu_si512(w + 16, _mm512_permutex2var_epi64(p_lo, quad_hi, q_lo));
+    _mm512_storeu_si512(w + 32, _mm512_permutex2var_epi64(p_hi, quad_lo, q_hi));
+    _mm512_storeu_si512(w + 48, _mm512_permutex2var_epi64(p_hi, quad_hi, q_hi));
+}
+/* Lane i: keep where w[i] >= threshold (unsigned), else 0. */
+static inline vec v_keep(const uint32_t *w, uint32_t threshold, vec keep)
+{
+#if ATTN_REAL_BITS == 32
+    const __mmask16 kept = _mm512_cmpge_epu32_mask(_mm512_loadu_si512(w), u_set1(threshold));
+    return _mm512_maskz_mov_ps(kept, keep);
+#else
+    const __m512i u = _mm512_zextsi256_si512(_mm256_loadu_si256((const __m256i *)w));
+    const __mmask16 kept = _mm512_cmpge_epu32_mask(u, u_set1(threshold));
+    return _mm512_maskz_mov_pd((__mmask8)(kept & 0xFFu), keep);
+#endif
+}
 
 /* The matrix product's micro-tile (gemm_kernel.inc.c): MR rows x NV vectors,
  * 24 accumulators of the 32 registers. 6 x 4 vectors (64 columns in f32:

@@ -1,4 +1,5 @@
-/* The kernels of the avx512 vocabulary: softmax, polynomial exp, matrix product, few-row products. */
+/* The kernels of the avx512 vocabulary: softmax, polynomial exp, matrix product,
+ * few-row products, dropout's draws. */
 #include "kernels/avx512/avx512.h"
 
 #define SOFTMAX_ROW_NAME FN(attn_softmax_row_avx512)
@@ -19,3 +20,6 @@
 #define ROWS_DOT_NAME FN(attn_rows_dot_avx512)
 #define ROWS_AXPY_NAME FN(attn_rows_axpy_avx512)
 #include "kernels/rows_kernel.inc.c"
+
+#define DROPOUT_MASK_NAME FN(attn_dropout_mask_avx512)
+#include "kernels/dropout_kernel.inc.c"

@@ -1,4 +1,5 @@
-/* The kernels of the neon vocabulary: softmax, polynomial exp, matrix product, few-row products. */
+/* The kernels of the neon vocabulary: softmax, polynomial exp, matrix product,
+ * few-row products, dropout's draws. */
 #include "kernels/neon/neon.h"
 
 #define SOFTMAX_ROW_NAME FN(attn_softmax_row_neon)
@@ -19,3 +20,6 @@
 #define ROWS_DOT_NAME FN(attn_rows_dot_neon)
 #define ROWS_AXPY_NAME FN(attn_rows_axpy_neon)
 #include "kernels/rows_kernel.inc.c"
+
+#define DROPOUT_MASK_NAME FN(attn_dropout_mask_neon)
+#include "kernels/dropout_kernel.inc.c"

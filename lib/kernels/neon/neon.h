@@ -15,6 +15,7 @@
 
 #include <arm_neon.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/real.h"
 
@@ -104,6 +105,45 @@ static inline real v_hmax(vec v)
     return lanes[0];
 }
 static inline real v_hsum(vec v) { return ATTN_V(vaddvq)(v); }
+
+/* The 32-bit integer lanes of attention dropout's Philox
+ * (dropout_kernel.inc.c; README.md): 4 counters at once. */
+typedef uint32x4_t uvec;
+#define ULEN 4
+static inline uvec u_set1(uint32_t x) { return vdupq_n_u32(x); }
+static inline uvec u_iota(uint32_t base)
+{
+    const uint32_t lanes[4] = {0, 1, 2, 3};
+    return vaddq_u32(u_set1(base), vld1q_u32(lanes));
+}
+static inline uvec u_xor(uvec a, uvec b) { return veorq_u32(a, b); }
+/* (hi, lo) = m * a lane-wise, 32 x 32 -> 64 bits: the low and high words
+ * of the four products picked by unzipping. */
+static inline void u_mulhilo(uvec a, uint32_t m, uvec *hi, uvec *lo)
+{
+    const uint32x4_t p01 = vreinterpretq_u32_u64(vmull_u32(vget_low_u32(a), vdup_n_u32(m)));
+    const uint32x4_t p23 = vreinterpretq_u32_u64(vmull_high_u32(a, vdupq_n_u32(m)));
+    *lo = vuzp1q_u32(p01, p23);
+    *hi = vuzp2q_u32(p01, p23);
+}
+/* w[4*i + k] = lane i of ck (an interleaving store). */
+static inline void u_store4(uint32_t *w, uvec c0, uvec c1, uvec c2, uvec c3)
+{
+    const uint32x4x4_t c = {{c0, c1, c2, c3}};
+    vst4q_u32(w, c);
+}
+/* Lane i: keep where w[i] >= threshold (unsigned), else 0. */
+static inline vec v_keep(const uint32_t *w, uint32_t threshold, vec keep)
+{
+#if ATTN_REAL_BITS == 32
+    const uint32x4_t kept = vcgeq_u32(vld1q_u32(w), vdupq_n_u32(threshold));
+    return vreinterpretq_f32_u32(vandq_u32(kept, vreinterpretq_u32_f32(keep)));
+#else
+    const uint32x2_t kept = vcge_u32(vld1_u32(w), vdup_n_u32(threshold));
+    const uint64x2_t wide = vreinterpretq_u64_s64(vmovl_s32(vreinterpret_s32_u32(kept)));
+    return vreinterpretq_f64_u64(vandq_u64(wide, vreinterpretq_u64_f64(keep)));
+#endif
+}
 
 /* The matrix product's micro-tile (gemm_kernel.inc.c): MR rows x NV vectors,
  * 24 accumulators of the 32 registers, plus NV of op(B) and a broadcast of

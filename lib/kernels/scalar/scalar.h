@@ -67,6 +67,58 @@ static inline vec v_scale2(vec p, vec n)
     return p * attn_pow2_normal(half) * attn_pow2_normal(k - half);
 }
 
+/* The 32-bit integer lanes of attention dropout's Philox
+ * (dropout_kernel.inc.c; README.md): the portable reference works lane-wise
+ * on 8 counters, as core/dropout.h does (a compiler may vectorize it). */
+#define ULEN 8
+typedef struct uvec {
+    uint32_t lane[ULEN];
+} uvec;
+static inline uvec u_set1(uint32_t x)
+{
+    uvec r;
+    for (int i = 0; i < ULEN; i++)
+        r.lane[i] = x;
+    return r;
+}
+static inline uvec u_iota(uint32_t base)
+{
+    uvec r;
+    for (int i = 0; i < ULEN; i++)
+        r.lane[i] = base + (uint32_t)i;
+    return r;
+}
+static inline uvec u_xor(uvec a, uvec b)
+{
+    for (int i = 0; i < ULEN; i++)
+        a.lane[i] ^= b.lane[i];
+    return a;
+}
+/* (hi, lo) = m * a lane-wise, 32 x 32 -> 64 bits. */
+static inline void u_mulhilo(uvec a, uint32_t m, uvec *hi, uvec *lo)
+{
+    for (int i = 0; i < ULEN; i++) {
+        const uint64_t p = (uint64_t)m * a.lane[i];
+        hi->lane[i] = (uint32_t)(p >> 32);
+        lo->lane[i] = (uint32_t)p;
+    }
+}
+/* w[4*i + k] = lane i of ck. */
+static inline void u_store4(uint32_t *w, uvec c0, uvec c1, uvec c2, uvec c3)
+{
+    for (int i = 0; i < ULEN; i++) {
+        w[4 * i] = c0.lane[i];
+        w[4 * i + 1] = c1.lane[i];
+        w[4 * i + 2] = c2.lane[i];
+        w[4 * i + 3] = c3.lane[i];
+    }
+}
+/* keep where w[0] >= threshold, else 0. */
+static inline vec v_keep(const uint32_t *w, uint32_t threshold, vec keep)
+{
+    return w[0] >= threshold ? keep : REAL_C(0.0);
+}
+
 /* The matrix product's micro-tile (gemm_kernel.inc.c): MR rows x NV vectors,
  * a small tile for the reference. */
 /* Rows of C per group of its unpacked path (two accumulators per row). */

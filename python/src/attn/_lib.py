@@ -104,6 +104,7 @@ _declare("attn_plan_create", _status, _p, _i, _z, _z, _z, _z, _z, _d, _u)
 _declare("attn_plan_destroy", None, _p)
 _declare("attn_plan_set_threads", _status, _p, _u)
 _declare("attn_plan_get_threads", _status, _p, _p)
+_declare("attn_plan_set_dropout", _status, _p, _d, ctypes.c_uint64, ctypes.c_uint64)
 _declare("attn_sdpa_plan_create", _status, _p, _i, _p, _d, _u, _z)
 
 # Constants of attn.h.

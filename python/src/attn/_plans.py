@@ -36,11 +36,13 @@ _fns = _lib.lib
 _PACK = _lib.ARGS.pack_into
 _create = _fns.attn_sdpa_plan_create
 _destroy = _fns.attn_plan_destroy
+_set_dropout = _fns.attn_plan_set_dropout
 _forward_f32 = _fns.attn_sdpa_forward_f32
 _forward_f64 = _fns.attn_sdpa_forward_f64
 _backward_f32 = _fns.attn_sdpa_backward_f32
 _backward_f64 = _fns.attn_sdpa_backward_f64
 ALIASING = 7  # ATTN_ERR_ALIASING
+OFF = (0.0, 0, 0)  # dropout off: (p, seed, offset)
 # Indices of the addresses in SdpaArgs read as 22 size_t (every field is a
 # pointer or a size_t).
 Q, K, V, OUT, LSE = 0, 2, 4, 11, 13
@@ -81,6 +83,7 @@ class _ThreadPlans:
         self.slots = {}
         self.args = _lib.SdpaArgs()
         self.args_addr = ctypes.addressof(self.args)
+        self.dropout = {}  # plan -> its attn_plan_set_dropout setting, when not off
 
     def get(self, key):
         ptr = self.plans.get(key)
@@ -111,7 +114,19 @@ class _ThreadPlans:
         if len(self.plans) > n:
             self.slots.clear()
             while len(self.plans) > n:
-                _destroy(self.plans.pop(next(iter(self.plans))))
+                ptr = self.plans.pop(next(iter(self.plans)))
+                self.dropout.pop(ptr, None)
+                _destroy(ptr)
+
+    def set_dropout(self, key, ptr, dropout):
+        """attn_plan_set_dropout on a training plan when its setting differs
+        from dropout = (p, seed, offset)."""
+        if self.dropout.get(ptr, OFF) != dropout:
+            check(_set_dropout(ptr, *dropout), "attn_plan_set_dropout")
+            if dropout == OFF:
+                self.dropout.pop(ptr, None)
+            else:
+                self.dropout[ptr] = dropout
 
     def __del__(self):
         try:
@@ -157,11 +172,15 @@ def clear_plan_cache():
 
 
 def forward(key, q, ldq, shq, sbq, k, ldk, shk, sbk, v, ldv, shv, sbv,
-            out, ldo, sho, sbo, lse, mask, mask_ld, mask_sb, mask_sh, key_lengths):
+            out, ldo, sho, sbo, lse, mask, mask_ld, mask_sb, mask_sh, key_lengths,
+            dropout=None):
     """attn_sdpa_forward on key's plan: addresses (0 for NULL) and strides in
-    elements as attn_sdpa_args. Raises attn.Error on a nonzero status."""
+    elements as attn_sdpa_args; dropout (p, seed, offset) on a training
+    plan, or None. Raises attn.Error on a nonzero status."""
     tp = _thread_plans()
     ptr = tp.get(key)
+    if dropout is not None or ptr in tp.dropout:
+        tp.set_dropout(key, ptr, OFF if dropout is None else dropout)
     _PACK(tp.args, 0, q, ldq, k, ldk, v, ldv, mask, mask_ld, mask_sb, mask_sh, key_lengths,
           out, ldo, lse, sbq, shq, sbk, shk, sbv, shv, sbo, sho)
     if key.is_f32:
@@ -174,13 +193,16 @@ def forward(key, q, ldq, shq, sbq, k, ldk, shk, sbk, v, ldv, shv, sbv,
 
 def backward(key, q, ldq, shq, sbq, k, ldk, shk, sbk, v, ldv, shv, sbv,
              out, ldo, sho, sbo, lse, mask, mask_ld, mask_sb, mask_sh, key_lengths,
-             dout, dq, dk, dv, retry=False):
+             dout, dq, dk, dv, retry=False, dropout=None):
     """attn_sdpa_backward on key's plan (a training plan): dout with out's
-    strides, dq, dk, dv with those of q, k, v. Returns 0, or with retry the
-    status ATTN_ERR_ALIASING (nothing was written: the caller may place the
+    strides, dq, dk, dv with those of q, k, v; dropout (p, seed, offset) of
+    the forward, or None. Returns 0, or with retry the status
+    ATTN_ERR_ALIASING (nothing was written: the caller may place the
     gradients apart and call again); raises attn.Error on any other."""
     tp = _thread_plans()
     ptr = tp.get(key)
+    if dropout is not None or ptr in tp.dropout:
+        tp.set_dropout(key, ptr, OFF if dropout is None else dropout)
     _PACK(tp.args, 0, q, ldq, k, ldk, v, ldv, mask, mask_ld, mask_sb, mask_sh, key_lengths,
           out, ldo, lse, sbq, shq, sbk, shk, sbv, shv, sbo, sho)
     fn = _backward_f32 if key.is_f32 else _backward_f64

@@ -37,7 +37,9 @@ class SdpaPlan(_PlanBase):
     v (B,Tk,NH_kv,hs_v), out (B,Tq,NH,hs_v), lse (B,NH,Tq), each of any
     strides whose last axis is contiguous (read or written in place); causal
     is bottom-right aligned. NH_kv defaults to NH, hs_v to hs; scale None means
-    1/sqrt(hs); window 0 means none. inference=True: no backward.
+    1/sqrt(hs); window 0 means none. inference=True: no backward. dropout: p
+    or (p, seed, offset), see set_dropout; the backward uses the plan's
+    setting at its call, so keep the forward's (lse is the undropped one).
 
     The plan keeps one argument struct and reuses it, so a forward on
     C-contiguous arrays of the plan's dtype costs a few microseconds of
@@ -45,7 +47,8 @@ class SdpaPlan(_PlanBase):
     """
 
     def __init__(self, B, NH, Tq, Tk, hs, *, NH_kv=None, hs_v=None, dtype=np.float32,
-                 scale=None, causal=False, window=0, inference=False, threads=None):
+                 scale=None, causal=False, window=0, inference=False, threads=None,
+                 dropout=None):
         self.dtype = _plan_dtype(dtype)
         NH_kv = NH if NH_kv is None else NH_kv
         hs_v = hs if hs_v is None else hs_v
@@ -76,6 +79,8 @@ class SdpaPlan(_PlanBase):
         self._bwd_name = "attn_sdpa_backward_" + sfx
         if threads is not None:
             self.set_threads(threads)
+        if dropout is not None:
+            self.dropout = dropout
 
     def __repr__(self):
         return ("attn.SdpaPlan(B=%d, NH=%d, Tq=%d, Tk=%d, hs=%d, NH_kv=%d, hs_v=%d, dtype=%s%s%s)"

@@ -20,8 +20,17 @@ Autograd: gradients for query, key and value through attn_sdpa_backward,
 which recomputes the weights from the forward's log-sum-exp: no L x S
 buffer. The forward keeps its out and lse; inputs are saved, not copied.
 
-Not supported (each raises, never silently): dropout_p > 0
-(NotImplementedError), tensors off the CPU or nested (NotImplementedError),
+Dropout: dropout_p in [0, 1) is applied as given (PyTorch's functional
+call too drops whenever dropout_p > 0: pass 0 in eval). Each call with
+dropout_p > 0 draws a 64-bit seed and a 64-bit offset from PyTorch's default
+CPU generator (torch.randint), so torch.manual_seed makes runs reproducible;
+attn's Philox-4x32-10 draws (attn.h, attn_plan_set_dropout) then drop each
+weight P[b,h,t,j] with probability dropout_p and scale the kept ones by
+1/(1-dropout_p). The backward regenerates the same mask (nothing stored).
+The masks are attn's own, not the ones PyTorch would draw.
+
+Not supported (each raises, never silently): dropout_p outside [0, 1)
+(ArgumentError), tensors off the CPU or nested (NotImplementedError),
 dtypes other than float32 / float64 or mixed dtypes (TypeError), a float
 attn_mask that requires grad (NotImplementedError: its gradient is not
 computed), scale <= 0 (NotImplementedError), double backward.
@@ -77,6 +86,7 @@ _empty_strided = torch.empty_strided
 _slot = _plans.slot
 _Q, _K, _V, _OUT, _LSE = _plans.Q, _plans.K, _plans.V, _plans.OUT, _plans.LSE
 _handoff = threading.local()
+_drawn = threading.local()  # a dropout setting drawn before a copy (_unusual)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
@@ -99,7 +109,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         return attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
                          enable_gqa, False)
     if (query.requires_grad or key.requires_grad or value.requires_grad) and _grad_enabled():
-        _handoff.args = (call, None)
+        _handoff.args = (call, None, None)
         return _Attention.apply(query, key, value)
     return _forward(call, query, key, value, False)[0]
 
@@ -107,9 +117,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 def attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, bshd):
     """scaled_dot_product_attention; with bshd the result is a (B, L, NH, Ev)
     tensor in attn's dense layout instead (4-D inputs only)."""
+    drop = None
     if dropout_p:
-        raise NotImplementedError("attn has no attention dropout: call it with dropout_p=0.0 "
-                                  "(got %r)" % (dropout_p,))
+        drop = getattr(_drawn, "value", None) or _dropout(dropout_p)
     if scale is not None:
         scale = float(scale)
     try:
@@ -129,22 +139,36 @@ def attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_
         check_tensors(query, key, value)
     if call.kind:
         return _unusual(call, query, key, value, attn_mask, is_causal, scale, enable_gqa,
-                        bshd)
+                        bshd, drop)
     mask = None
     if attn_mask is not None:
         if is_causal:
             raise ArgumentError("attn_mask must be None when is_causal=True (as in PyTorch)")
         mask = prepare_mask(attn_mask, call)
     if (query.requires_grad or key.requires_grad or value.requires_grad) and _grad_enabled():
-        _handoff.args = (call, mask)
+        _handoff.args = (call, mask, drop)
         return _Attention.apply(query, key, value)
+    if drop is not None:
+        return _forward_masked(call, query, key, value, mask, False, drop)[0]
     if mask is None:
         return _forward(call, query, key, value, False)[0]
     return _forward_masked(call, query, key, value, mask, False)[0]
 
 
-def _unusual(call, query, key, value, attn_mask, is_causal, scale, enable_gqa, bshd):
-    """Calls whose tensors must be copied first, or have a zero-sized dimension."""
+def _dropout(dropout_p):
+    """(p, seed, offset) of a call with dropout_p > 0: seed and offset two
+    64-bit draws of PyTorch's default CPU generator (torch.manual_seed makes
+    them reproducible; every call draws new ones)."""
+    p = float(dropout_p)
+    if not 0.0 <= p < 1.0:
+        raise ArgumentError("dropout_p must be in [0, 1), got %r" % (dropout_p,))
+    seed, offset = torch.randint(-2 ** 63, 2 ** 63 - 1, (2,), dtype=torch.int64).tolist()
+    return (p, seed & 0xFFFFFFFFFFFFFFFF, offset & 0xFFFFFFFFFFFFFFFF)
+
+
+def _unusual(call, query, key, value, attn_mask, is_causal, scale, enable_gqa, bshd, drop):
+    """Calls whose tensors must be copied first, or have a zero-sized
+    dimension (no weight to drop)."""
     check_tensors(query, key, value)
     if call.kind == EMPTY:
         if attn_mask is not None and is_causal:
@@ -157,7 +181,20 @@ def _unusual(call, query, key, value, attn_mask, is_causal, scale, enable_gqa, b
         raise ArgumentError("query, key, value have a layout attn cannot read (shapes %s, %s, "
                             "%s)" % (tuple(query.shape), tuple(key.shape), tuple(value.shape)))
     query, key, value = copies
-    return attention(query, key, value, attn_mask, 0.0, is_causal, scale, enable_gqa, bshd)
+    return _attention_drawn(query, key, value, attn_mask, is_causal, scale, enable_gqa, bshd,
+                            drop)
+
+
+def _attention_drawn(query, key, value, attn_mask, is_causal, scale, enable_gqa, bshd, drop):
+    """attention() of copied tensors with the dropout already drawn."""
+    if drop is None:
+        return attention(query, key, value, attn_mask, 0.0, is_causal, scale, enable_gqa, bshd)
+    _drawn.value = drop
+    try:
+        return attention(query, key, value, attn_mask, drop[0], is_causal, scale, enable_gqa,
+                         bshd)
+    finally:
+        _drawn.value = None
 
 
 def _forward(call, q, k, v, want_lse):
@@ -185,10 +222,17 @@ def _forward(call, q, k, v, want_lse):
     return out, lse
 
 
-def _forward_masked(call, q, k, v, mask, want_lse):
+def _forward_masked(call, q, k, v, mask, want_lse, drop=None):
     """_forward with a mask from prepare_mask (PyTorch's output layout depends
-    on its number of dimensions)."""
-    m, mld, msb, msh, like_q = mask
+    on its number of dimensions) or None (call's own mask arguments), and
+    with dropout drop = (p, seed, offset) or None: a call with dropout runs
+    on call's training plan (an inference plan has no dropout)."""
+    if mask is None:
+        m, mld, msb, msh = call.cmask_args
+        like_q = True
+    else:
+        m, mld, msb, msh, like_q = mask
+        m = m.data_ptr()
     if like_q and call.like_q:
         out = _empty_like(q)
         ldo, sho, sbo = call.out_strides
@@ -201,9 +245,9 @@ def _forward_masked(call, q, k, v, mask, want_lse):
         lse = _np_empty(call.lse_shape, call.np_dtype)
         lse_ptr = _addressof(_from_buffer(lse))
     ldq, shq, sbq, ldk, shk, sbk, ldv, shv, sbv = call.strides
-    _plans.forward(call.fwd, q.data_ptr(), ldq, shq, sbq, k.data_ptr(), ldk, shk, sbk,
-                   v.data_ptr(), ldv, shv, sbv, out.data_ptr(), ldo, sho, sbo, lse_ptr,
-                   m.data_ptr(), mld, msb, msh, call.kl_ptr)
+    _plans.forward(call.fwd if drop is None else call.bwd, q.data_ptr(), ldq, shq, sbq,
+                   k.data_ptr(), ldk, shk, sbk, v.data_ptr(), ldv, shv, sbv, out.data_ptr(),
+                   ldo, sho, sbo, lse_ptr, m, mld, msb, msh, call.kl_ptr, dropout=drop)
     return out, lse
 
 
@@ -216,25 +260,27 @@ class _Attention(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v):
-        call, mask = _handoff.args
+        call, mask, drop = _handoff.args
         _handoff.args = None
-        if mask is None:
+        if drop is not None:
+            out, lse = _forward_masked(call, q, k, v, mask, True, drop)
+        elif mask is None:
             out, lse = _forward(call, q, k, v, True)
         else:
             out, lse = _forward_masked(call, q, k, v, mask, True)
         ctx.save_for_backward(q, k, v, out)
-        ctx.state = (call, lse, mask)
+        ctx.state = (call, lse, mask, drop)
         return out
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_out):
         q, k, v, out = ctx.saved_tensors
-        call, lse, mask = ctx.state
-        return _backward(call, q, k, v, out, lse, mask, grad_out)
+        call, lse, mask, drop = ctx.state
+        return _backward(call, q, k, v, out, lse, mask, grad_out, drop)
 
 
-def _backward(call, q, k, v, out, lse, mask, grad_out):
+def _backward(call, q, k, v, out, lse, mask, grad_out, drop=None):
     """(dq, dk, dv) by attn_sdpa_backward on call's cached training plan."""
     so = layout(out.shape, out.stride(), call.bshd)
     g = grad_out if grad_out.dtype == call.dtype else grad_out.to(call.dtype)
@@ -252,7 +298,7 @@ def _backward(call, q, k, v, out, lse, mask, grad_out):
                                  sbk, v.data_ptr(), ldv, shv, sbv, out.data_ptr(), so[0], so[1],
                                  so[2], lse.ctypes.data, mp, mld, msb, msh, call.kl_ptr,
                                  g.data_ptr(), *(t.data_ptr() for t in grads),
-                                 retry=placing is not placings[-1])
+                                 retry=placing is not placings[-1], dropout=drop)
         if not status:
             return grads
 

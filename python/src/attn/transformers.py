@@ -24,10 +24,12 @@ What each call does, against transformers' integrations/sdpa_attention.py:
   - is_causal as sdpa decides it (a prompt of more than one token without a
     mask); the mask, boolean or additive, as PyTorch's SDPA reads it;
     position_bias (T5-like models) through transformers' own helper;
-  - autograd through attn's backward (training).
-Not supported, each raising NotImplementedError: dropout > 0 (attn has no
-attention dropout yet: train with the model's attention dropout at 0, or
-use "sdpa"), softcap, attention sinks (s_aux).
+  - autograd through attn's backward (training), with the attention
+    dropout the model passes (transformers passes 0 in eval): attn's
+    Philox-4x32-10 masks, seeded from PyTorch's default generator
+    (attn.torch.scaled_dot_product_attention).
+Not supported, each raising NotImplementedError: softcap, attention sinks
+(s_aux).
 """
 
 try:
@@ -51,11 +53,6 @@ def attention_forward(module, query, key, value, attention_mask, dropout=0.0, sc
     """transformers' attention function signature: query (B, NH, L, E), key
     and value (B, NH_kv, S, E), attention_mask None or (B, 1|NH, L, S) bool
     (True: attend) or additive -> (attn_output (B, L, NH, E), None)."""
-    if dropout:
-        raise NotImplementedError(
-            "attn has no attention dropout: set the model's attention dropout to 0 "
-            "(e.g. attn_pdrop / attention_dropout) or use attn_implementation='sdpa' "
-            "(got dropout=%r)" % (dropout,))
     if kwargs.get("softcap") is not None:
         raise NotImplementedError("attn does not support attention logit softcapping")
     if kwargs.get("s_aux") is not None:
@@ -69,7 +66,7 @@ def attention_forward(module, query, key, value, attention_mask, dropout=0.0, sc
         attention_mask = create_position_bias_mask(position_bias, attention_mask, is_causal,
                                                    query, key)
         is_causal = False
-    out = attention(query, key, value, attention_mask, 0.0, is_causal, scaling,
+    out = attention(query, key, value, attention_mask, dropout, is_causal, scaling,
                     query.shape[1] != key.shape[1], True)
     return out, None
 
