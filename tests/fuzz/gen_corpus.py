@@ -20,7 +20,7 @@ HUGE = {"0": 0, "2048": 1, "65536": 2, "2^20": 3, "INT_MAX": 4, "2^31": 5,
         "2^32": 6, "2^32+1": 7, "2^62": 8, "SIZE_MAX/2": 9, "SIZE_MAX/2+1": 10,
         "SIZE_MAX/4": 11, "SIZE_MAX/8+1": 12, "SIZE_MAX-1": 13, "SIZE_MAX": 14,
         "3037000500": 15}
-# palette indices (fuzz_api.c `palette`)
+# palette indices (fuzz_input.c `palette`)
 PAL = {"0": 0, "-0": 1, "1": 2, "-1": 3, "0.5": 4, "2": 5, "1e4": 6, "-1e4": 7,
        "1e30": 8, "-1e30": 9, "FLT_MAX": 10, "-FLT_MAX": 11, "DBL_MAX": 12,
        "-DBL_MAX": 13, "inf": 14, "-inf": 15, "nan": 16, "FLT_TRUE_MIN": 17,
@@ -210,7 +210,7 @@ LAYOUT = {"bhsd": 0, "bhsd gaps": 1, "cache": 2, "bhsd sb 0": 3, "bhsd sb - 1": 
 
 
 def ld(kind, n=0, dims=()):
-    """an array's stride byte (fuzz_api.c, take_layout): dense (0), padded rows by n, n+1
+    """an array's stride byte (fuzz_sdpa_model.c, take_layout): dense (0), padded rows by n, n+1
     below the row, a row stride dimension, or a layout of LAYOUT tuned by n (0..7), "any"
     with three dimensions (sb, sh, ld)"""
     if kind == "dense":
@@ -400,11 +400,44 @@ seed("sdpa_layout_dk_in_dq_gaps", head("sdpa", True), sdpa_plan(True, 2, 2, 2, 3
                                al=alias(0x10, 8, 4)),
      normal(), normal(), normal(), normal(), normal(), normal())
 
+# ---- dropout (fuzz_dropout.c): bits 2 and 3 of a plan's threads byte set, then a byte (bits
+# 0-1 how many attn_plan_set_dropout calls, bit 7 the first on a NULL plan) and per call a p byte
+# (DROP_P: palette indices; 12 and up uniform in [-0.5, 1.5]), two seed and two offset bytes
+DROP_P = {"0": 0, "-0": 1, "1e-300": 2, "-1e-300": 3, "0.1": 4, "0.5": 5, "below 1": 6,
+          "1": 7, "1.5": 8, "nan": 9, "inf": 10, "-inf": 11}
+DROPOUT = 0x0C
+
+
+def dropout(*calls, null_first=False):
+    out = [len(calls) | (0x80 if null_first else 0)]
+    for i, p in enumerate(calls):
+        out += [DROP_P[p], 1 + i, 2, 3 + i, 4]
+    return out
+
+
+seed("plan_dropout_train", head("plan"), [0x00], dim(2), dim(5), dim(4), dim(2), dim(3),
+     [SCALE["default"]], [0x01], NO_NULL, [DROPOUT | 2], dropout("nan", "0.5", null_first=False),
+     [3], FWD(True, True), NO_NULL, NO_ALIAS, normal(), normal(), normal(), normal(), normal(),
+     BWD(True), NO_NULL, NO_ALIAS, normal(),
+     FWD(False, False), NO_NULL, NO_ALIAS, normal(), normal(), normal(), normal())
+seed("plan_dropout_inference", head("plan"), [0x01], dim(1), dim(3), dim(2), dim(2), dim(1),
+     [0x00], [0x02], NO_NULL, [DROPOUT], dropout("0.5"), [1],
+     FWD(False, True), NO_NULL, NO_ALIAS, normal(), normal(), normal(), normal())
+seed("sdpa_dropout_gqa_causal", head("sdpa"), sdpa_plan(False, 2, 4, 2, 5, 7, 3, flags=1),
+     [DROPOUT | 2], dropout("0.1", "1", "below 1", null_first=True), [2],
+     SFWD, sdpa_call(), normal(), normal(), normal(),
+     SBWD, sdpa_call(), normal(), normal(), normal(), normal(), normal(), normal())
+seed("sdpa_dropout_f64_tiles_lengths", head("sdpa", True),
+     sdpa_plan(True, 2, 2, 1, 3, 511, 4, flags=1), [DROPOUT | 1], dropout("0.5"), [2],
+     SFWD, sdpa_call(lens=lengths(200, 100)), normal(), normal(), normal(),
+     SBWD, sdpa_call(lens=lengths(200, 100)), normal(), normal(), normal(), normal(), normal(),
+     normal())
+seed("sdpa_dropout_inference", head("sdpa"), sdpa_plan(False, 1, 2, 1, 3, 4, 2, flags=2),
+     [DROPOUT], dropout("0.5", "-inf"), [1], SFWD, sdpa_call(), normal(), normal(), normal())
+
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    for old in os.listdir(OUT):
-        os.remove(os.path.join(OUT, old))
+    os.makedirs(OUT, exist_ok=True)  # the fuzzer's regression seeds there are kept
     for name, data in sorted(SEEDS.items()):
         with open(os.path.join(OUT, name), "wb") as f:
             f.write(data)

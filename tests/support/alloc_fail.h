@@ -1,6 +1,7 @@
 /*
  * Allocation-failure injection for the OUT_OF_MEMORY cases of test_errors
- * and test_plan (which also counts the allocations of plan execution).
+ * and the test_plan_* suites (test_plan_allocations also counts the
+ * allocations of plan execution).
  * The executable is linked with -Wl,--wrap for malloc, calloc, realloc,
  * aligned_alloc and posix_memalign, so every such call made by code linked
  * into it -- the static attn library included, shared libraries (BLAS, libc)

@@ -28,6 +28,9 @@
     CASE_WITH_STATE("f64/" #fn, fn, &test_prec_f64)
 #define PLAIN_CASE(fn) CASE_WITH_STATE(#fn, fn, NULL)
 
+/* the number of elements of an array */
+#define N_OF(array) (sizeof(array) / sizeof((array)[0]))
+
 /* One (element type, kernel set) pair: the state of the kernel tests. */
 typedef struct isa_case {
     const test_prec *prec;

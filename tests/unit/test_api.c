@@ -1,9 +1,9 @@
 /*
  * test_api: the library's self-description.
  *   - attn_status_string: never NULL, a distinct non-empty text for every
- *     status (the contiguous values from ATTN_OK to the last, ATTN_ERR_BAD_LENGTH
- *     = 18, exactly; the sdpa statuses ATTN_ERR_PLAN_KIND = 17 and
- *     ATTN_ERR_BAD_LENGTH at their values), and "unknown attn_status"
+ *     status (the contiguous values from ATTN_OK to the last, ATTN_ERR_BAD_DROPOUT
+ *     = 19, exactly; the sdpa statuses ATTN_ERR_PLAN_KIND = 17 and
+ *     ATTN_ERR_BAD_LENGTH = 18 at their values), and "unknown attn_status"
  *     (distinct from all of them) for every value outside the enum,
  *     negative ones included;
  *   - attn_version_number() == ATTN_VERSION_NUMBER and attn_version_string()
@@ -40,13 +40,16 @@ static void status_strings(void **state)
         count++;
     }
     print_message("  %d statuses\n", count);
-    check_true(count == ATTN_ERR_BAD_LENGTH + 1, "%d statuses have a text, the enum has %d",
-               count, ATTN_ERR_BAD_LENGTH + 1);
-    /* the values of the enum are its ABI: the last ones the sdpa calls added */
+    check_true(count == ATTN_ERR_BAD_DROPOUT + 1, "%d statuses have a text, the enum has %d",
+               count, ATTN_ERR_BAD_DROPOUT + 1);
+    /* the values of the enum are its ABI: the last ones the sdpa calls and
+     * dropout added */
     check_true(ATTN_ERR_BAD_THREADS == 16 && ATTN_ERR_PLAN_KIND == 17 &&
-                   ATTN_ERR_BAD_LENGTH == 18,
-               "the status values moved: BAD_THREADS %d, PLAN_KIND %d, BAD_LENGTH %d",
-               (int)ATTN_ERR_BAD_THREADS, (int)ATTN_ERR_PLAN_KIND, (int)ATTN_ERR_BAD_LENGTH);
+                   ATTN_ERR_BAD_LENGTH == 18 && ATTN_ERR_BAD_DROPOUT == 19,
+               "the status values moved: BAD_THREADS %d, PLAN_KIND %d, BAD_LENGTH %d, "
+               "BAD_DROPOUT %d",
+               (int)ATTN_ERR_BAD_THREADS, (int)ATTN_ERR_PLAN_KIND, (int)ATTN_ERR_BAD_LENGTH,
+               (int)ATTN_ERR_BAD_DROPOUT);
     for (int s = count; s < PROBE; s++)
         assert_string_equal(attn_status_string((attn_status)s), unknown);
     assert_string_equal(attn_status_string((attn_status)-1), unknown);
