@@ -1,8 +1,13 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#endif
 #include "cli/option_values.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/sweep_file.h"
 
@@ -81,14 +86,50 @@ int bench_option_fail(const bench_option_values *values, size_t id, const char *
     return -1;
 }
 
-int bench_option_size_list(const bench_option_values *values, size_t id, bench_size_list *list)
+/* text parsed as option id's size list; 0, or -1 with the reason */
+static int size_list_of(const bench_option_values *values, size_t id, const char *text,
+                        bench_size_list *list)
 {
     char reason[160];
-    if (bench_size_list_parse(bench_option_text(values, id), list, reason, sizeof reason) == 0)
+    if (bench_size_list_parse(text, list, reason, sizeof reason) == 0)
         return 0;
     snprintf(values->error, values->error_size, "--%s: %s", values->table->options[id].name,
              reason);
     return -1;
+}
+
+int bench_option_size_list(const bench_option_values *values, size_t id, bench_size_list *list)
+{
+    return size_list_of(values, id, bench_option_text(values, id), list);
+}
+
+size_t bench_cpus_usable(void)
+{
+#ifdef CPU_COUNT
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (size_t)CPU_COUNT(&set);
+#endif
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 ? (size_t)cpus : 1;
+}
+
+int bench_option_thread_list(const bench_option_values *values, size_t id,
+                             bench_size_list *list)
+{
+    char text[1024] = "", cpus[32];
+    snprintf(cpus, sizeof cpus, "%zu", bench_cpus_usable());
+    const char *given = bench_option_text(values, id);
+    for (const char *item = given; item;) { /* each "cpus" item replaced by the count */
+        const char *comma = strchr(item, ',');
+        const size_t length = comma ? (size_t)(comma - item) : strlen(item);
+        const int is_cpus = length == 4 && strncmp(item, "cpus", 4) == 0;
+        const size_t used = strlen(text);
+        snprintf(text + used, sizeof text - used, "%s%.*s", used ? "," : "",
+                 is_cpus ? (int)strlen(cpus) : (int)length, is_cpus ? cpus : item);
+        item = comma ? comma + 1 : NULL;
+    }
+    return size_list_of(values, id, text, list);
 }
 
 int bench_option_count(const bench_option_values *values, size_t id, size_t minimum,
@@ -147,5 +188,36 @@ int bench_option_progress(const bench_option_values *values, size_t id,
     if (count != 1)
         return bench_option_fail(values, id, "one of auto, bar, lines, none");
     *mode = (bench_progress_mode)chosen[0];
+    return 0;
+}
+
+int bench_option_dropouts(const bench_option_values *values, size_t id, double *list,
+                          size_t capacity, size_t *count)
+{
+    const char *text = bench_option_text(values, id);
+    *count = 0;
+    for (const char *cursor = text; cursor;) {
+        const char *comma = strchr(cursor, ',');
+        const size_t length = comma ? (size_t)(comma - cursor) : strlen(cursor);
+        char item[64];
+        double p = -1.0;
+        if (length > 0 && length < sizeof item) {
+            memcpy(item, cursor, length);
+            item[length] = '\0';
+            if (bench_cli_parse_seconds(item, &p) != 0) /* a finite number >= 0 */
+                p = -1.0;
+        }
+        if (!(p >= 0.0 && p < 1.0))
+            return bench_option_fail(values, id, "a list of dropout probabilities in [0, 1)");
+        cursor = comma ? comma + 1 : NULL;
+        int seen = 0;
+        for (size_t k = 0; k < *count; ++k)
+            seen |= list[k] == p;
+        if (seen)
+            continue;
+        if (*count == capacity)
+            return bench_option_fail(values, id, "a list of at most 8 probabilities");
+        list[(*count)++] = p;
+    }
     return 0;
 }

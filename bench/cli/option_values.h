@@ -57,6 +57,15 @@ int bench_option_fail(const bench_option_values *values, size_t id, const char *
 
 /* These return 0, or -1 with the message in the error. */
 int bench_option_size_list(const bench_option_values *values, size_t id, bench_size_list *list);
+
+/* A thread-count list (a size list whose items may be the word "cpus":
+ * bench_cpus_usable()), into list; 0, or -1 with the reason. */
+int bench_option_thread_list(const bench_option_values *values, size_t id,
+                             bench_size_list *list);
+
+/* The CPUs this process may run on (sched_getaffinity, as attn's engine
+ * auto counts them), else the CPUs online; at least 1. */
+size_t bench_cpus_usable(void);
 int bench_option_count(const bench_option_values *values, size_t id, size_t minimum,
                        size_t *value);
 int bench_option_choices(const bench_option_values *values, size_t id,
@@ -66,6 +75,12 @@ int bench_option_choices(const bench_option_values *values, size_t id,
 /* "N32,N64" (the square sgemm's and dgemm's sizes of the ceiling) or "0". */
 int bench_option_ceiling(const bench_option_values *values, size_t id,
                          size_t n[BENCH_DTYPE_COUNT]);
+
+/* Attention dropout probabilities: a comma-separated list of numbers in
+ * [0, 1) (repeats dropped), at most capacity of them. */
+#define BENCH_MAX_DROPOUTS 8
+int bench_option_dropouts(const bench_option_values *values, size_t id, double *list,
+                          size_t capacity, size_t *count);
 
 /* One of the progress modes. */
 int bench_option_progress(const bench_option_values *values, size_t id,

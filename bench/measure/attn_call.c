@@ -23,6 +23,7 @@ attn_status bench_attn_call_prepare(bench_attn_call *call, const bench_config *c
     call->config = *config;
     call->problem = problem;
     call->plan = NULL;
+    call->dropout_offset = 0;
     if (config->api != BENCH_API_PLAN)
         return ATTN_OK;
     const bench_shape *s = &config->shape;
@@ -47,6 +48,20 @@ unsigned bench_attn_auto_threads(void)
         attn_plan_destroy(plan);
     }
     return threads;
+}
+
+const char *bench_attn_auto_mismatch(bench_engine engine, size_t threads)
+{
+    const unsigned auto_threads = bench_attn_auto_threads();
+    if (engine == BENCH_ENGINE_AUTO && auto_threads > 0 && auto_threads != threads)
+        return "engine auto at a thread count other than the one it resolves to (its row's "
+               "peers would run on other counts than attn)";
+    return NULL;
+}
+
+size_t bench_attn_threads_used(unsigned engine_threads, size_t row_threads)
+{
+    return engine_threads ? engine_threads : row_threads;
 }
 
 void bench_attn_auto_threads_print(FILE *out, const char *what)
@@ -74,6 +89,20 @@ unsigned bench_attn_call_engine_threads(const bench_attn_call *call)
 attn_status bench_attn_call_run(const bench_attn_call *call)
 {
     return call->config.shape.dtype == BENCH_F32 ? run_call_f32(call) : run_call_f64(call);
+}
+
+attn_status bench_dropout_before_call(attn_plan *plan, double p, uint64_t *offset)
+{
+    if (!(p > 0.0))
+        return ATTN_OK;
+    return attn_plan_set_dropout(plan, p, BENCH_DROPOUT_SEED, (*offset)++);
+}
+
+attn_status bench_attn_call_run_timed(bench_attn_call *call)
+{
+    const attn_status status =
+        bench_dropout_before_call(call->plan, call->config.shape.dropout, &call->dropout_offset);
+    return status == ATTN_OK ? bench_attn_call_run(call) : status;
 }
 
 void bench_attn_call_release(bench_attn_call *call)

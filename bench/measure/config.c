@@ -21,7 +21,14 @@ int bench_shape_equal(const bench_shape *a, const bench_shape *b)
 {
     return a->dtype == b->dtype && a->op == b->op && a->causal == b->causal && a->B == b->B &&
            a->T == b->T && a->C == b->C && a->NH == b->NH && a->hs == b->hs && a->wo == b->wo &&
-           a->threads == b->threads;
+           a->threads == b->threads && a->dropout == b->dropout;
+}
+
+int bench_shape_same_but_dropout(const bench_shape *a, const bench_shape *b)
+{
+    bench_shape other = *b;
+    other.dropout = a->dropout;
+    return bench_shape_equal(a, &other);
 }
 
 int bench_config_path_selectable(const bench_config *config)
@@ -35,6 +42,11 @@ const char *bench_config_invalid_reason(const bench_config *config)
     const bench_shape *s = &config->shape;
     if (config->path != BENCH_PATH_AUTO && !bench_config_path_selectable(config))
         return "--path materialized/tiled applies to plan forwards without weights";
+    if (s->dropout > 0.0 && s->op != BENCH_OP_BACKWARD)
+        return "--dropout above 0 on a forward (an inference op: dropout is for training, "
+               "--op backward)";
+    if (s->dropout > 0.0 && config->api != BENCH_API_PLAN)
+        return "--dropout above 0 needs a plan (--api plan: attn_plan_set_dropout)";
     if (config->api != BENCH_API_ONESHOT)
         return NULL;
     if (config->heads_from_count)

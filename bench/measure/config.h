@@ -25,6 +25,12 @@ typedef enum bench_op {
 } bench_op;
 #define BENCH_OP_COUNT 2
 
+/* The seed of attention dropout in attn-bench's training rows (--dropout P
+ * above 0): attn_plan_set_dropout(plan, P, BENCH_DROPOUT_SEED, offset), the
+ * offset 0 for the first timed call and one more for each next call, as a
+ * training loop gives each step its own (attn.h). */
+#define BENCH_DROPOUT_SEED 20260026u
+
 typedef enum bench_api {
     BENCH_API_PLAN = 0,   /* attn_plan_create once, attn_forward/attn_backward timed */
     BENCH_API_ONESHOT = 1 /* attn_self_attention / attn_mha_forward / attn_mha_backward */
@@ -52,6 +58,7 @@ typedef struct bench_shape {
     size_t B, T, C, NH, hs;
     int wo;         /* 1: out = heads Wo */
     size_t threads; /* BLAS threads of attn and of the peers */
+    double dropout; /* attention dropout p of a training plan (--dropout; 0: none) */
 } bench_shape;
 
 typedef struct bench_config {
@@ -75,6 +82,10 @@ size_t bench_shape_heads_width(const bench_shape *shape);
 size_t bench_shape_out_width(const bench_shape *shape);
 
 int bench_shape_equal(const bench_shape *a, const bench_shape *b);
+
+/* Equal but perhaps for the dropout: one problem at several p, whose rows
+ * the run command measures together (attn's interleaved, as a shape's). */
+int bench_shape_same_but_dropout(const bench_shape *a, const bench_shape *b);
 
 /* Whether --path can choose this configuration's path: plan forwards that
  * keep nothing for a backward (ATTN_INFERENCE) and write no weights. */

@@ -18,7 +18,7 @@ double bench_gflops(double flops, double seconds)
 
 static int run_call(void *context)
 {
-    return (int)bench_attn_call_run(context);
+    return (int)bench_attn_call_run_timed(context);
 }
 
 static void call_failed(bench_point *point, attn_status status, const char *when, char *error,

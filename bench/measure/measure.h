@@ -34,13 +34,17 @@ typedef struct bench_point {
     unsigned engine_threads;     /* the call's engine: 0 = BLAS threads, n = n own threads */
     bench_phase_profile profile; /* --profile: where the time went (profile.measured) */
     double ceiling_gflops; /* of the dtype and thread count; 0: not measured */
+    double peak_gflops;    /* the FMA peak of the dtype and thread count; 0: not measured */
     bench_peer_timing peers[BENCH_PEER_KINDS];
+    /* A row with dropout: its median over its twin's at p = 0 (the same
+     * configuration, measured before it), attn's and the torch peer's; 0: none. */
+    double attn_dropout_cost, torch_dropout_cost;
 } bench_point;
 
 /* Creates the problem of the configuration in *problem (the caller destroys
  * it; the peers run on it next), checks attn's output and times attn (then,
- * with --profile, profiles as many calls). Fills point except ceiling_gflops
- * and peers. On a status other than TIMED, error
+ * with --profile, profiles as many calls). Fills point except ceiling_gflops,
+ * peak_gflops and peers. On a status other than TIMED, error
  * says what went wrong. */
 void bench_measure_point(const bench_config *config, const bench_options *options,
                          bench_problem *problem, bench_point *point, char *error,

@@ -23,6 +23,7 @@ typedef enum option_id {
     OPTION_PATH,
     OPTION_ENGINE,
     OPTION_WO,
+    OPTION_DROPOUT,
     OPTION_THREADS,
     OPTION_WEIGHTS,
     OPTION_PROFILE,
@@ -86,11 +87,18 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
                        "plan's own threads, no BLAS call); one-shots run once,\n"
                        "as auto (they run at the default)"},
     [OPTION_WO] = {"wo", "LIST", "0", NULL, "1 = output projection Wo (D,C) after the heads"},
-    [OPTION_THREADS] = {"threads", "LIST", "1", NULL,
-                        "BLAS threads: attn-bench sets the BLAS's count\n"
-                        "(OpenBLAS, BLIS) before each configuration (attn\n"
-                        "itself never does)\n"
-                        "and runs the peers with the same count"},
+    [OPTION_DROPOUT] = {"dropout", "LIST", "0", NULL,
+                        "attention dropout p in [0, 1) of --op backward plan rows:\n"
+                        "attn_plan_set_dropout with a fixed seed, an offset per\n"
+                        "call; the torch peer's dropout_p (see DROPOUT)"},
+    [OPTION_THREADS] = {"threads", "LIST", "cpus", NULL,
+                        "threads of everyone in a row (cpus: the CPUs it may\n"
+                        "run on, sched_getaffinity, as engine auto counts them):\n"
+                        "attn-bench sets the BLAS's count (OpenBLAS, BLIS)\n"
+                        "before each configuration (attn itself never does),\n"
+                        "own engines run on it, the peers, the GEMM ceiling and\n"
+                        "the FMA peak are run with it; engine auto (and\n"
+                        "one-shots) only where auto resolves to it"},
     [OPTION_WEIGHTS] = {"weights", NULL, NULL, NULL,
                         "forwards also write the (B,NH,T,T) weights (default:\n"
                         "weights = NULL); they are then checked too"},
@@ -210,7 +218,7 @@ static int resolve_axes(const bench_option_values *values, bench_options *o)
         bench_option_size_list(values, o->heads_from_count ? OPTION_NH : OPTION_HS,
                                o->heads_from_count ? &o->NH : &o->hs) != 0 ||
         bench_option_size_list(values, OPTION_B, &o->B) != 0 ||
-        bench_option_size_list(values, OPTION_THREADS, &o->threads) != 0)
+        bench_option_thread_list(values, OPTION_THREADS, &o->threads) != 0)
         return -1;
     return bench_option_choices(values, OPTION_DTYPE, dtype_names, BENCH_DTYPE_COUNT,
                                 o->dtypes, &o->dtype_count) ||
@@ -225,7 +233,9 @@ static int resolve_axes(const bench_option_values *values, bench_options *o)
                    bench_option_choices(values, OPTION_ENGINE, bench_engine_names,
                                         BENCH_ENGINE_COUNT, o->engines, &o->engine_count) ||
                    bench_option_choices(values, OPTION_WO, binary_names, 2, o->wo,
-                                        &o->wo_count)
+                                        &o->wo_count) ||
+                   bench_option_dropouts(values, OPTION_DROPOUT, o->dropouts,
+                                         BENCH_MAX_DROPOUTS, &o->dropout_count)
                ? -1
                : 0;
 }

@@ -40,6 +40,8 @@ typedef struct bench_options {
     size_t engine_count;
     int wo[2];
     size_t wo_count;
+    double dropouts[BENCH_MAX_DROPOUTS]; /* --dropout: attention dropout p of op backward */
+    size_t dropout_count;
     int with_weights;
     int profile; /* --profile: per-phase profile of each plan after its timing */
     int sequential; /* --sequential: no configurations timed side by side */

@@ -5,6 +5,8 @@
 #ifndef ATTN_BENCH_PEER_H
 #define ATTN_BENCH_PEER_H
 
+#include <stddef.h>
+
 #include "util/timing.h"
 
 /* The peers, in the order of the table and CSV columns. numpy is the
@@ -27,6 +29,7 @@ extern const char *const bench_peer_kind_names[BENCH_PEER_KINDS];
 typedef struct bench_peer_timing {
     int measured;        /* 0: no numbers for this shape (see note) */
     bench_timing timing; /* median, min, repeats as the peer measured them */
+    size_t threads;      /* the threads it ran on, as it reports them; 0: not said */
     char out_dtype[16];  /* element type of the peer's output, e.g. "float64" */
     char note[160];      /* why there are no numbers, when the peer says */
 } bench_peer_timing;

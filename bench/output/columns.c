@@ -30,3 +30,11 @@ void bench_columns_join_names(char *header, size_t size, const char *const (*col
         bench_append_text(header, size, columns[i][0]);
     }
 }
+
+void bench_columns_print_share(FILE *out, double value, double of)
+{
+    if (value > 0.0 && of > 0.0)
+        fprintf(out, " %4.0f%%", 100.0 * value / of);
+    else
+        fprintf(out, " %5s", "-");
+}

@@ -16,6 +16,10 @@ void bench_columns_print_row(FILE *out, int width, const char *name, const char 
 /* Every row of columns[0..count-1] so. */
 void bench_columns_print(FILE *out, int width, const char *const (*columns)[2], size_t count);
 
+/* A table cell " NN%": value as a percentage of `of` (the share columns:
+ * peak%, blas%, bw%), or "     -" when either is missing (<= 0). */
+void bench_columns_print_share(FILE *out, double value, double of);
+
 /* Appends the names of columns[0..count-1] to header, comma-separated. */
 void bench_columns_join_names(char *header, size_t size, const char *const (*columns)[2],
                               size_t count);

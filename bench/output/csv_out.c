@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "measure/attn_call.h"
 #include "output/columns.h"
 #include "util/text.h"
 
@@ -51,43 +52,99 @@ static const char *const peer_columns[][2] = {
     {"note", "why it has no numbers, when known"},
 };
 
+/* After every peer's columns (added after them, so that the columns before
+ * keep their places): attn's threads and the FMA peak, then per peer. */
+static const char *const peak_columns[][2] = {
+    {"attn_threads", "the threads attn ran on: engine_threads, or threads\n"
+                     "(BLAS threads)"},
+    {"fma_peak_gflops", "the FMA peak of this dtype and thread count (FMA PEAK)"},
+    {"attn_peak_fraction", "attn_gflops / fma_peak_gflops"},
+};
+
+static const char *const peer_peak_columns[][2] = {
+    {"threads", "the threads it ran on, as it reports them (naive: 1)"},
+    {"peak_fraction", "its gflops / fma_peak_gflops"},
+};
+
+/* The last columns (issue 26): attention dropout and what it costs. */
+static const char *const dropout_columns[][2] = {
+    {"dropout", "attention dropout p of the row (--dropout; 0: none)"},
+    {"attn_dropout_cost", "attn median / attn median of the twin row at p = 0"},
+    {"torch_dropout_cost", "torch median / torch median of the twin row at p = 0"},
+};
+
 #define CSV_COLUMN_COUNT (sizeof csv_columns / sizeof csv_columns[0])
+#define DROPOUT_COLUMN_COUNT (sizeof dropout_columns / sizeof dropout_columns[0])
 #define PEER_COLUMN_COUNT (sizeof peer_columns / sizeof peer_columns[0])
+#define PEAK_COLUMN_COUNT (sizeof peak_columns / sizeof peak_columns[0])
+#define PEER_PEAK_COLUMN_COUNT (sizeof peer_peak_columns / sizeof peer_peak_columns[0])
+
+/* ",PEER_COLUMN" for each column of a peer's list (speedup: speedup_vs_PEER) */
+static void append_peer_columns(char *header, size_t size, const char *peer,
+                                const char *const (*columns)[2], size_t count)
+{
+    for (size_t i = 0; i < count; ++i) {
+        char name[64];
+        if (strcmp(columns[i][0], "speedup") == 0)
+            snprintf(name, sizeof name, ",speedup_vs_%s", peer);
+        else
+            snprintf(name, sizeof name, ",%s_%s", peer, columns[i][0]);
+        bench_append_text(header, size, name);
+    }
+}
+
+/* ",name" for each of the columns (their first field). */
+static void append_columns(char *header, size_t size, const char *const (*columns)[2],
+                           size_t count)
+{
+    for (size_t i = 0; i < count; ++i) {
+        bench_append_text(header, size, ",");
+        bench_append_text(header, size, columns[i][0]);
+    }
+}
 
 const char *bench_csv_header(void)
 {
-    static char header[2048];
+    static char header[4096];
     if (header[0])
         return header;
     bench_columns_join_names(header, sizeof header, csv_columns, CSV_COLUMN_COUNT);
     for (size_t p = 0; p < BENCH_PEER_KINDS; ++p)
-        for (size_t i = 0; i < PEER_COLUMN_COUNT; ++i) {
-            char name[64];
-            if (strcmp(peer_columns[i][0], "speedup") == 0)
-                snprintf(name, sizeof name, ",speedup_vs_%s", bench_peer_kind_names[p]);
-            else
-                snprintf(name, sizeof name, ",%s_%s", bench_peer_kind_names[p],
-                         peer_columns[i][0]);
-            bench_append_text(header, sizeof header, name);
-        }
+        append_peer_columns(header, sizeof header, bench_peer_kind_names[p], peer_columns,
+                            PEER_COLUMN_COUNT);
+    append_columns(header, sizeof header, peak_columns, PEAK_COLUMN_COUNT);
+    for (size_t p = 0; p < BENCH_PEER_KINDS; ++p)
+        append_peer_columns(header, sizeof header, bench_peer_kind_names[p], peer_peak_columns,
+                            PEER_PEAK_COLUMN_COUNT);
+    append_columns(header, sizeof header, dropout_columns, DROPOUT_COLUMN_COUNT);
     return header;
+}
+
+/* "  then, for each PEER of naive, ...:" and a peer's columns */
+static void print_peer_columns(FILE *out, const char *const (*columns)[2], size_t count)
+{
+    fprintf(out, "  then, for each PEER of");
+    for (size_t p = 0; p < BENCH_PEER_KINDS; ++p)
+        fprintf(out, "%s %s", p ? "," : "", bench_peer_kind_names[p]);
+    fputs(":\n", out);
+    for (size_t i = 0; i < count; ++i) {
+        char name[64];
+        snprintf(name, sizeof name,
+                 strcmp(columns[i][0], "speedup") == 0 ? "speedup_vs_PEER" : "PEER_%s",
+                 columns[i][0]);
+        bench_columns_print_row(out, 22, name, columns[i][1]);
+    }
 }
 
 void bench_csv_print_columns(FILE *out)
 {
     bench_columns_print(out, 22, csv_columns, CSV_COLUMN_COUNT);
-    fprintf(out, "  then, for each PEER of");
-    for (size_t p = 0; p < BENCH_PEER_KINDS; ++p)
-        fprintf(out, "%s %s", p ? "," : "", bench_peer_kind_names[p]);
-    fputs(":\n", out);
-    for (size_t i = 0; i < PEER_COLUMN_COUNT; ++i) {
-        char name[64];
-        snprintf(name, sizeof name, strcmp(peer_columns[i][0], "speedup") == 0
-                                        ? "speedup_vs_PEER"
-                                        : "PEER_%s",
-                 peer_columns[i][0]);
-        bench_columns_print_row(out, 22, name, peer_columns[i][1]);
-    }
+    print_peer_columns(out, peer_columns, PEER_COLUMN_COUNT);
+    fputs("  then\n", out);
+    bench_columns_print(out, 22, peak_columns, PEAK_COLUMN_COUNT);
+    print_peer_columns(out, peer_peak_columns, PEER_PEAK_COLUMN_COUNT);
+    fputs("  then\n", out);
+    bench_columns_print(out, 22, dropout_columns, DROPOUT_COLUMN_COUNT);
 }
 
 /* Whether the name (length bytes) is one of the fields. */
@@ -165,9 +222,42 @@ double bench_speedup_vs_peer(const bench_point *point, bench_peer_kind peer)
     return timing->timing.median_s / point->attn.median_s;
 }
 
+size_t bench_point_attn_threads(const bench_point *point)
+{
+    return bench_attn_threads_used(point->engine_threads, point->config.shape.threads);
+}
+
 static double fraction(double gflops, double ceiling)
 {
     return ceiling > 0.0 ? gflops / ceiling : 0.0;
+}
+
+/* ",VALUE" with VALUE gflops / of, or "," when either is missing */
+static void write_fraction(FILE *csv, double gflops, double of)
+{
+    fputc(',', csv);
+    if (gflops > 0.0 && of > 0.0)
+        fprintf(csv, "%.4g", fraction(gflops, of));
+}
+
+/* The columns after every peer's: peak_columns, then peer_peak_columns. */
+static void write_threads_and_peak(FILE *csv, const bench_point *p, double gflops)
+{
+    fputc(',', csv);
+    if (p->status == BENCH_POINT_TIMED || p->status == BENCH_POINT_CHECK_FAILED)
+        fprintf(csv, "%zu", bench_point_attn_threads(p));
+    fputc(',', csv);
+    if (p->peak_gflops > 0.0)
+        fprintf(csv, "%.4g", p->peak_gflops);
+    write_fraction(csv, gflops, p->peak_gflops);
+    for (size_t kind = 0; kind < BENCH_PEER_KINDS; ++kind) {
+        const bench_peer_timing *peer = &p->peers[kind];
+        fputc(',', csv);
+        if (peer->measured && peer->threads)
+            fprintf(csv, "%zu", peer->threads);
+        write_fraction(csv, peer->measured ? bench_gflops(p->flops, peer->timing.median_s) : 0.0,
+                       p->peak_gflops);
+    }
 }
 
 static void write_peer(FILE *csv, const bench_point *p, bench_peer_kind kind)
@@ -221,6 +311,13 @@ int bench_csv_write_row(FILE *csv, const bench_point *p)
         fprintf(csv, "%.4g", fraction(gflops, p->ceiling_gflops));
     for (size_t kind = 0; kind < BENCH_PEER_KINDS; ++kind)
         write_peer(csv, p, (bench_peer_kind)kind);
+    write_threads_and_peak(csv, p, gflops);
+    fprintf(csv, ",%.6g,", p->config.shape.dropout);
+    if (p->attn_dropout_cost > 0.0)
+        fprintf(csv, "%.4f", p->attn_dropout_cost);
+    fputc(',', csv);
+    if (p->torch_dropout_cost > 0.0)
+        fprintf(csv, "%.4f", p->torch_dropout_cost);
     fputc('\n', csv);
     return fflush(csv) == 0 && !ferror(csv) ? 0 : -1;
 }

@@ -46,6 +46,10 @@ void bench_csv_compare_header(char *const *fields, size_t count, bench_csv_heade
  * / np.sqrt(hs) promotes the scores), so its time is not float32's. */
 int bench_peer_promoted(const bench_point *point, bench_peer_kind peer);
 
+/* The threads attn ran on: its own engine's (engine_threads), or the row's
+ * BLAS threads. */
+size_t bench_point_attn_threads(const bench_point *point);
+
 /* peer median / attn median, or 0 when either is missing */
 double bench_speedup_vs_peer(const bench_point *point, bench_peer_kind peer);
 

@@ -48,6 +48,7 @@ static void write_body(FILE *out, const bench_csv_table *table, const void *cont
     write_settings(out, o);
     bench_json_write_machine(out, &record->machine);
     bench_json_write_ceiling(out, &record->ceiling);
+    bench_fma_peak_write_json(out, &record->fma_peak);
     bench_json_write_peers(out, record->peers, BENCH_PEER_KINDS);
     bench_json_write_times(out, record->wall_seconds, record->other_load_cpus);
     bench_json_write_rows(out, table, write_profile, &record->profiles);

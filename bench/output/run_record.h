@@ -7,6 +7,8 @@
  *   {"tool": "attn-bench", "schema": 1, "command": ..., "csv": ...,
  *    "settings": {...}, "machine": {...},
  *    "ceiling": [{"dtype", "threads", "n", "gflops", "best_gflops"}, ...],
+ *    "fma_peak": {"isa", "bf16_dot", "entries": [{"kind", "threads", "gflops",
+ *                 "median_gflops"}, ...]},
  *    "peers": [{"name", "status", "python", "script", "info", "blas", "impl",
  *               "measured", "note"}, ...],
  *    "wall_seconds": ..., "other_load_cpus": ...,
@@ -21,6 +23,7 @@
 #include <stddef.h>
 
 #include "machine/ceiling.h"
+#include "machine/fma_peak.h"
 #include "machine/machine.h"
 #include "measure/options.h"
 #include "measure/peer_timing.h"
@@ -31,6 +34,7 @@ typedef struct bench_run_record {
     const bench_options *options;
     bench_machine machine;
     bench_ceiling ceiling;
+    bench_fma_peak fma_peak; /* the share column's denominator */
     bench_peer_summary peers[BENCH_PEER_KINDS];
     double wall_seconds;
     double other_load_cpus; /* < 0: unknown */

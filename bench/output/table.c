@@ -5,15 +5,22 @@
 
 static const char *const table_columns[][2] = {
     {"dtype op c api", "the configuration: element type, forward or backward, causal"},
-    {"path eng thr", "path asked for (--path), engine (--engine), threads"},
+    {"path eng thr", "path asked for (--path), engine (--engine), threads of"},
+    {"", "the row: attn's BLAS or own threads, every peer's, the"},
+    {"", "ceiling's and the FMA peak's"},
     {"B T C NH hs wo", "the shape; wo = 1 with an output projection"},
     {"check", "relative error of the reference check (skip: not checked,"},
     {"", "FAIL: above tolerance, ERROR: the call failed)"},
     {"attn_ms", "median time of one call, milliseconds"},
+    {"athr", "the threads attn ran on (engine auto: what it resolved to)"},
     {"GFLOP/s", "FLOP count / median time"},
-    {"ceil%", "GFLOP/s as a percentage of the GEMM ceiling"},
-    {"PEER_ms", "each peer's median time, for PEER = naive, numpy, numpy32,"},
-    {"", "torch, python (\"-\": not measured)"},
+    {"peak%", "GFLOP/s as a percentage of the FMA peak of the dtype,"},
+    {"", "measured on the row's threads (FMA PEAK)"},
+    {"blas%", "GFLOP/s as a percentage of the BLAS GEMM ceiling"},
+    {"", "(information: what this BLAS reaches)"},
+    {"PEER_ms thr", "each peer's median time, for PEER = naive, numpy, numpy32,"},
+    {"", "torch, python (\"-\": not measured), and the threads it"},
+    {"", "reports it ran on (naive: 1, plain loops)"},
     {"xPEER", "peer time / attn time: above 1 means attn is faster;"},
     {"", "x* (numpy on f32 rows): the peer computed in float64,"},
     {"", "as the lesson's / np.sqrt(hs) promotes f32 scores under"},
@@ -27,13 +34,15 @@ void bench_table_print_columns(FILE *out)
 
 void bench_table_print_header(FILE *out)
 {
-    fprintf(out, "%-5s %-8s %1s %-7s %-12s %-4s %3s %3s %5s %5s %3s %4s %2s | %8s %9s %8s %5s |",
+    fprintf(out,
+            "%-5s %-8s %1s %-7s %-12s %-4s %3s %3s %5s %5s %3s %4s %2s | %8s %9s %4s %8s %5s "
+            "%5s |",
             "dtype", "op", "c", "api", "path", "eng", "thr", "B", "T", "C", "NH", "hs", "wo",
-            "check", "attn_ms", "GFLOP/s", "ceil%");
+            "check", "attn_ms", "athr", "GFLOP/s", "peak%", "blas%");
     for (size_t k = 0; k < BENCH_PEER_KINDS; ++k) {
         char name[32];
         snprintf(name, sizeof name, "%s_ms", bench_peer_kind_names[k]);
-        fprintf(out, " %10s", name);
+        fprintf(out, " %10s %3s", name, "thr");
     }
     fputs(" |", out);
     for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
@@ -50,6 +59,8 @@ static void print_check(FILE *out, const bench_point *p)
         fprintf(out, "%8s", "ERROR");
     else if (p->check.status == BENCH_CHECK_SKIPPED)
         fprintf(out, "%8s", "skip");
+    else if (p->config.shape.dropout > 0.0) /* checked before the timing, at p = 0 */
+        fprintf(out, "%5.0e@p0", p->check.error);
     else
         fprintf(out, "%8.1e", p->check.error);
 }
@@ -65,20 +76,24 @@ void bench_table_print_row(FILE *out, const bench_point *p)
     print_check(out, p);
     if (p->status == BENCH_POINT_TIMED) {
         double gflops = bench_gflops(p->flops, p->attn.median_s);
-        fprintf(out, " %9.4g %8.2f", p->attn.median_s * 1e3, gflops);
-        if (p->ceiling_gflops > 0.0)
-            fprintf(out, " %4.0f%%", 100.0 * gflops / p->ceiling_gflops);
-        else
-            fprintf(out, " %5s", "-");
+        fprintf(out, " %9.4g %4zu %8.2f", p->attn.median_s * 1e3, bench_point_attn_threads(p),
+                gflops);
+        bench_columns_print_share(out, gflops, p->peak_gflops);
+        bench_columns_print_share(out, gflops, p->ceiling_gflops);
     } else {
-        fprintf(out, " %9s %8s %5s", "-", "-", "-");
+        fprintf(out, " %9s %4s %8s %5s %5s", "-", "-", "-", "-", "-");
     }
     fputs(" |", out);
     for (size_t k = 0; k < BENCH_PEER_KINDS; ++k) {
-        if (p->peers[k].measured)
-            fprintf(out, " %10.4g", p->peers[k].timing.median_s * 1e3);
+        const bench_peer_timing *peer = &p->peers[k];
+        if (peer->measured)
+            fprintf(out, " %10.4g", peer->timing.median_s * 1e3);
         else
             fprintf(out, " %10s", "-");
+        if (peer->measured && peer->threads)
+            fprintf(out, " %3zu", peer->threads);
+        else
+            fprintf(out, " %3s", peer->measured ? "?" : "-");
     }
     fputs(" |", out);
     for (size_t k = 0; k < BENCH_PEER_KINDS; ++k) {
@@ -91,6 +106,13 @@ void bench_table_print_row(FILE *out, const bench_point *p)
             fprintf(out, " %6.2fx%s", speedup, mark);
         else
             fprintf(out, " %7s%s", "-", mark);
+    }
+    if (p->config.shape.dropout > 0.0) { /* the cost over its twin at p = 0 */
+        fprintf(out, " | p=%g", p->config.shape.dropout);
+        const double costs[2] = {p->attn_dropout_cost, p->torch_dropout_cost};
+        for (size_t i = 0; i < 2; ++i)
+            if (costs[i] > 0.0)
+                fprintf(out, " %s/p0 %.3f", i ? "torch" : "attn", costs[i]);
     }
     fputc('\n', out);
     fflush(out);

@@ -51,7 +51,9 @@ import sys
 import time
 from collections import namedtuple
 
-Shape = namedtuple("Shape", "dtype op causal B T C NH hs wo")
+# dropout: attention dropout p of a training shape, sent as a tenth field
+# "dropout=P" (%.17g) when above 0 (attn-bench --dropout; the torch peer's)
+Shape = namedtuple("Shape", "dtype op causal B T C NH hs wo dropout", defaults=(0.0,))
 
 
 class Unsupported(Exception):
@@ -95,7 +97,13 @@ def parse_arguments(description, add_arguments=None):
 
 
 def parse_shape(fields):
-    """The nine protocol fields as strings -> Shape."""
+    """The nine protocol fields as strings (and "dropout=P") -> Shape."""
+    dropout = 0.0
+    if len(fields) == 10 and fields[9].startswith("dropout="):
+        dropout = float(fields[9][len("dropout="):])
+        if not 0.0 < dropout < 1.0 or fields[1] != "backward":
+            raise ValueError("dropout=P needs 0 < P < 1 and OP backward")
+        fields = fields[:9]
     if (len(fields) != 9 or fields[0] not in ("f32", "f64")
             or fields[1] not in ("forward", "backward")
             or fields[2] not in ("0", "1") or fields[8] not in ("0", "1")):
@@ -103,11 +111,12 @@ def parse_shape(fields):
     sizes = [int(v) for v in fields[3:8]]
     if min(sizes) < 1:
         raise ValueError("sizes must be positive")
-    return Shape(fields[0], fields[1], int(fields[2]), *sizes, int(fields[8]))
+    return Shape(fields[0], fields[1], int(fields[2]), *sizes, int(fields[8]), dropout)
 
 
 def shape_text(shape):
-    return " ".join(str(v) for v in shape)
+    text = " ".join(str(v) for v in shape[:9])
+    return text + f" dropout={shape.dropout:.17g}" if shape.dropout else text
 
 
 def shapes_from(arguments):

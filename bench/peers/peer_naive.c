@@ -32,6 +32,7 @@ void bench_naive_peer_time(const bench_problem *problem, const bench_repeat_poli
     }
     if (bench_time_calls(policy, run_naive, &call, &result->timing) == 0) {
         result->measured = 1;
+        result->threads = 1; /* plain loops on the calling thread */
         snprintf(result->out_dtype, sizeof result->out_dtype, "%s",
                  problem->shape.dtype == BENCH_F32 ? "float32" : "float64");
     } else {

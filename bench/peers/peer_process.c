@@ -114,13 +114,26 @@ static void peer_ended(bench_peer_process *peer, const char *when)
 }
 
 /* Handles a line every state accepts; returns 1 when it was one of them. */
+/* The blas line, and the thread count it ends with ("threads=N", the last
+ * such word: what the peer's library reports it runs on). */
+static void take_blas_line(bench_peer_process *peer, const char *text)
+{
+    bench_copy_text(peer->blas, sizeof peer->blas, text);
+    peer->reported_threads = 0;
+    for (const char *at = strstr(text, "threads="); at; at = strstr(at + 1, "threads=")) {
+        char *end = NULL;
+        const unsigned long threads = strtoul(at + 8, &end, 10);
+        peer->reported_threads = end != at + 8 ? (size_t)threads : 0;
+    }
+}
+
 static int take_common_line(bench_peer_process *peer, const char *line, char *unavailable,
                             size_t unavailable_size)
 {
     if (strncmp(line, "info ", 5) == 0)
         bench_copy_text(peer->info, sizeof peer->info, line + 5);
     else if (strncmp(line, "blas ", 5) == 0)
-        bench_copy_text(peer->blas, sizeof peer->blas, line + 5);
+        take_blas_line(peer, line + 5);
     else if (strncmp(line, "impl ", 5) == 0)
         bench_copy_text(peer->impl, sizeof peer->impl, line + 5);
     else if (strncmp(line, "unavailable ", 12) == 0)
@@ -190,11 +203,15 @@ int bench_peer_process_start(bench_peer_process *peer, const bench_peer_process_
     return -1;
 }
 
-/* "DTYPE OP CAUSAL B T C NH HS WO", the shape as the protocol writes it */
+/* "DTYPE OP CAUSAL B T C NH HS WO", the shape as the protocol writes it,
+ * then " dropout=P" for a training row with attention dropout */
 static void format_shape(const bench_shape *s, char *text, size_t size)
 {
-    snprintf(text, size, "%s %s %d %zu %zu %zu %zu %zu %d", bench_dtype_name(s->dtype),
-             bench_op_names[s->op], s->causal, s->B, s->T, s->C, s->NH, s->hs, s->wo);
+    const int written =
+        snprintf(text, size, "%s %s %d %zu %zu %zu %zu %zu %d", bench_dtype_name(s->dtype),
+                 bench_op_names[s->op], s->causal, s->B, s->T, s->C, s->NH, s->hs, s->wo);
+    if (s->dropout > 0.0 && written > 0 && (size_t)written < size)
+        snprintf(text + written, size - (size_t)written, " dropout=%.17g", s->dropout);
 }
 
 /* "result SHAPE MEDIAN_S MIN_S REPEATS OUT_DTYPE" for this shape */
@@ -236,6 +253,7 @@ void bench_peer_process_time(bench_peer_process *peer, const bench_shape *shape,
     }
     while (bench_coprocess_read_line(&peer->process, line, sizeof line) == 0) {
         if (parse_result(line, shape_text, result) == 0) {
+            result->threads = peer->reported_threads;
             peer->measured++;
             return;
         }

@@ -46,7 +46,8 @@ typedef struct bench_peer_process {
     const char *name;
     bench_coprocess process;
     int running;
-    size_t threads;
+    size_t threads;            /* asked for (--threads and the environment) */
+    size_t reported_threads;   /* its blas line's last threads=N: what it runs on; 0 */
     size_t measured;           /* shapes with numbers so far */
     char note[1024];           /* why it did not start, or the first error it reported */
     char ended[768];           /* why it stopped before the end; "" if it did not */
@@ -63,7 +64,8 @@ typedef struct bench_peer_process {
 int bench_peer_process_start(bench_peer_process *peer, const bench_peer_process_setup *setup);
 
 /* Times one shape. result->measured is 0 when the peer gave no numbers
- * (result->note says why when the peer did). */
+ * (result->note says why when the peer did); result->threads is the
+ * peer's reported_threads. */
 void bench_peer_process_time(bench_peer_process *peer, const bench_shape *shape,
                              bench_peer_timing *result);
 

@@ -8,11 +8,14 @@ layout bhsd keeps every tensor so, contiguous; layout bshd keeps it as a
 contiguous (B, T, NH, hs) tensor, attn's rows, passed as the transposed view
 (storage.transpose(1, 2)). Both hold the same numbers (drawn as (B, NH, T,
 hs) from numpy.random.default_rng((seed, B, NH, NH_KV, TQ, TK, HS, HS_V)),
-uniform on [-sqrt 3, sqrt 3]: attn-bench's distribution, not its numbers).
+uniform on [-sqrt 3, sqrt 3]: sdpa_peer_protocol.Inputs).
 
 CallCase: one call. OP=forward under torch.inference_mode(); OP=backward
 the forward and torch.autograd.grad(out, (Q, K, V), dout) with the storage
-tensors as leaves (so the gradients come in the layout too).
+tensors as leaves (so the gradients come in the layout too); a row with
+dropout (Config.dropout, P) passes dropout_p=P to the timed forward, and its
+check runs an untimed forward at dropout_p=0 (the dropped output has no
+reference).
 
 LoopCase: the decode loop. Caches K, V of Tk + STEPS slots preallocated in
 the layout ((B, NH_kv, S_max, hs) or (B, S_max, NH_kv, hs)), the first Tk
@@ -22,15 +25,16 @@ fn(q, k_cache[:, :, :S], v_cache[:, :, :S], enable_gqa=...) (bshd: the slice
 [:, :S] viewed transposed): no mask (the one query sees every key), the
 whole pass under torch.inference_mode().
 
-Each case's check: max|out - ref| / max|ref| over a few rows against float64
-NumPy loops over each query's visible keys, the visibility rule written out
-independently of the mask tensors (Config.visible_range).
+Each case's check: sdpa_peer_protocol.reference_error, max|out - ref| /
+max|ref| over a few rows against float64 NumPy loops over each query's
+visible keys, the visibility rule written out independently of the mask
+tensors (Config.visible_range).
 """
 import copy
-import math
 import time
 
 import peer_common
+import sdpa_peer_protocol
 
 np = torch = None  # set by bind()
 
@@ -42,20 +46,8 @@ def bind(numpy_module, torch_module):
 
 
 def visibility(c):
-    """bool (B, 1, Tq or 1, Tk): True where the key is visible."""
-    lengths = torch.tensor(c.lengths)
-    aligned = lengths if c.mask == "none" else torch.full((c.B,), c.Tk)
-    j = torch.arange(c.Tk)
-    per_query = c.causal or c.window > 0
-    if not per_query:
-        return (j[None, :] < lengths[:, None])[:, None, None, :]
-    p = aligned[:, None] - c.Tq + torch.arange(c.Tq)[None, :]          # (B, Tq)
-    seen = j[None, None, :] < lengths[:, None, None]                    # (B, Tq, Tk)
-    if c.causal:
-        seen = seen & (j[None, None, :] <= p[:, :, None])
-    if c.window > 0:
-        seen = seen & (j[None, None, :] > p[:, :, None] - c.window)
-    return seen[:, None, :, :]
+    """bool (B, 1, Tq or 1, Tk) tensor: True where the key is visible."""
+    return torch.from_numpy(sdpa_peer_protocol.visibility(c))
 
 
 def torch_mask(c, dtype, bias):
@@ -78,45 +70,15 @@ def torch_mask(c, dtype, bias):
     return additive, False, kind + str(tuple(additive.shape)).replace(" ", "")
 
 
-def reference_error(c, Q, K, V, bias, out, times=None):
-    """max|out - ref| / max|ref| over a few rows, in float64 from the rule.
-    Q, K, V, out are (B, NH, T, hs) views; times the query rows (default: the
-    first, middle and last)."""
-    group = c.NH // c.NH_kv
-    scale = 1.0 / math.sqrt(c.hs)
-    worst = biggest = 0.0
-    for b in sorted({0, c.B - 1}):
-        for h in sorted({0, c.NH - 1}):
-            for t in times or sorted({0, c.Tq // 2, c.Tq - 1}):
-                lo, hi = c.visible_range(b, t)
-                want = np.zeros(c.hs_v)
-                if hi > lo:
-                    q = Q[b, h, t].double().numpy()
-                    k = K[b, h // group, lo:hi].double().numpy()
-                    v = V[b, h // group, lo:hi].double().numpy()
-                    s = k @ q * scale
-                    if bias is not None:
-                        s = s + bias[b, h, t, lo:hi].double().numpy()
-                    w = np.exp(s - s.max())
-                    want = (w / w.sum()) @ v
-                got = out[b, h, t].double().numpy()
-                worst = max(worst, float(np.max(np.abs(got - want))))
-                biggest = max(biggest, float(np.max(np.abs(want))))
-    return worst / biggest if biggest > 0 else worst
-
-
-class Inputs:
-    """The configuration's random (B, H, T, d) arrays, drawn in turn."""
+class Inputs(sdpa_peer_protocol.Inputs):
+    """The configuration's random (B, H, T, d) arrays as tensors, drawn in turn."""
 
     def __init__(self, c, seed):
-        self.c = c
-        self.rng = np.random.default_rng((seed, c.B, c.NH, c.NH_kv, c.Tq, c.Tk, c.hs, c.hs_v))
-        self.np_dtype = np.float32 if c.dtype == "f32" else np.float64
+        super().__init__(c, seed)
         self.dtype = torch.float32 if c.dtype == "f32" else torch.float64
 
     def draw(self, *shape):
-        half = math.sqrt(3.0)
-        return torch.from_numpy(self.rng.uniform(-half, half, shape).astype(self.np_dtype))
+        return torch.from_numpy(super().draw(*shape))
 
     def view(self, storage):
         """The (B, H, T, d) view of a tensor kept in the layout."""
@@ -167,10 +129,13 @@ class CallCase:
             leaves = [t.requires_grad_() for t in storages]  # the gradients in the layout
             views = [inputs.view(t) for t in leaves]
 
+            dropout = {"dropout_p": c.dropout} if c.dropout else {}
+
             def call():
-                out = fn(*views, **options)
+                out = fn(*views, **options, **dropout)
                 torch.autograd.grad(out, leaves, dout)
                 return out
+        self.undropped = (lambda: fn(*views, **options)) if c.dropout else None
         self.call = call
         self.out = None
 
@@ -182,7 +147,9 @@ class CallCase:
     def check(self):
         """(the check's error, the output's dtype)."""
         with torch.no_grad():
-            error = reference_error(self.c, self.Q.detach(), self.K.detach(), self.V.detach(),
+            if self.undropped:
+                self.out = self.undropped()
+            error = sdpa_peer_protocol.reference_error(self.c, self.Q.detach(), self.K.detach(), self.V.detach(),
                                     self.bias, self.out.detach())
         return error, str(self.out.dtype).replace("torch.", "")
 
@@ -257,28 +224,7 @@ class LoopCase:
             S = self.c.Tk + step + 1
             view = copy.copy(self.c)
             view.Tq, view.Tk, view.lengths, view.full_lengths = 1, self.capacity, [S] * view.B, False
-            error = reference_error(view, self.queries[step], self.step_view(0, self.capacity),
+            error = sdpa_peer_protocol.reference_error(view, self.queries[step], self.step_view(0, self.capacity),
                                     self.step_view(1, self.capacity), None, out, times=[0])
             worst = max(worst, error)
         return worst, str(out.dtype).replace("torch.", "")
-
-
-class Flush:
-    """The cold-cache read: a --flush-mib buffer summed by NumPy on the calling
-    thread, not by PyTorch, whose OpenMP threads would keep spinning after it
-    and take the CPUs from the next call (attn's own threads, in the python
-    peer)."""
-
-    def __init__(self, mib, cold):
-        self.mib, self.cold, self.buffer, self.sum = mib, cold, None, 0
-
-    def read(self):
-        self.sum = int(self.buffer.sum())
-
-    def before(self):
-        """The function to run before every call (None: warm caches)."""
-        if not self.cold:
-            return None
-        if self.buffer is None:
-            self.buffer = np.ones(max(1, self.mib) << 17, dtype=np.int64)
-        return self.read

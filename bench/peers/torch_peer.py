@@ -8,11 +8,15 @@ torch.from_numpy) and the repeat policy are described in peer_common.py.
 
 The computation, in torch ops on CPU tensors of the shape's dtype:
   Q, K, V = X @ Wq, X @ Wk, X @ Wv, split into NH heads (B, NH, T, hs)
-  Y = torch.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=causal)
+  Y = torch.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=causal,
+                                                       dropout_p=P)
       (PyTorch >= 2.0; older PyTorch has no such function, and the peer then
       composes it: softmax(Q K^T / sqrt(hs), masked with -inf) @ V; the
       'impl' line and the CSV column torch_impl say which ran)
   out = Y (B, T, D) @ Wo, or Y
+P is the shape's attention dropout (attn-bench --dropout: a training shape's
+tenth field "dropout=P"), 0 otherwise; the composed attention drops the
+weights with torch.nn.functional.dropout(p=P).
 OP=forward runs under torch.inference_mode(); OP=backward times the forward
 and torch.autograd.grad(out, (X, Wq, Wk, Wv[, Wo]), dout) together.
 
@@ -42,22 +46,23 @@ def heads(Z, NH):
     return Z.view(B, T, NH, D // NH).transpose(1, 2)
 
 
-def composed_attention(Q, K, V, causal):
+def composed_attention(Q, K, V, causal, dropout):
     T, hs = Q.shape[-2], Q.shape[-1]
     scores = (Q @ K.transpose(-2, -1)) * (1.0 / math.sqrt(hs))
     if causal:
         mask = torch.ones(T, T, dtype=torch.bool).triu(1)
         scores = scores.masked_fill(mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ V
+    weights = torch.softmax(scores, dim=-1)
+    return (F.dropout(weights, p=dropout) if dropout else weights) @ V
 
 
-def attention(X, Wq, Wk, Wv, Wo, NH, causal):
+def attention(X, Wq, Wk, Wv, Wo, NH, causal, dropout=0.0):
     B, T, _ = X.shape
     Q, K, V = heads(X @ Wq, NH), heads(X @ Wk, NH), heads(X @ Wv, NH)
     if HAS_SDPA:
-        Y = F.scaled_dot_product_attention(Q, K, V, is_causal=causal)
+        Y = F.scaled_dot_product_attention(Q, K, V, is_causal=causal, dropout_p=dropout)
     else:
-        Y = composed_attention(Q, K, V, causal)
+        Y = composed_attention(Q, K, V, causal, dropout)
     Y = Y.transpose(1, 2).reshape(B, T, -1)
     return Y @ Wo if Wo is not None else Y
 
@@ -122,7 +127,7 @@ def main():
             inputs = [a.requires_grad_() for a in (X, Wq, Wk, Wv, Wo) if a is not None]
 
             def call():
-                out = attention(X, Wq, Wk, Wv, Wo, shape.NH, causal)
+                out = attention(X, Wq, Wk, Wv, Wo, shape.NH, causal, shape.dropout)
                 torch.autograd.grad(out, inputs, dout)
                 return out
         median, fastest, repeats, out = peer_common.time_calls(call, args)

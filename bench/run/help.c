@@ -3,6 +3,7 @@
 #include "output/csv_out.h"
 #include "measure/options.h"
 #include "measure/phase_profile.h"
+#include "machine/fma_peak.h"
 #include "measure/reference.h"
 #include "output/table.h"
 
@@ -40,7 +41,7 @@ static const char run_intro[] =
     "checks each against a naive reference first, and times peers (a naive C\n"
     "implementation, the course's NumPy self_attention as it is and kept in\n"
     "float32, PyTorch) on the same shapes and thread counts in the same run,\n"
-    "next to the machine's GEMM ceiling.\n"
+    "next to the machine's FMA peak and its BLAS's GEMM ceiling.\n"
     "\n"
     "Usage: attn-bench [run] [OPTIONS]\n"
     "\n"
@@ -56,7 +57,8 @@ static const char run_sweep_text[] =
     "the header:\n"
     "C not a multiple of NH; one-shots that do not exist (a single head's\n"
     "backward or Wo: attn_self_attention is forward-only without Wo; weights\n"
-    "with attn_mha_*). --path chooses the path of plan forwards without weights\n"
+    "with attn_mha_*); engine auto and one-shots at a --threads count other\n"
+    "than the one auto resolves to (see THREADS). --path chooses the path of plan forwards without weights\n"
     "only; every other configuration runs once, as path auto. --engine chooses\n"
     "the threads of plans only; one-shots run once, as engine auto (they run at\n"
     "the default, ATTN_THREADS_AUTO).\n"
@@ -106,9 +108,10 @@ static const char run_flops_text[] =
     "CEILING. At the start, at each thread count of the sweep: one square sgemm\n"
     "(f32) and dgemm (f64) of --ceiling sizes on attn's BLAS (OpenBLAS: the\n"
     "kernels of the core the header names), 2*n^3 FLOPs over the median of 5\n"
-    "calls: what this BLAS reaches, not the CPU's theoretical peak. Every\n"
-    "GFLOP/s is also given as a fraction of the ceiling of its dtype and\n"
-    "thread count.\n"
+    "calls: what this BLAS reaches, not the CPU's theoretical peak (blas%\n"
+    "and the CSV's PEER_ceiling_fraction are against it).\n";
+
+static const char run_peers_text[] =
     "\n"
     "PEERS (--peers), timed on the same shape right after attn, at the same\n"
     "thread count; a peer that cannot run is skipped with a note, never faked:\n"
@@ -130,7 +133,10 @@ static const char run_flops_text[] =
     "         python_median_ms - attn_median_ms is the binding's cost per call;\n"
     "         only when named (--peers python; not in all)\n"
     "Each python peer is one process per thread count, started with\n"
-    "OPENBLAS_NUM_THREADS/OMP_NUM_THREADS/MKL_NUM_THREADS and --threads set.\n"
+    "OPENBLAS_NUM_THREADS/OMP_NUM_THREADS/MKL_NUM_THREADS and --threads set;\n"
+    "the thread count its library reports (its blas line's threads=N) is the\n"
+    "table's thr after its median and the CSV's PEER_threads. The naive peer is\n"
+    "plain loops on one thread (thr 1).\n"
     "INTERPRETERS: the first of --python (NumPy peers), --torch-python or\n"
     "--attn-python that gets the script ready; the first two begin with the\n"
     "venv that ./attn.sh peers sets up (PyTorch 2.x and NumPy 2 from PyPI),\n"
@@ -139,19 +145,45 @@ static const char run_flops_text[] =
     "in the source tree (" ATTN_BENCH_SOURCE_PEER_DIR "),\n"
     "unless --numpy-script (both NumPy peers) / --torch-script name them.\n"
     "\n"
-    "THREADS. attn-bench sets the BLAS's thread count to N (OpenBLAS's or\n"
-    "BLIS's call; the reference CBLAS has none) before each configuration\n"
-    "and before the ceiling: it owns its process. The attn\n"
-    "library itself never changes the BLAS thread count. Engine auto is the\n"
-    "plan's default: attn's own engine on the process's shared threads (one per\n"
-    "CPU it may run on, whatever --threads says) when a SIMD kernel set runs,\n"
-    "else BLAS threads; ATTN_NUM_THREADS overrides it (0: BLAS threads, n: n own\n"
-    "threads). A header line and the CSV's engine_threads say what it was.\n"
+    "THREADS. A row's --threads count N is everyone's. attn-bench\n"
+    "sets the BLAS's thread count to N (OpenBLAS's or BLIS's call; the\n"
+    "reference CBLAS has none) before each configuration and the ceiling (it owns its\n"
+    "process; the attn library itself never changes it), engine own runs N\n"
+    "threads of attn's, the peers run with N, and the ceiling and the FMA peak\n"
+    "are measured on N. The default, cpus, is the CPUs the process may run on\n"
+    "(sched_getaffinity, as engine auto counts them). Engine auto is\n"
+    "the plan's default: attn's own engine on the process's shared threads (one\n"
+    "per CPU it may run on, whatever --threads says) when a SIMD kernel set\n"
+    "runs, else BLAS threads; ATTN_NUM_THREADS overrides it (0: BLAS threads,\n"
+    "n: n own threads). A header line, the table's athr and the CSV's\n"
+    "engine_threads and attn_threads say what it was; an auto configuration\n"
+    "(or a one-shot, which runs at the default) at another count than the one\n"
+    "auto resolves to is left out, so that no row credits attn with more\n"
+    "threads than its peers and its peak.\n"
     "\n"
     "OUTPUT. Lines starting with # describe the machine (CPU, SIMD kernel, BLAS\n"
-    "core and threads, compiler and flags), the ceiling, the sweep, the peers,\n"
+    "core and threads, compiler and flags), the ceiling, the FMA peak, the\n"
+    "sweep, the peers,\n"
     "and at the end how busy other processes kept the CPUs. Progress goes to\n"
     "stderr (--progress). Table columns (stdout):\n";
+
+static const char run_dropout_text[] =
+    "\n"
+    "DROPOUT (--dropout P[,P...], default 0; issue 26). A plan row of --op\n"
+    "backward with P above 0 is a training step with attention dropout: before\n"
+    "each timed call the plan gets attn_plan_set_dropout(plan, P, %u, offset),\n"
+    "the seed fixed, the offset 0 for the first timed call and one more for each\n"
+    "next (a training loop's). Its check runs before, at p = 0 (the table's check\n"
+    "shows @p0). The torch peer's block passes dropout_p=P to\n"
+    "scaled_dot_product_attention (a composed attention: dropout on the\n"
+    "weights); the naive, numpy and python peers skip the row with a note.\n"
+    "Forwards and one-shots with P above 0 are refused. A shape's dropouts are\n"
+    "measured together, as its engines are (on attn's own threads: attn's calls\n"
+    "interleaved in blocks; then the torch peer at each p); a row with dropout\n"
+    "ends with '| p=P attn/p0 A torch/p0 T' (the CSV's attn_dropout_cost,\n"
+    "torch_dropout_cost): its medians over those of its twin at p = 0 (the same\n"
+    "configuration). The run command has no --rounds: repeat the run and take\n"
+    "the medians of the ratios (bench/sweeps/dropout/gpt2-block.sweep says how).\n";
 
 static const char run_outputs_text[] =
     "\n"
@@ -163,7 +195,9 @@ static const char run_outputs_text[] =
 static const char run_outro[] =
     "\n"
     "JSON (--json): {tool, schema, command, csv, settings, machine, ceiling,\n"
-    "peers, wall_seconds, other_load_cpus, columns, rows}, rows being the CSV's\n"
+    "fma_peak {method, isa, bf16_dot, entries [{kind, threads, gflops,\n"
+    "median_gflops}]}, peers, wall_seconds, other_load_cpus, columns, rows},\n"
+    "rows being the CSV's\n"
     "rows as objects (numbers as numbers, empty fields as null).\n"
     "\n"
     "Exit status: 0 every configuration passed its check and was timed;\n"
@@ -179,8 +213,11 @@ void bench_help_run(FILE *out)
             BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F64));
     fputs(run_timing_text, out);
     fputs(run_flops_text, out);
+    bench_fma_peak_print_help(out);
+    fputs(run_peers_text, out);
     bench_table_print_columns(out);
     bench_phase_profile_print_help(out);
+    fprintf(out, run_dropout_text, BENCH_DROPOUT_SEED);
     fputs(run_outputs_text, out);
     bench_csv_print_columns(out);
     fputs(run_outro, out);

@@ -54,10 +54,15 @@ static int collect_keys(const bench_csv_table *table, bench_resume *resume)
     resume->keys = calloc(table->rows ? table->rows : 1, sizeof *resume->keys);
     if (!resume->keys)
         return -1;
+    size_t dropout = 0; /* the dropout column (the header is this attn-bench's) */
+    while (dropout < table->columns && strcmp(table->fields[dropout], "dropout") != 0)
+        ++dropout;
     for (size_t r = 0; r < table->rows; ++r) {
         char key[256];
-        join_fields(table->fields + (r + 1) * table->columns, BENCH_CSV_KEY_COLUMNS, key,
-                    sizeof key);
+        char *const *row = table->fields + (r + 1) * table->columns;
+        join_fields(row, BENCH_CSV_KEY_COLUMNS, key, sizeof key);
+        if (dropout < table->columns) /* rows at several p are distinct configurations */
+            snprintf(key + strlen(key), sizeof key - strlen(key), ",%s", row[dropout]);
         resume->keys[r] = malloc(strlen(key) + 1);
         if (!resume->keys[r])
             return -1;
@@ -108,6 +113,7 @@ int bench_resume_has(const bench_resume *resume, const bench_config *config)
 {
     char key[256];
     bench_csv_format_key(config, key, sizeof key);
+    snprintf(key + strlen(key), sizeof key - strlen(key), ",%.6g", config->shape.dropout);
     for (size_t i = 0; i < resume->count; ++i)
         if (strcmp(resume->keys[i], key) == 0)
             return 1;

@@ -104,13 +104,20 @@ static void time_peers(peer_set *peers, const bench_problem *problem, bench_poin
         memset(peers->timings, 0, sizeof peers->timings);
         if (peers->threads != shape->threads)
             start_processes(peers, shape->threads);
-        if ((o->peers & BENCH_PEER_NAIVE) && problem->X) {
+        if (shape->dropout > 0.0) { /* only the torch peer drops */
+            for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
+                snprintf(peers->timings[k].note, sizeof peers->timings[k].note,
+                         "no attention dropout here (--dropout above 0)");
+            bench_peer_process_time(&peers->processes[BENCH_PEER_KIND_TORCH], shape,
+                                    &peers->timings[BENCH_PEER_KIND_TORCH]);
+        } else if ((o->peers & BENCH_PEER_NAIVE) && problem->X) {
             bench_naive_peer_time(problem, &o->naive_repeat, o->naive_max_T,
                                   &peers->timings[BENCH_PEER_KIND_NAIVE]);
             peers->record->peers[BENCH_PEER_KIND_NAIVE].measured +=
                 (size_t)peers->timings[BENCH_PEER_KIND_NAIVE].measured;
         }
-        for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k)
+        for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS && !(shape->dropout > 0.0);
+             ++k)
             bench_peer_process_time(&peers->processes[k], shape, &peers->timings[k]);
         peers->shape = *shape;
         peers->have_shape = 1;
@@ -159,7 +166,44 @@ typedef struct sweep_outcome {
     size_t measured, resumed, failures;
     int csv_failed;
     int promoted; /* a peer computed in float64 on an f32 row (the table's x*) */
+    /* the last rows at p = 0 (a shape's configurations), twins of rows with dropout */
+    struct undropped_row {
+        bench_config config;
+        double attn_s, torch_s; /* medians; 0: none */
+    } undropped[32];
+    size_t undropped_count;
 } sweep_outcome;
+
+static int same_but_dropout(const bench_config *a, const bench_config *b)
+{
+    return bench_shape_same_but_dropout(&a->shape, &b->shape) && a->api == b->api &&
+           a->path == b->path && a->engine == b->engine && a->with_weights == b->with_weights;
+}
+
+/* A row at p = 0 is kept as a twin; a row with dropout gets its medians over
+ * its twin's (the same configuration but for p, measured before it). */
+static void dropout_costs(bench_point *point, sweep_outcome *outcome)
+{
+    const bench_peer_timing *torch = &point->peers[BENCH_PEER_KIND_TORCH];
+    const double attn_s = point->status == BENCH_POINT_TIMED ? point->attn.median_s : 0.0;
+    const double torch_s = torch->measured ? torch->timing.median_s : 0.0;
+    const size_t capacity = sizeof outcome->undropped / sizeof outcome->undropped[0];
+    if (point->config.shape.dropout == 0.0) {
+        outcome->undropped[outcome->undropped_count++ % capacity] =
+            (struct undropped_row){point->config, attn_s, torch_s};
+        return;
+    }
+    const size_t kept = outcome->undropped_count < capacity ? outcome->undropped_count : capacity;
+    for (size_t i = 0; i < kept; ++i) {
+        const struct undropped_row *twin = &outcome->undropped[i];
+        if (!same_but_dropout(&point->config, &twin->config))
+            continue;
+        if (attn_s > 0.0 && twin->attn_s > 0.0)
+            point->attn_dropout_cost = attn_s / twin->attn_s;
+        if (torch_s > 0.0 && twin->torch_s > 0.0)
+            point->torch_dropout_cost = torch_s / twin->torch_s;
+    }
+}
 
 /* Whether BLAS threads (attn-bench's or a python peer's) may still poll for
  * work when a configuration on attn's own threads starts: only after
@@ -186,20 +230,24 @@ static void settle_before(const bench_options *o, const bench_config *config)
 }
 
 /* The peers timed on the measured point's problem, which is then destroyed. */
-static void finish_point(bench_point *point, bench_problem *problem, peer_set *peers,
-                         const bench_ceiling *ceiling)
+static void finish_point(bench_point *point, bench_problem *problem, peer_set *peers)
 {
     const bench_config *config = &point->config;
+    const bench_run_record *record = peers->record;
     time_peers(peers, problem, point);
     bench_problem_destroy(problem);
     point->ceiling_gflops =
-        bench_ceiling_gflops(ceiling, config->shape.dtype, config->shape.threads);
+        bench_ceiling_gflops(&record->ceiling, config->shape.dtype, config->shape.threads);
+    point->peak_gflops = bench_fma_peak_gflops(
+        &record->fma_peak, config->shape.dtype == BENCH_F32 ? BENCH_FMA_F32 : BENCH_FMA_F64,
+        config->shape.threads);
 }
 
 /* The point's row printed and written. */
-static void report_point(const bench_point *point, const char *error, peer_set *peers,
+static void report_point(bench_point *point, const char *error, peer_set *peers,
                          FILE *csv, bench_progress *progress, sweep_outcome *outcome)
 {
+    dropout_costs(point, outcome);
     const bench_options *o = peers->options;
     bench_progress_hide(progress);
     bench_table_print_row(stdout, point);
@@ -230,7 +278,7 @@ static void report_point(const bench_point *point, const char *error, peer_set *
  * threads side by side, BENCH_INTERLEAVE_MAX at most at a time (one by one
  * with --sequential). skip[k]: kept from the CSV, not measured. */
 static void measure_shape(const bench_config *configs, size_t count, const int *skip,
-                          peer_set *peers, const bench_ceiling *ceiling, bench_point *points,
+                          peer_set *peers, bench_point *points,
                           bench_problem *problems, char (*errors)[BENCH_ERROR_SIZE])
 {
     const bench_options *o = peers->options;
@@ -244,7 +292,7 @@ static void measure_shape(const bench_config *configs, size_t count, const int *
             settle_before(o, &configs[k]);
             bench_measure_point(&configs[k], o, &problems[k], &points[k], errors[k],
                                 BENCH_ERROR_SIZE);
-            finish_point(&points[k], &problems[k], peers, ceiling);
+            finish_point(&points[k], &problems[k], peers);
         }
         if (grouped == BENCH_INTERLEAVE_MAX || (grouped > 0 && k + 1 == count)) {
             bench_config chunk[BENCH_INTERLEAVE_MAX];
@@ -265,7 +313,7 @@ static void measure_shape(const bench_config *configs, size_t count, const int *
             for (size_t g = 0; g < grouped; ++g) {
                 points[group[g]] = measured[g];
                 memcpy(errors[group[g]], chunk_errors[g], BENCH_ERROR_SIZE);
-                finish_point(&points[group[g]], &chunk_problems[g], peers, ceiling);
+                finish_point(&points[group[g]], &chunk_problems[g], peers);
             }
             grouped = 0;
         }
@@ -276,7 +324,7 @@ static void measure_shape(const bench_config *configs, size_t count, const int *
  * (measure_shape), then reported in the sweep's order. */
 static void run_shape(const bench_sweep *sweep, size_t first, size_t last,
                       const bench_resume *resume, peer_set *peers, FILE *csv,
-                      const bench_ceiling *ceiling, bench_progress *progress,
+                      bench_progress *progress,
                       sweep_outcome *outcome)
 {
     const bench_options *o = peers->options;
@@ -292,7 +340,7 @@ static void run_shape(const bench_sweep *sweep, size_t first, size_t last,
     } else {
         for (size_t k = 0; k < count; ++k)
             skip[k] = bench_resume_has(resume, &configs[k]);
-        measure_shape(configs, count, skip, peers, ceiling, points, problems, errors);
+        measure_shape(configs, count, skip, peers, points, problems, errors);
         for (size_t k = 0; k < count; ++k) {
             char label[256];
             progress_label(&configs[k], label, sizeof label);
@@ -314,7 +362,7 @@ static void run_shape(const bench_sweep *sweep, size_t first, size_t last,
 }
 
 static void run_sweep(const bench_sweep *sweep, const bench_resume *resume, peer_set *peers,
-                      FILE *csv, const bench_ceiling *ceiling, sweep_outcome *outcome)
+                      FILE *csv, sweep_outcome *outcome)
 {
     const bench_options *o = peers->options;
     double total_cost = 0.0;
@@ -326,12 +374,12 @@ static void run_sweep(const bench_sweep *sweep, const bench_resume *resume, peer
     bench_progress progress;
     bench_progress_start(&progress, o->progress, stderr, sweep->count, total_cost);
     for (size_t first = 0, last; first < sweep->count; first = last) {
-        for (last = first + 1; last < sweep->count &&
-                               bench_shape_equal(&sweep->configs[last].shape,
-                                                 &sweep->configs[first].shape);
+        for (last = first + 1; last < sweep->count && /* a shape's dropouts: together */
+                               bench_shape_same_but_dropout(&sweep->configs[last].shape,
+                                                            &sweep->configs[first].shape);
              ++last)
             ;
-        run_shape(sweep, first, last, resume, peers, csv, ceiling, &progress, outcome);
+        run_shape(sweep, first, last, resume, peers, csv, &progress, outcome);
     }
     bench_progress_finish(&progress);
 }
@@ -352,6 +400,13 @@ static void print_settings(const bench_options *o, const bench_sweep *sweep,
     bench_attn_auto_threads_print(stdout,
                                   "plans at their default, ATTN_THREADS_AUTO; every one-shot");
     printf("# FLOP counts: %s\n", bench_flops_formula);
+    for (size_t i = 0; i < o->dropout_count; ++i)
+        if (o->dropouts[i] > 0.0 && i + 1 == o->dropout_count)
+            printf("# dropout: rows with p > 0 (plans, op backward) call attn_plan_set_dropout("
+                   "plan, p, seed %u, offset) before each timed call, offset 0, 1, 2, ...; "
+                   "checked at p = 0; the torch peer gets dropout_p = p, the others skip them; "
+                   "'| p=P attn/p0 A torch/p0 T': the medians over the twin row's at p = 0\n",
+                   BENCH_DROPOUT_SEED);
     if (o->peers & BENCH_PEER_NAIVE)
         printf("# naive peer: plain C loops in the element type, up to T = %zu, %zu timed "
                "calls after one warmup\n",
@@ -448,6 +503,11 @@ static int run_configured(const bench_options *o, const bench_sweep *sweep)
                               o->threads.count, o->ceiling_n) != 0)
         fprintf(stderr, "attn-bench: out of memory for the ceiling's GEMM\n");
     bench_ceiling_print(stdout, &record.ceiling, &record.machine);
+    if (blas_threads_may_poll(o)) /* the ceiling's BLAS threads would take the peak's CPUs */
+        bench_settle_blas_threads();
+    if (bench_fma_peak_measure(&record.fma_peak, o->threads.values, o->threads.count) != 0)
+        fprintf(stderr, "attn-bench: a thread of the FMA peak did not start\n");
+    bench_fma_peak_print(stdout, &record.fma_peak);
     print_settings(o, sweep, &resume);
     fflush(stdout);
 
@@ -458,7 +518,7 @@ static int run_configured(const bench_options *o, const bench_sweep *sweep)
         start_processes(&peers, first->shape.threads); /* their header lines come first */
         bench_table_print_header(stdout);
     }
-    run_sweep(sweep, &resume, &peers, csv, &record.ceiling, &outcome);
+    run_sweep(sweep, &resume, &peers, csv, &outcome);
     stop_processes(&peers);
     for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
         if (!record.peers[k].status)

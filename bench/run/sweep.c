@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "measure/attn_call.h"
+
 /* The product of the list lengths, or 0 when it exceeds BENCH_SWEEP_MAX. */
 static size_t combination_count(const bench_options *o)
 {
@@ -11,7 +13,7 @@ static size_t combination_count(const bench_options *o)
     size_t lengths[] = {o->threads.count, o->dtype_count, o->op_count,  o->causal_count,
                         o->B.count,       o->C.count,     heads->count, o->wo_count,
                         o->T.count,       o->api_count,   o->path_count,
-                        o->engine_count};
+                        o->engine_count,  o->dropout_count};
     size_t product = 1;
     for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; ++i) {
         if (lengths[i] == 0 || lengths[i] > BENCH_SWEEP_MAX / product)
@@ -48,6 +50,8 @@ static void add_config(bench_sweep *sweep, const bench_options *o, const bench_s
         config.engine = BENCH_ENGINE_AUTO;
     }
     const char *reason = bench_config_invalid_reason(&config);
+    if (!reason) /* every row runs attn, its peers and the ceiling on one count */
+        reason = bench_attn_auto_mismatch(config.engine, shape->threads);
     if (reason) {
         bench_omissions_add(&sweep->omitted, reason);
         return;
@@ -55,13 +59,17 @@ static void add_config(bench_sweep *sweep, const bench_options *o, const bench_s
     sweep->configs[sweep->count++] = config;
 }
 
-/* Every api and path of one shape. */
+/* Every dropout, api and path of one shape (a shape's dropouts side by side). */
 static void add_shape(bench_sweep *sweep, const bench_options *o, const bench_shape *shape)
 {
-    for (size_t a = 0; a < o->api_count; ++a)
-        for (size_t p = 0; p < o->path_count; ++p)
-            for (size_t e = 0; e < o->engine_count; ++e)
-                add_config(sweep, o, shape, a, p, e);
+    for (size_t d = 0; d < o->dropout_count; ++d) {
+        bench_shape dropped = *shape;
+        dropped.dropout = o->dropouts[d];
+        for (size_t a = 0; a < o->api_count; ++a)
+            for (size_t p = 0; p < o->path_count; ++p)
+                for (size_t e = 0; e < o->engine_count; ++e)
+                    add_config(sweep, o, &dropped, a, p, e);
+    }
 }
 
 /* The head count and head size of entry h of the heads list for width C. */

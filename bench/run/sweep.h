@@ -6,7 +6,10 @@
  * after attn's first configuration of it.
  *
  * Left out, and counted by reason: combinations attn cannot run (see
- * bench_config_invalid_reason) and C not a multiple of NH. A configuration
+ * bench_config_invalid_reason), C not a multiple of NH, and engine auto (and
+ * one-shots, which run at the default) at a thread count other than the one
+ * auto resolves to (bench_attn_auto_mismatch: every row runs attn, its peers
+ * and the ceiling on one count). A configuration
  * whose path cannot be chosen runs once, as path auto, whatever --path lists.
  */
 #ifndef ATTN_BENCH_SWEEP_H

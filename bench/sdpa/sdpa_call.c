@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "measure/attn_call.h"
+
 /* The arguments of one precision, bound to the problem (ARGS: the struct). */
 #define BIND_ARGUMENTS(ARGS, p, backward)                                                       \
     (ARGS){.Q = (p)->Q, .ldq = (p)->strides.q.ld, .sbq = (p)->strides.q.sb,                    \
@@ -42,6 +44,7 @@ attn_status bench_sdpa_call_create(bench_sdpa_call *call, const bench_sdpa_shape
     }
     call->problem = p;
     call->backward = shape->op == BENCH_OP_BACKWARD;
+    call->dropout = call->backward ? shape->dropout : 0.0;
     if (shape->dtype == BENCH_F32)
         call->a32 = BIND_ARGUMENTS(attn_sdpa_args_f32, p, call->backward);
     else
@@ -75,6 +78,13 @@ attn_status bench_sdpa_call_run(const bench_sdpa_call *call)
             status = attn_sdpa_backward_f64(call->plan, &call->a64, p->dout, p->dQ, p->dK, p->dV);
     }
     return status;
+}
+
+attn_status bench_sdpa_call_run_timed(bench_sdpa_call *call)
+{
+    const attn_status status =
+        bench_dropout_before_call(call->plan, call->dropout, &call->dropout_offset);
+    return status == ATTN_OK ? bench_sdpa_call_run(call) : status;
 }
 
 void bench_sdpa_call_destroy(bench_sdpa_call *call)

@@ -7,9 +7,15 @@
  * layout (sdpa_layout.h), given explicitly also where 0 would mean the same.
  * The call is attn_sdpa_forward_* (lse NULL), or for op=backward
  * attn_sdpa_forward_* (with lse) followed by attn_sdpa_backward_*.
+ * With --dropout p above 0 (op backward), each timed call is preceded by
+ * attn_plan_set_dropout(plan, p, BENCH_DROPOUT_SEED, offset), the offset
+ * one more for each call (0 first), as a training step's; the checked call
+ * runs before any of them, at p = 0.
  */
 #ifndef ATTN_BENCH_SDPA_CALL_H
 #define ATTN_BENCH_SDPA_CALL_H
+
+#include <stdint.h>
 
 #include <attn/attn.h>
 
@@ -21,6 +27,8 @@ typedef struct bench_sdpa_call {
     attn_sdpa_args_f32 a32;
     attn_sdpa_args_f64 a64;
     int backward;
+    double dropout;          /* p of the timed calls (0: none) */
+    uint64_t dropout_offset; /* of the next timed call */
 } bench_sdpa_call;
 
 /* Creates the plan of the configuration (engine: the config's) and binds
@@ -32,6 +40,9 @@ attn_status bench_sdpa_call_create(bench_sdpa_call *call, const bench_sdpa_shape
 void bench_sdpa_call_at_step(bench_sdpa_call *call, size_t step);
 
 attn_status bench_sdpa_call_run(const bench_sdpa_call *call);
+
+/* A timed call: the dropout of the call's offset set (p above 0), then the call. */
+attn_status bench_sdpa_call_run_timed(bench_sdpa_call *call);
 
 void bench_sdpa_call_destroy(bench_sdpa_call *call);
 

@@ -119,13 +119,14 @@ int bench_sdpa_shape_equal(const bench_sdpa_shape *a, const bench_sdpa_shape *b)
            a->NH_kv == b->NH_kv && a->Tq == b->Tq && a->Tk == b->Tk && a->hs == b->hs &&
            a->hs_v == b->hs_v && a->lengths == b->lengths && a->cache == b->cache &&
            a->layout == b->layout && a->scenario == b->scenario && a->steps == b->steps &&
-           a->threads == b->threads;
+           a->threads == b->threads && a->dropout == b->dropout;
 }
 
 int bench_sdpa_shape_same_group(const bench_sdpa_shape *a, const bench_sdpa_shape *b)
 {
     bench_sdpa_shape other = *b;
     other.layout = a->layout;
+    other.dropout = a->dropout;
     return bench_sdpa_shape_equal(a, &other);
 }
 

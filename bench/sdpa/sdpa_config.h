@@ -86,6 +86,7 @@ typedef struct bench_sdpa_shape {
     bench_sdpa_scenario scenario;
     size_t steps; /* decode-loop: the steps; call: 0 */
     size_t threads;
+    double dropout; /* attention dropout p (op backward only; 0: none; --dropout) */
 } bench_sdpa_shape;
 
 typedef struct bench_sdpa_config {
@@ -128,7 +129,8 @@ int bench_sdpa_is_decode(const bench_sdpa_shape *shape);
 /* Same arrays and same peer measurement: every field but the engine. */
 int bench_sdpa_shape_equal(const bench_sdpa_shape *a, const bench_sdpa_shape *b);
 
-/* The same shape but perhaps for the layout: measured as one group. */
+/* The same shape but perhaps for the layout and the dropout: measured as
+ * one group (a row with dropout beside its twin without, interleaved). */
 int bench_sdpa_shape_same_group(const bench_sdpa_shape *a, const bench_sdpa_shape *b);
 
 /* The per-sequence lengths as "L0/L1/..." (every sequence spelled out), or

@@ -160,13 +160,45 @@ static const char help_body3[] =
     "give their versions and build (torch.__config__: BLAS_INFO, MKL, oneDNN, CPU\n"
     "capability, parallel backend, threads; attn's package and library). A peer\n"
     "that cannot run is skipped with a note.\n"
+    "--peers ort, openvino, ggml (./attn.sh peers installs them; --peer-dir DIR\n"
+    "is looked in first for their scripts): ort_sdpa_peer.py (ONNX Runtime, CPU\n"
+    "provider, intra_op_num_threads = --threads, inter_op 1: the fastest of\n"
+    "com.microsoft GroupQueryAttention, MultiHeadAttention and ONNX Attention\n"
+    "opset 23 that expresses the case), openvino_sdpa_peer.py (OpenVINO\n"
+    "ScaledDotProductAttention, INFERENCE_PRECISION_HINT f32,\n"
+    "INFERENCE_NUM_THREADS = --threads; decode in the stateless form),\n"
+    "ggml_sdpa_peer.py (ggml_flash_attn_ext, K/V F32 or F16, the faster, with\n"
+    "n_threads = --threads). Each checks every candidate against float64 loops\n"
+    "before timing it (PEER_check_error), times f32 forward calls only, and\n"
+    "reports the threads it ran on and the operator (PEER_threads, PEER_kernel).\n";
+
+static const char help_dropout[] =
+    "\n"
+    "DROPOUT (--dropout P[,P...], default 0). A row of --op backward with P above\n"
+    "0 is a training step with attention dropout: before each timed call attn's\n"
+    "plan gets attn_plan_set_dropout(plan, P, %u, offset), the seed fixed and the\n"
+    "offset 0 for the first timed call and one more for each next (a training\n"
+    "loop's: every step its own masks). Its check runs before, at p = 0 (no peer\n"
+    "draws attn's masks, so a dropped output has no reference): the table's check\n"
+    "shows @p0, the CSV's dropout_check \"at p=0\". The torch and python peers\n"
+    "pass dropout_p=P in their timed step (their own checks at p = 0); ort,\n"
+    "openvino and ggml, inference engines, skip the row with a note. A forward\n"
+    "(an inference op) with P above 0 is refused: dropout is for training. The\n"
+    "dropouts of a shape are one group, measured interleaved with --rounds; the\n"
+    "table's drop a/p0 t/p0 and the CSV's attn_dropout_cost and\n"
+    "torch_dropout_cost are a row's median over its twin's at p = 0: what\n"
+    "dropout costs (bench/sweeps/dropout/sdpa-prefill.sweep: issue 26's case).\n";
+
+static const char help_threads[] =
     "\n"
     "THREADS. attn-bench sets the BLAS's thread count (openblas_set_num_threads,\n"
     "or BLIS's; the reference CBLAS has none) to --threads before each\n"
     "configuration and before the ceiling. Engine auto is the plan's default\n"
     "(attn's own engine on the process's shared threads when a SIMD kernel set\n"
     "runs, else BLAS threads; ATTN_NUM_THREADS overrides it); the CSV's\n"
-    "engine_threads says what it was. With a thread count above 1 the bench sleeps\n"
+    "engine_threads and the table's athr say what it was; an auto configuration\n"
+    "at another --threads count than the one it resolves to is left out, so that\n"
+    "attn, the peers and the ceiling of a row run on one count. With a thread count above 1 the bench sleeps\n"
     "0.2 s before each configuration and each peer's block, so that idle BLAS or\n"
     "OpenMP threads of what ran before (OpenBLAS, the peers) have stopped polling.\n"
     "\n"
@@ -185,7 +217,8 @@ static const char help_outro[] =
     "JSON (--json): {tool, mode: \"sdpa\", schema, command, csv, settings,\n"
     "flop_count, machine, ceiling, bandwidth {method, buffer_bytes,\n"
     "last_level_cache_bytes, repeats, entries [{threads, gbps, best_gbps}]},\n"
-    "peers (torch, python), wall_seconds, other_load_cpus, columns, rows}, rows\n"
+    "fma_peak {method, isa, bf16_dot, entries [{kind, threads, gflops,\n"
+    "median_gflops}]}, peers (torch, python, ort, openvino, ggml), wall_seconds, other_load_cpus, columns, rows}, rows\n"
     "being the CSV's rows as objects (numbers as numbers, empty fields as null).\n"
     "\n"
     "SWEEP FILES (--sweep FILE): one option per line, 'name = value', as for the\n"
@@ -205,6 +238,9 @@ void bench_sdpa_print_help(FILE *out)
             BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F32), BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F64));
     fprintf(out, help_body2, BENCH_SDPA_DECODE_MAX_TQ, BENCH_BANDWIDTH_REPEATS);
     fputs(help_body3, out);
+    fprintf(out, help_dropout, BENCH_DROPOUT_SEED);
+    bench_fma_peak_print_help(out);
+    fputs(help_threads, out);
     bench_sdpa_table_print_columns(out);
     fputs(help_csv, out);
     bench_sdpa_csv_print_columns(out);

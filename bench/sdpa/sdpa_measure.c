@@ -24,7 +24,7 @@ bench_repeat_policy bench_sdpa_block_policy(const bench_repeat_policy *p, size_t
 
 static int call_once(void *context)
 {
-    return (int)bench_sdpa_call_run(&((bench_sdpa_session *)context)->call);
+    return (int)bench_sdpa_call_run_timed(&((bench_sdpa_session *)context)->call);
 }
 
 /* The cold-cache read before each call (the bandwidth buffer). */

@@ -39,8 +39,12 @@ typedef struct bench_sdpa_point {
     bench_timing attn;
     unsigned engine_threads; /* attn_plan_get_threads: 0 BLAS threads, n own threads */
     double ceiling_gflops;   /* GEMM ceiling of the dtype and threads; 0: none */
+    double peak_gflops;      /* FMA peak of the dtype and threads; 0: none */
     double bandwidth_gbps;   /* read bandwidth at the threads; 0: none */
     bench_sdpa_peer_timing peers[BENCH_SDPA_PEER_COUNT];
+    /* A row with dropout: its twin at p = 0 measured in the same group (same
+     * layout and engine), whose times make the dropout's cost; else NULL. */
+    const struct bench_sdpa_point *undropped;
 } bench_sdpa_point;
 
 /* The peers' block of round `round` of `rounds` (0-based), run after attn's. */

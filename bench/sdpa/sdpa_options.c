@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "cli/option_values.h"
+#include "measure/attn_call.h"
 #include "util/text.h"
 
 #ifndef ATTN_BENCH_PEERS_PYTHON
@@ -30,6 +31,7 @@ typedef enum sdpa_option_id {
     O_CACHE,
     O_LAYOUT,
     O_SCENARIO,
+    O_DROPOUT,
     O_STEPS,
     O_ROUNDS,
     O_WARMUP,
@@ -41,6 +43,7 @@ typedef enum sdpa_option_id {
     O_PEERS,
     O_TORCH_PYTHON,
     O_TORCH_SCRIPT,
+    O_PEER_DIR,
     O_ATTN_PYTHON,
     O_CEILING,
     O_BANDWIDTH_MIB,
@@ -87,8 +90,10 @@ static const bench_cli_option specs[O_COUNT] = {
                   "ATTN_THREADS_AUTO), blas (attn_plan_set_threads(plan,\n"
                   "0): --threads BLAS threads) or own\n"
                   "(attn_plan_set_threads(plan, --threads))"},
-    [O_THREADS] = {"threads", "LIST", "1", NULL,
-                   "threads: the BLAS's thread count (OpenBLAS, BLIS)\n"
+    [O_THREADS] = {"threads", "LIST", "cpus", NULL,
+                   "threads of everyone in a row (cpus: the CPUs it may\n"
+                   "run on, sched_getaffinity, as engine auto counts them):\n"
+                   "the BLAS's thread count (OpenBLAS, BLIS)\n"
                    "before each configuration, the bandwidth and ceiling\n"
                    "measurements, own engines and the peer's\n"
                    "torch.set_num_threads"},
@@ -100,6 +105,10 @@ static const bench_cli_option specs[O_COUNT] = {
                   "bshd (B,T,NH,hs): attn's rows; bhsd (B,NH,T,hs):\nPyTorch's (see LAYOUTS)"},
     [O_SCENARIO] = {"scenario", "LIST", "call", "call,decode-loop",
                     "call, or decode-loop: --steps steps on a growing cache\n(see DECODE LOOP)"},
+    [O_DROPOUT] = {"dropout", "LIST", "0", NULL,
+                   "attention dropout p in [0, 1) of --op backward rows:\n"
+                   "attn_plan_set_dropout with a fixed seed, an offset per\n"
+                   "call; torch's dropout_p; refused on forwards (see DROPOUT)"},
     [O_STEPS] = {"steps", "N", "64", "3", "steps of a decode loop"},
     [O_ROUNDS] = {"rounds", "N", "1", NULL,
                   "rounds of a configuration: in each, a block of attn's\n"
@@ -115,18 +124,25 @@ static const bench_cli_option specs[O_COUNT] = {
                       "and head of a large configuration; 0 = check all (see\n"
                       "CHECKS)"},
     [O_SEED] = {"seed", "N", "1", NULL, "seed of the inputs"},
-    [O_PEERS] = {"peers", "LIST", "torch", NULL,
-                 "torch (PyTorch's SDPA), python (attn's PyTorch drop-in\n"
+    [O_PEERS] = {"peers", "LIST", "torch,ort,openvino,ggml", NULL,
+                 "torch (PyTorch's SDPA), ort (ONNX Runtime), openvino\n"
+                 "(OpenVINO's SDPA), ggml (ggml_flash_attn_ext), python\n"
+                 "(attn's PyTorch drop-in\n"
                  "attn.torch.scaled_dot_product_attention: the binding's\n"
                  "cost), none; see PEERS"},
     [O_TORCH_PYTHON] = {"torch-python", "LIST",
                         ATTN_BENCH_PEERS_PYTHON ",python3,/usr/bin/python3", NULL,
-                        "interpreters tried for the PyTorch peer: the first\n"
-                        "that imports torch runs it (the first one is the venv\n"
-                        "of ./attn.sh peers)"},
+                        "interpreters tried for the torch, ort, openvino and\n"
+                        "ggml peers: the first that gets the peer ready runs\n"
+                        "it (the first one is the venv of ./attn.sh peers)"},
     [O_TORCH_SCRIPT] = {"torch-script", "PATH", NULL, NULL,
-                        "the peers' script (default: torch_sdpa_peer.py, found\n"
-                        "as the run command's peers are; both peers run it)"},
+                        "the torch and python peers' script (default:\n"
+                        "torch_sdpa_peer.py, found as the run command's peers\n"
+                        "are; both peers run it)"},
+    [O_PEER_DIR] = {"peer-dir", "DIR", NULL, NULL,
+                    "a directory looked in first for every peer's script\n"
+                    "(torch_sdpa_peer.py, ort_sdpa_peer.py,\n"
+                    "openvino_sdpa_peer.py, ggml_sdpa_peer.py)"},
     [O_ATTN_PYTHON] = {"attn-python", "LIST",
                        ATTN_BENCH_PEERS_PYTHON "," ATTN_BENCH_ATTN_PYTHON ",python3", NULL,
                        "interpreters tried for the python peer: the first that\n"
@@ -270,7 +286,8 @@ static int parse_lengths(const bench_option_values *values, bench_sdpa_options *
 
 static const char *const binary_names[2] = {"0", "1"};
 static const char *const dtype_names[BENCH_DTYPE_COUNT] = {"f32", "f64"};
-static const char *const peer_names[BENCH_SDPA_PEER_COUNT + 1] = {"torch", "python", "none"};
+static const char *const peer_names[BENCH_SDPA_PEER_COUNT + 1] = {
+    "torch", "python", "ort", "openvino", "ggml", "none"};
 
 static int resolve_axes(const bench_option_values *values, bench_sdpa_options *o)
 {
@@ -280,7 +297,7 @@ static int resolve_axes(const bench_option_values *values, bench_sdpa_options *o
         bench_option_size_list(values, O_TQ, &o->Tq) ||
         bench_option_size_list(values, O_TK, &o->Tk) ||
         bench_option_size_list(values, O_HS, &o->hs) ||
-        bench_option_size_list(values, O_THREADS, &o->threads) || parse_hs_v(values, o) ||
+        bench_option_thread_list(values, O_THREADS, &o->threads) || parse_hs_v(values, o) ||
         parse_lengths(values, o) ||
         list_with_word(values, O_WINDOW, "0", o->windows, BENCH_SDPA_MAX_WINDOWS,
                        &o->window_count))
@@ -300,7 +317,9 @@ static int resolve_axes(const bench_option_values *values, bench_sdpa_options *o
         bench_option_choices(values, O_LAYOUT, bench_sdpa_layout_names,
                              BENCH_SDPA_LAYOUT_COUNT, o->layouts, &o->layout_count) ||
         bench_option_choices(values, O_SCENARIO, bench_sdpa_scenario_names,
-                             BENCH_SDPA_SCENARIO_COUNT, o->scenarios, &o->scenario_count))
+                             BENCH_SDPA_SCENARIO_COUNT, o->scenarios, &o->scenario_count) ||
+        bench_option_dropouts(values, O_DROPOUT, o->dropouts, BENCH_MAX_DROPOUTS,
+                              &o->dropout_count))
         return -1;
     int peers[BENCH_SDPA_PEER_COUNT + 1];
     size_t peer_count = 0;
@@ -342,6 +361,7 @@ static int resolve_scalars(const bench_option_values *values, bench_sdpa_options
         return -1;
     o->torch_python = bench_option_text(values, O_TORCH_PYTHON);
     o->torch_script = bench_option_text(values, O_TORCH_SCRIPT);
+    o->peer_dir = bench_option_text(values, O_PEER_DIR);
     o->attn_python = bench_option_text(values, O_ATTN_PYTHON);
     o->csv_path = bench_option_text(values, O_CSV);
     o->json_path = bench_option_text(values, O_JSON);
@@ -395,8 +415,12 @@ void bench_sdpa_options_free(bench_sdpa_options *o)
 
 /* ---- the configurations ------------------------------------------------------- */
 
-static const char *invalid_reason(const bench_sdpa_shape *s)
+static const char *invalid_reason(const bench_sdpa_config *c)
 {
+    const bench_sdpa_shape *s = &c->shape;
+    const char *auto_mismatch = bench_attn_auto_mismatch(c->engine, s->threads);
+    if (auto_mismatch)
+        return auto_mismatch;
     if (s->NH % s->NH_kv != 0)
         return "NH not a multiple of NH-kv";
     const bench_sdpa_lengths *l = s->lengths;
@@ -405,6 +429,9 @@ static const char *invalid_reason(const bench_sdpa_shape *s)
     for (size_t i = 0; i < l->count; ++i)
         if (l->values[i] > s->Tk)
             return "a key length above Tk";
+    if (s->dropout > 0.0 && s->op != BENCH_OP_BACKWARD)
+        return "--dropout above 0 on a forward (an inference op: dropout is for training, "
+               "--op backward)";
     if (s->scenario != BENCH_SDPA_SCENARIO_DECODE_LOOP)
         return NULL;
     if (s->Tq != 1)
@@ -423,7 +450,8 @@ int bench_sdpa_sweep_build(const bench_sdpa_options *o, bench_sdpa_sweep *sweep,
                              o->window_count,  o->mask_count,    o->B.count,   o->NH.count,
                              o->NH_kv.count,   o->hs.count,      o->hs_v.count, o->Tq.count,
                              o->Tk.count,      o->lengths_count, o->cache_count,
-                             o->scenario_count, o->layout_count, o->engine_count};
+                             o->scenario_count, o->dropout_count, o->layout_count,
+                             o->engine_count};
     size_t total = 1;
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
         if (counts[i] == 0 || counts[i] > BENCH_SDPA_SWEEP_MAX / total) {
@@ -463,10 +491,11 @@ int bench_sdpa_sweep_build(const bench_sdpa_options *o, bench_sdpa_sweep *sweep,
         s->lengths = &o->lengths[index[13]];
         s->cache = (bench_sdpa_cache)o->caches[index[14]];
         s->scenario = (bench_sdpa_scenario)o->scenarios[index[15]];
-        s->layout = (bench_sdpa_layout)o->layouts[index[16]];
+        s->dropout = o->dropouts[index[16]];
+        s->layout = (bench_sdpa_layout)o->layouts[index[17]];
         s->steps = s->scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP ? o->steps : 0;
-        c.engine = (bench_engine)o->engines[index[17]];
-        const char *reason = invalid_reason(s);
+        c.engine = (bench_engine)o->engines[index[18]];
+        const char *reason = invalid_reason(&c);
         if (reason) {
             bench_omissions_add(&sweep->omitted, reason);
             continue;

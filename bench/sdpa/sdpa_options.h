@@ -43,15 +43,18 @@ typedef struct bench_sdpa_options {
     size_t layout_count;
     int scenarios[BENCH_SDPA_SCENARIO_COUNT];
     size_t scenario_count;
+    double dropouts[BENCH_MAX_DROPOUTS]; /* --dropout: attention dropout p of op backward */
+    size_t dropout_count;
     size_t steps;  /* of a decode loop */
     size_t rounds; /* attn's and the peers' blocks of a configuration, interleaved */
     bench_repeat_policy repeat;
     size_t check_rows; /* rows (and keys) sampled per checked (sequence, head); 0: all */
     uint64_t seed;
-    int peers[BENCH_SDPA_PEER_COUNT]; /* --peers: torch, python */
-    const char *torch_python;
+    int peers[BENCH_SDPA_PEER_COUNT]; /* --peers: torch, python, ort, openvino, ggml */
+    const char *torch_python; /* the interpreters of every peer but python */
     const char *attn_python;
     const char *torch_script; /* NULL: the default places */
+    const char *peer_dir;     /* --peer-dir: the peers' scripts looked for there first; NULL */
     size_t ceiling_n[BENCH_DTYPE_COUNT];
     size_t bandwidth_mib; /* 0: not measured; SIZE_MAX: auto */
     const char *csv_path;
@@ -81,9 +84,11 @@ typedef struct bench_sdpa_sweep {
 } bench_sdpa_sweep;
 
 /* Every combination, nested threads > dtype > op > causal > window > mask >
- * B > NH > NH_kv > hs > hs_v > Tq > Tk > lengths > cache > scenario > layout
- * > engine (engine fastest: a shape's layouts and engines side by side, to be
- * measured as a group); those that cannot run are counted in omitted. Returns 0, or -1
+ * B > NH > NH_kv > hs > hs_v > Tq > Tk > lengths > cache > scenario >
+ * dropout > layout > engine (engine fastest: a shape's dropouts, layouts and
+ * engines side by side, to be measured as a group); those that cannot run
+ * (among them dropout above 0 on a forward: dropout is for training) are
+ * counted in omitted. Returns 0, or -1
  * with the reason in error (nothing to run, too many, out of memory). */
 int bench_sdpa_sweep_build(const bench_sdpa_options *options, bench_sdpa_sweep *sweep,
                            char *error, size_t error_size);

@@ -1,7 +1,9 @@
 #include "sdpa/sdpa_output.h"
 
 #include <math.h>
+#include <string.h>
 
+#include "measure/attn_call.h"
 #include "output/columns.h"
 #include "output/json_out.h"
 #include "util/text.h"
@@ -11,21 +13,30 @@
 static const char *const table_columns[][2] = {
     {"dtype op c win mask", "element type, forward or backward (forward + backward),"},
     {"", "causal, window (0: none), mask (none, padding, full)"},
-    {"eng thr cache", "engine (--engine), threads, warm or cold caches"},
+    {"eng thr cache", "engine (--engine), threads of the row (everyone's), warm"},
+    {"", "or cold caches"},
     {"B NH kv Tq Tk hs hsv", "the shape (kv: NH_kv; hsv: hs_v)"},
     {"lengths", "the --lengths item (full: every sequence Tk keys)"},
     {"layout steps", "bshd or bhsd; a decode loop's steps (-: one call)"},
     {"check", "relative error of the reference check (FAIL: above the"},
-    {"", "tolerance, ERROR: the call failed)"},
+    {"", "tolerance, ERROR: the call failed); @p0: a row with dropout,"},
+    {"", "checked at p = 0 (no peer draws attn's masks)"},
     {"attn_ms", "median time of one call, milliseconds"},
+    {"athr", "the threads attn ran on (engine auto: what it resolved to)"},
     {"GF/s", "FLOP count / median time (FLOP COUNTS)"},
-    {"ceil%", "GF/s as a share of the GEMM ceiling (not on decode rows)"},
+    {"peak%", "GF/s as a share of the FMA peak of the dtype and threads"},
+    {"", "(not on decode rows)"},
+    {"blas%", "GF/s as a share of the BLAS GEMM ceiling (information)"},
     {"GB/s", "decode rows (Tq <= 16): K+V bytes / median time (BYTES)"},
     {"bw%", "decode rows: GB/s as a share of the measured read bandwidth"},
-    {"torch_ms GF/s GB/s", "the PyTorch peer's median and rates (\"-\": not measured)"},
-    {"xtorch", "torch time / attn time: above 1 means attn is faster"},
+    {"PEER_ms thr xPEER", "each peer asked for (torch, ort, openvino, ggml): its"},
+    {"", "median, the threads it ran on, and its time / attn's time"},
+    {"", "(above 1: attn is faster); \"-\": not measured"},
     {"py_ms +us", "the python peer's median (attn's drop-in), and what it"},
     {"", "takes more than attn's C call, microseconds"},
+    {"drop a/p0 t/p0", "with a --dropout above 0: the row's dropout p, and attn's"},
+    {"", "and torch's median over their medians at p = 0 in the same"},
+    {"", "run (the twin row, measured interleaved): dropout's cost"},
 };
 
 void bench_sdpa_table_print_columns(FILE *out)
@@ -33,16 +44,33 @@ void bench_sdpa_table_print_columns(FILE *out)
     bench_columns_print(out, 22, table_columns, sizeof table_columns / sizeof table_columns[0]);
 }
 
-void bench_sdpa_table_print_header(FILE *out, int python)
+/* The width of a peer's median column: "NAME_ms" and at least 9. */
+static int peer_width(size_t k)
+{
+    const int width = (int)strlen(bench_sdpa_peer_names[k]) + 3;
+    return width > 9 ? width : 9;
+}
+
+void bench_sdpa_table_print_header(FILE *out, const int *peers, int dropout)
 {
     fprintf(out,
             "%-5s %-8s %1s %5s %-7s %-4s %3s %-5s %3s %4s %3s %6s %6s %4s %4s %-19s %-4s %5s | "
-            "%8s %9s %8s %5s %7s %5s | %9s %8s %7s %7s",
+            "%8s %9s %4s %8s %5s %5s %7s %5s",
             "dtype", "op", "c", "win", "mask", "eng", "thr", "cache", "B", "NH", "kv", "Tq",
-            "Tk", "hs", "hsv", "lengths", "lay", "steps", "check", "attn_ms", "GF/s", "ceil%",
-            "GB/s", "bw%", "torch_ms", "GF/s", "GB/s", "xtorch");
-    if (python)
+            "Tk", "hs", "hsv", "lengths", "lay", "steps", "check", "attn_ms", "athr", "GF/s",
+            "peak%", "blas%", "GB/s", "bw%");
+    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k) {
+        if (!peers[k] || k == BENCH_SDPA_PEER_PYTHON)
+            continue;
+        char median[32], ratio[32];
+        snprintf(median, sizeof median, "%s_ms", bench_sdpa_peer_names[k]);
+        snprintf(ratio, sizeof ratio, "x%s", bench_sdpa_peer_names[k]);
+        fprintf(out, " | %*s %3s %*s", peer_width(k), median, "thr", peer_width(k) - 2, ratio);
+    }
+    if (peers[BENCH_SDPA_PEER_PYTHON])
         fprintf(out, " | %9s %7s", "py_ms", "+us");
+    if (dropout)
+        fprintf(out, " | %5s %5s %5s", "drop", "a/p0", "t/p0");
     fputc('\n', out);
     fflush(out);
 }
@@ -67,7 +95,62 @@ static void print_python(FILE *out, const bench_sdpa_point *p)
         fprintf(out, " %7s", "-");
 }
 
-void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *p, int python)
+/* A peer's median, threads and ratio to attn. */
+static void print_peer(FILE *out, const bench_sdpa_point *p, size_t k)
+{
+    const bench_sdpa_peer_timing *t = &p->peers[k];
+    const int width = peer_width(k);
+    if (!t->measured) {
+        fprintf(out, " | %*s %3s %*s", width, "-", "-", width - 2, "-");
+        return;
+    }
+    char threads[24] = "?";
+    if (t->threads)
+        snprintf(threads, sizeof threads, "%zu", t->threads);
+    fprintf(out, " | %*.4g %3s", width, t->timing.median_s * 1e3, threads);
+    if (p->status == BENCH_POINT_TIMED && p->attn.median_s > 0.0)
+        fprintf(out, " %*.2fx", width - 3, t->timing.median_s / p->attn.median_s);
+    else
+        fprintf(out, " %*s", width - 2, "-");
+}
+
+size_t bench_sdpa_attn_threads(const bench_sdpa_point *p)
+{
+    return bench_attn_threads_used(p->engine_threads, p->config.shape.threads);
+}
+
+
+/* A row's time with dropout over its twin's at p = 0: attn's (peer < 0) or
+ * a peer's; 0 when either is missing. */
+static double dropout_cost(const bench_sdpa_point *p, int peer)
+{
+    const bench_sdpa_point *twin = p->undropped;
+    if (!twin)
+        return 0.0;
+    if (peer < 0)
+        return p->status == BENCH_POINT_TIMED && twin->status == BENCH_POINT_TIMED &&
+                       twin->attn.median_s > 0.0
+                   ? p->attn.median_s / twin->attn.median_s
+                   : 0.0;
+    const bench_sdpa_peer_timing *with = &p->peers[peer], *without = &twin->peers[peer];
+    return with->measured && without->measured && without->timing.median_s > 0.0
+               ? with->timing.median_s / without->timing.median_s
+               : 0.0;
+}
+
+static void print_dropout(FILE *out, const bench_sdpa_point *p)
+{
+    fprintf(out, " | %5.3g", p->config.shape.dropout);
+    const double costs[2] = {dropout_cost(p, -1), dropout_cost(p, BENCH_SDPA_PEER_TORCH)};
+    for (size_t i = 0; i < 2; ++i)
+        if (costs[i] > 0.0)
+            fprintf(out, " %5.3f", costs[i]);
+        else
+            fprintf(out, " %5s", "-");
+}
+
+void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *p, const int *peers,
+                                int dropout)
 {
     const bench_sdpa_config *c = &p->config;
     const bench_sdpa_shape *s = &c->shape;
@@ -86,49 +169,55 @@ void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *p, int python
         fprintf(out, "%8s", "FAIL");
     else if (p->status != BENCH_POINT_TIMED)
         fprintf(out, "%8s", "ERROR");
+    else if (s->dropout > 0.0)
+        fprintf(out, "%5.0e@p0", p->check.error);
     else
         fprintf(out, "%8.1e", p->check.error);
     if (p->status == BENCH_POINT_TIMED) {
         const double gflops = rate(p->flops, p->attn.median_s);
         const double gbps = rate(p->kv_bytes, p->attn.median_s);
-        fprintf(out, " %9.4g %8.2f", p->attn.median_s * 1e3, gflops);
-        if (!decode && p->ceiling_gflops > 0.0)
-            fprintf(out, " %4.0f%%", 100.0 * gflops / p->ceiling_gflops);
-        else
-            fprintf(out, " %5s", "-");
+        fprintf(out, " %9.4g %4zu %8.2f", p->attn.median_s * 1e3, bench_sdpa_attn_threads(p),
+                gflops);
+        bench_columns_print_share(out, decode ? 0.0 : gflops, p->peak_gflops);
+        bench_columns_print_share(out, decode ? 0.0 : gflops, p->ceiling_gflops);
         if (decode)
             fprintf(out, " %7.2f", gbps);
         else
             fprintf(out, " %7s", "-");
-        if (decode && p->bandwidth_gbps > 0.0)
-            fprintf(out, " %4.0f%%", 100.0 * gbps / p->bandwidth_gbps);
-        else
-            fprintf(out, " %5s", "-");
+        bench_columns_print_share(out, decode ? gbps : 0.0, p->bandwidth_gbps);
     } else {
-        fprintf(out, " %9s %8s %5s %7s %5s", "-", "-", "-", "-", "-");
+        fprintf(out, " %9s %4s %8s %5s %5s %7s %5s", "-", "-", "-", "-", "-", "-", "-");
     }
-    fputs(" |", out);
-    if (p->peers[BENCH_SDPA_PEER_TORCH].measured) {
-        const double t = p->peers[BENCH_SDPA_PEER_TORCH].timing.median_s;
-        fprintf(out, " %9.4g %8.2f", t * 1e3, rate(p->flops, t));
-        if (decode)
-            fprintf(out, " %7.2f", rate(p->kv_bytes, t));
-        else
-            fprintf(out, " %7s", "-");
-        if (p->status == BENCH_POINT_TIMED && p->attn.median_s > 0.0)
-            fprintf(out, " %6.2fx", t / p->attn.median_s);
-        else
-            fprintf(out, " %7s", "-");
-    } else {
-        fprintf(out, " %9s %8s %7s %7s", "-", "-", "-", "-");
-    }
-    if (python)
+    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
+        if (peers[k] && k != BENCH_SDPA_PEER_PYTHON)
+            print_peer(out, p, k);
+    if (peers[BENCH_SDPA_PEER_PYTHON])
         print_python(out, p);
+    if (dropout)
+        print_dropout(out, p);
     fputc('\n', out);
     fflush(out);
 }
 
 /* ---- CSV ------------------------------------------------------------------------- */
+
+/* The columns of an engine peer (ort, openvino, ggml), P its name. */
+#define ENGINE_PEER_COLUMNS(P, NAME)                                                           \
+    {P "_repeats", "the " NAME " peer's timed calls (empty: not measured)"},                   \
+        {P "_median_ms", "its median"}, {P "_min_ms", "its fastest call"},                     \
+        {P "_gflops", "flops / its median / 1e9"}, {P "_kv_gbps", "kv_bytes / its median / 1e9"}, \
+        {P "_bandwidth_fraction", P "_kv_gbps / bandwidth_gbps"},                              \
+        {P "_peak_fraction", P "_gflops / fma_peak_gflops"},                                   \
+        {"speedup_vs_" P, P " median / attn median: above 1, attn is faster"},                 \
+        {P "_threads", "the threads it ran on, as it reports them"},                           \
+        {P "_kernel", "the operator or kernel that ran (the fastest it has for the case)"},     \
+        {P "_version", "its engine and version"},                                              \
+        {P "_out_dtype", "the element type of its output"},                                    \
+        {P "_check_error", "its own check of its output against float64 loops (PEERS)"},       \
+        {P "_mask", "the mask it got: none, causal, or the mask's type and shape"},             \
+    {                                                                                          \
+        P "_note", "why it has no numbers, when known"                                         \
+    }
 
 static const char *const csv_columns[][2] = {
     {"dtype", "f32 or f64"},
@@ -189,13 +278,27 @@ static const char *const csv_columns[][2] = {
     {"python_overhead_us", "python median - attn median, us: the binding"},
     {"python_check_error", "the python peer's own check of its output (PEERS)"},
     {"python_note", "why the python peer has no numbers, when known"},
+    {"fma_peak_gflops", "the FMA peak of this dtype and thread count (FMA PEAK)"},
+    {"attn_peak_fraction", "attn_gflops / fma_peak_gflops"},
+    {"attn_threads", "the threads attn ran on: engine_threads, or threads (BLAS)"},
+    {"torch_threads", "the threads torch ran on (torch.get_num_threads)"},
+    {"torch_kernel", "the function torch's peer called"},
+    {"torch_version", "torch=VERSION"},
+    {"torch_peak_fraction", "torch_gflops / fma_peak_gflops"},
+    ENGINE_PEER_COLUMNS("ort", "ONNX Runtime"),
+    ENGINE_PEER_COLUMNS("openvino", "OpenVINO"),
+    ENGINE_PEER_COLUMNS("ggml", "ggml"),
+    {"dropout", "attention dropout p of the row (--dropout; 0: none)"},
+    {"dropout_check", "with dropout: \"at p=0\", where the check ran (DROPOUT)"},
+    {"attn_dropout_cost", "attn median / attn median of the twin row at p = 0"},
+    {"torch_dropout_cost", "torch median / torch median of the twin row at p = 0"},
 };
 
 #define CSV_COLUMN_COUNT (sizeof csv_columns / sizeof csv_columns[0])
 
 const char *bench_sdpa_csv_header(void)
 {
-    static char header[2048];
+    static char header[8192];
     if (header[0])
         return header;
     bench_columns_join_names(header, sizeof header, csv_columns, CSV_COLUMN_COUNT);
@@ -234,6 +337,28 @@ static void write_fraction(FILE *csv, double value, double of)
         fprintf(csv, "%.4g", value / of);
 }
 
+/* ",median,min,gflops,kv_gbps,bandwidth_fraction,FRACTION,speedup" of a
+ * measured peer (after its repeats), FRACTION its GFLOP/s over share_of */
+static void write_peer_rates(FILE *csv, const bench_sdpa_point *p, const bench_sdpa_peer_timing *t,
+                             int timed, double share_of)
+{
+    const double median = t->timing.median_s;
+    const double gflops = rate(p->flops, median), gbps = rate(p->kv_bytes, median);
+    fprintf(csv, ",%.6g,%.6g,%.4g,%.4g,", median * 1e3, t->timing.min_s * 1e3, gflops, gbps);
+    write_fraction(csv, gbps, p->bandwidth_gbps);
+    fputc(',', csv);
+    write_fraction(csv, gflops, share_of);
+    fputc(',', csv);
+    if (timed && p->attn.median_s > 0.0)
+        fprintf(csv, "%.4g", median / p->attn.median_s);
+}
+
+static void write_check_error(FILE *csv, const bench_sdpa_peer_timing *t)
+{
+    if (t->check_error >= 0.0 || isnan(t->check_error))
+        fprintf(csv, "%.3e", t->check_error);
+}
+
 /* The python peer's columns, each after a comma. */
 static void write_python(FILE *csv, const bench_sdpa_point *p, int timed)
 {
@@ -244,13 +369,64 @@ static void write_python(FILE *csv, const bench_sdpa_point *p, int timed)
         if (timed)
             fprintf(csv, "%.4g", (median - p->attn.median_s) * 1e6);
         fputc(',', csv);
-        if (t->check_error >= 0.0 || isnan(t->check_error))
-            fprintf(csv, "%.3e", t->check_error);
+        write_check_error(csv, t);
     } else {
         fputs(",,,,,", csv);
     }
     fputc(',', csv);
     bench_csv_write_field(csv, t->note);
+}
+
+/* An engine peer's columns (ENGINE_PEER_COLUMNS), each after a comma. */
+static void write_engine_peer(FILE *csv, const bench_sdpa_point *p, size_t k, int timed)
+{
+    const bench_sdpa_peer_timing *t = &p->peers[k];
+    if (t->measured) {
+        fprintf(csv, ",%zu", t->timing.repeats);
+        write_peer_rates(csv, p, t, timed, p->peak_gflops);
+        fputc(',', csv);
+        if (t->threads)
+            fprintf(csv, "%zu", t->threads);
+        fputc(',', csv);
+        bench_csv_write_field(csv, t->kernel);
+        fputc(',', csv);
+        bench_csv_write_field(csv, t->version);
+        fprintf(csv, ",%s,", t->out_dtype);
+        write_check_error(csv, t);
+        fputc(',', csv);
+        bench_csv_write_field(csv, t->mask);
+    } else {
+        fputs(",,,,,,,,,,,,,,", csv);
+    }
+    fputc(',', csv);
+    bench_csv_write_field(csv, t->note);
+}
+
+/* The FMA peak's, attn's threads and torch's newer columns, each after a comma. */
+static void write_peak_and_threads(FILE *csv, const bench_sdpa_point *p, int timed)
+{
+    const double gflops = timed ? rate(p->flops, p->attn.median_s) : 0.0;
+    fputc(',', csv);
+    if (p->peak_gflops > 0.0)
+        fprintf(csv, "%.4g", p->peak_gflops);
+    fputc(',', csv);
+    write_fraction(csv, gflops, p->peak_gflops);
+    fputc(',', csv);
+    if (timed || p->status == BENCH_POINT_CHECK_FAILED)
+        fprintf(csv, "%zu", bench_sdpa_attn_threads(p));
+    const bench_sdpa_peer_timing *t = &p->peers[BENCH_SDPA_PEER_TORCH];
+    fputc(',', csv);
+    if (t->measured && t->threads)
+        fprintf(csv, "%zu", t->threads);
+    fputc(',', csv);
+    if (t->measured)
+        bench_csv_write_field(csv, t->kernel);
+    fputc(',', csv);
+    if (t->measured)
+        bench_csv_write_field(csv, t->version);
+    fputc(',', csv);
+    if (t->measured)
+        write_fraction(csv, rate(p->flops, t->timing.median_s), p->peak_gflops);
 }
 
 int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
@@ -288,19 +464,10 @@ int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
     write_fraction(csv, gflops, p->ceiling_gflops);
     const bench_sdpa_peer_timing *t = &p->peers[BENCH_SDPA_PEER_TORCH];
     if (t->measured) {
-        const double median = t->timing.median_s;
-        const double t_gflops = rate(p->flops, median), t_gbps = rate(p->kv_bytes, median);
-        fprintf(csv, ",%zu,%.6g,%.6g,%.4g,%.4g,", t->timing.repeats, median * 1e3,
-                t->timing.min_s * 1e3, t_gflops, t_gbps);
-        write_fraction(csv, t_gbps, p->bandwidth_gbps);
-        fputc(',', csv);
-        write_fraction(csv, t_gflops, p->ceiling_gflops);
-        fputc(',', csv);
-        if (timed && p->attn.median_s > 0.0)
-            fprintf(csv, "%.4g", median / p->attn.median_s);
+        fprintf(csv, ",%zu", t->timing.repeats);
+        write_peer_rates(csv, p, t, timed, p->ceiling_gflops);
         fprintf(csv, ",%s,", t->out_dtype);
-        if (t->check_error >= 0.0 || isnan(t->check_error))
-            fprintf(csv, "%.3e", t->check_error);
+        write_check_error(csv, t);
         fputc(',', csv);
         bench_csv_write_field(csv, t->mask);
     } else {
@@ -309,6 +476,17 @@ int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
     fputc(',', csv);
     bench_csv_write_field(csv, t->note);
     write_python(csv, p, timed);
+    write_peak_and_threads(csv, p, timed);
+    for (size_t k = BENCH_SDPA_PEER_ORT; k < BENCH_SDPA_PEER_COUNT; ++k)
+        write_engine_peer(csv, p, k, timed);
+    fprintf(csv, ",%.6g,%s", p->config.shape.dropout,
+            p->config.shape.dropout > 0.0 ? "at p=0" : "");
+    const double costs[2] = {dropout_cost(p, -1), dropout_cost(p, BENCH_SDPA_PEER_TORCH)};
+    for (size_t i = 0; i < 2; ++i) {
+        fputc(',', csv);
+        if (costs[i] > 0.0)
+            fprintf(csv, "%.4f", costs[i]);
+    }
     fputc('\n', csv);
     return fflush(csv) == 0 && !ferror(csv) ? 0 : -1;
 }
@@ -346,6 +524,7 @@ static void write_body(FILE *out, const bench_csv_table *table, const void *cont
     bench_json_write_member(out, "  ", "flop_count", bench_sdpa_flops_formula, ",\n");
     bench_json_write_machine(out, &r->machine);
     bench_json_write_ceiling(out, &r->ceiling);
+    bench_fma_peak_write_json(out, &r->fma_peak);
     write_bandwidth(out, r);
     bench_json_write_peers(out, r->peers, BENCH_SDPA_PEER_COUNT);
     bench_json_write_times(out, r->wall_seconds, r->other_load_cpus);

@@ -10,7 +10,11 @@
 #error "define ATTN_BENCH_SOURCE_PYTHON_DIR: the source tree's python/src"
 #endif
 
-const char *const bench_sdpa_peer_names[BENCH_SDPA_PEER_COUNT] = {"torch", "python"};
+const char *const bench_sdpa_peer_names[BENCH_SDPA_PEER_COUNT] = {"torch", "python", "ort",
+                                                                   "openvino", "ggml"};
+const char *const bench_sdpa_peer_scripts[BENCH_SDPA_PEER_COUNT] = {
+    "torch_sdpa_peer.py", "torch_sdpa_peer.py", "ort_sdpa_peer.py", "openvino_sdpa_peer.py",
+    "ggml_sdpa_peer.py"};
 
 /* The path of the libattn this process runs on (from /proc/self/maps), or "". */
 static void running_library(char *path, size_t size)
@@ -27,17 +31,19 @@ static void running_library(char *path, size_t size)
         fclose(maps);
 }
 
-/* The script's own options: the cold-cache read, and for the python peer
- * the function, the library and where the package's source is. */
+/* The script's own options: the cold-cache read; for the torch script the
+ * function, and for the python peer the library and where the package's
+ * source is. */
 static int script_options(const bench_sdpa_peer_setup *setup, char *options, size_t size)
 {
-    snprintf(options, size, "--flush-mib %zu --function %s", setup->flush_mib,
-             setup->kind == BENCH_SDPA_PEER_PYTHON ? "attn" : "torch");
+    snprintf(options, size, "--flush-mib %zu", setup->flush_mib);
+    if (setup->kind == BENCH_SDPA_PEER_TORCH)
+        return bench_append_text(options, size, " --function torch");
     if (setup->kind != BENCH_SDPA_PEER_PYTHON)
         return 0;
+    int failed = bench_append_text(options, size, " --function attn");
     char library[4096];
     running_library(library, sizeof library);
-    int failed = 0;
     if (library[0])
         failed |= bench_append_text(options, size, " --attn-library ") ||
                   bench_append_shell_quoted(options, size, library);
@@ -49,17 +55,25 @@ static int script_options(const bench_sdpa_peer_setup *setup, char *options, siz
 
 int bench_sdpa_peer_start(bench_peer_process *peer, const bench_sdpa_peer_setup *setup)
 {
-    char options[9000];
+    char options[9000], in_dir[4096];
     if (script_options(setup, options, sizeof options) != 0) {
         memset(peer, 0, sizeof *peer);
         snprintf(peer->note, sizeof peer->note, "the peer's options do not fit a line");
         return -1;
     }
+    const char *script = bench_sdpa_peer_scripts[setup->kind];
+    const int uses_torch_script =
+        setup->kind == BENCH_SDPA_PEER_TORCH || setup->kind == BENCH_SDPA_PEER_PYTHON;
+    const char *override = uses_torch_script ? setup->script_override : NULL;
+    if (!override && setup->script_dir) {
+        snprintf(in_dir, sizeof in_dir, "%s/%s", setup->script_dir, script);
+        override = access(in_dir, R_OK) == 0 ? in_dir : NULL;
+    }
     const bench_peer_process_setup process = {
         .name = bench_sdpa_peer_names[setup->kind],
-        .script_name = "torch_sdpa_peer.py",
+        .script_name = script,
         .script_options = options,
-        .script_override = setup->script_override,
+        .script_override = override,
         .pythons = setup->pythons,
         .threads = setup->threads,
         .policy = setup->policy,
@@ -68,8 +82,15 @@ int bench_sdpa_peer_start(bench_peer_process *peer, const bench_sdpa_peer_setup 
     return bench_peer_process_start(peer, &process);
 }
 
+/* The first word of the peer's info line, its engine and version. */
+static void engine_version(const bench_peer_process *peer, char *version, size_t size)
+{
+    snprintf(version, size, "%.*s", (int)strcspn(peer->info, " "), peer->info);
+}
+
 /* "DTYPE OP B NH NH_KV TQ TK HS HS_V CAUSAL WINDOW MASK LENGTHS CACHE LAYOUT
- *  SCENARIO STEPS ROUND/ROUNDS" (ROUND 1-based) */
+ *  SCENARIO STEPS ROUND/ROUNDS" (ROUND 1-based), then " dropout=P" when the
+ *  row has dropout (sdpa_peer_protocol.py) */
 static int format_line(const bench_sdpa_shape *s, size_t round, size_t rounds, char *text,
                        size_t size)
 {
@@ -82,7 +103,14 @@ static int format_line(const bench_sdpa_shape *s, size_t round, size_t rounds, c
         s->hs, s->hs_v, s->causal, s->window, bench_sdpa_mask_names[s->mask], lengths,
         bench_sdpa_cache_names[s->cache], bench_sdpa_layout_names[s->layout],
         bench_sdpa_scenario_names[s->scenario], s->steps, round + 1, rounds);
-    return written > 0 && (size_t)written < size ? 0 : -1;
+    if (written <= 0 || (size_t)written >= size)
+        return -1;
+    if (s->dropout > 0.0) {
+        char dropout[48];
+        snprintf(dropout, sizeof dropout, " dropout=%.17g", s->dropout);
+        return bench_append_text(text, size, dropout);
+    }
+    return 0;
 }
 
 /* The rest of a line after "KEYWORD LINE ", or NULL. */
@@ -112,6 +140,7 @@ void bench_sdpa_peer_time(bench_peer_process *peer, const bench_sdpa_shape *shap
     result->check_error = -1.0;
     if (!peer->running)
         return;
+    engine_version(peer, result->version, sizeof result->version);
     char text[8192], line[8192];
     if (format_line(shape, round, rounds, text, sizeof text) != 0) {
         bench_copy_text(result->note, sizeof result->note, "the lengths do not fit a line");
@@ -124,9 +153,11 @@ void bench_sdpa_peer_time(bench_peer_process *peer, const bench_sdpa_shape *shap
     while (bench_coprocess_read_line(&peer->process, line, sizeof line) == 0) {
         const char *rest = after(line, "result", text);
         if (rest) {
-            if (sscanf(rest, "%lf %lf %zu %15s %lf %95s", &result->timing.median_s,
+            const int fields =
+                sscanf(rest, "%lf %lf %zu %15s %lf %95s %zu %95s", &result->timing.median_s,
                        &result->timing.min_s, &result->timing.repeats, result->out_dtype,
-                       &result->check_error, result->mask) == 6) {
+                       &result->check_error, result->mask, &result->threads, result->kernel);
+            if (fields == 6 || fields == 8) { /* THREADS and KERNEL are optional */
                 result->measured = 1;
                 peer->measured++;
             } else {

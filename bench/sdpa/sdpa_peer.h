@@ -1,16 +1,24 @@
 /*
- * The peers of attn-bench sdpa: bench/peers/torch_sdpa_peer.py, run as the
+ * The peers of attn-bench sdpa: python scripts in bench/peers/, run as the
  * run command's python peers are (peer_process.h: found next to the
  * installed executable or in the source tree, the first interpreter of a
  * list that gets it ready, one process per thread count with
- * OPENBLAS/OMP/MKL_NUM_THREADS and --threads set), speaking its own line
- * per configuration and round (the protocol is in the script's docstring).
- *   torch   --function torch: torch.nn.functional.scaled_dot_product_attention
- *   python  --function attn: attn.torch.scaled_dot_product_attention, attn's
- *           PyTorch drop-in (python/), on the library this attn-bench runs
- *           on (--attn-library), from the interpreter's installed attn
- *           package or else the source tree's python/src (--attn-source):
- *           the C call plus what the binding costs per call
+ * OPENBLAS/OMP/MKL_NUM_THREADS and --threads set), speaking one line per
+ * configuration and round (the protocol: sdpa_peer_protocol.py).
+ *   torch     torch_sdpa_peer.py --function torch:
+ *             torch.nn.functional.scaled_dot_product_attention
+ *   python    torch_sdpa_peer.py --function attn:
+ *             attn.torch.scaled_dot_product_attention, attn's PyTorch drop-in
+ *             (python/), on the library this attn-bench runs on
+ *             (--attn-library), from the interpreter's installed attn package
+ *             or else the source tree's python/src (--attn-source): the C
+ *             call plus what the binding costs per call
+ *   ort       ort_sdpa_peer.py: ONNX Runtime's attention operators
+ *             (com.microsoft GroupQueryAttention / MultiHeadAttention, ONNX
+ *             Attention of opset 23), the fastest that expresses the case
+ *   openvino  openvino_sdpa_peer.py: OpenVINO's ScaledDotProductAttention
+ *   ggml      ggml_sdpa_peer.py: ggml_flash_attn_ext, F32 and F16 K/V, on
+ *             ggml's CPU backend built from source (bench/peers/ggml/)
  */
 #ifndef ATTN_BENCH_SDPA_PEER_H
 #define ATTN_BENCH_SDPA_PEER_H
@@ -23,11 +31,16 @@
 
 typedef enum bench_sdpa_peer_kind {
     BENCH_SDPA_PEER_TORCH = 0,
-    BENCH_SDPA_PEER_PYTHON = 1
+    BENCH_SDPA_PEER_PYTHON = 1,
+    BENCH_SDPA_PEER_ORT = 2,
+    BENCH_SDPA_PEER_OPENVINO = 3,
+    BENCH_SDPA_PEER_GGML = 4
 } bench_sdpa_peer_kind;
-#define BENCH_SDPA_PEER_COUNT 2
+#define BENCH_SDPA_PEER_COUNT 5
 
 extern const char *const bench_sdpa_peer_names[BENCH_SDPA_PEER_COUNT];
+/* Each peer's script (in bench/peers/). */
+extern const char *const bench_sdpa_peer_scripts[BENCH_SDPA_PEER_COUNT];
 
 typedef struct bench_sdpa_peer_timing {
     int measured;
@@ -35,13 +48,17 @@ typedef struct bench_sdpa_peer_timing {
     char out_dtype[16];
     double check_error; /* the peer's own check of its out against its inputs; < 0: none */
     char mask[96];      /* what the function got: is_causal, none, bool(B,1,Tq,Tk), ... */
+    size_t threads;     /* the threads the peer ran on, as it reports them; 0: not said */
+    char kernel[96];    /* the operator or kernel that ran ("" : not said) */
+    char version[64];   /* the engine's version (the first word of its info line) */
     char note[160];     /* why there are no numbers */
     int pending;        /* a round of this configuration is measured, more are to come */
 } bench_sdpa_peer_timing;
 
 typedef struct bench_sdpa_peer_setup {
     bench_sdpa_peer_kind kind;
-    const char *script_override; /* --torch-script, or NULL */
+    const char *script_override; /* --torch-script (torch, python), or NULL */
+    const char *script_dir;      /* --peer-dir: looked in first for the script, or NULL */
     const char *pythons;         /* --torch-python or --attn-python */
     size_t threads;
     const bench_repeat_policy *policy;

@@ -4,10 +4,14 @@
 #include <string.h>
 
 #include "machine/blas_info.h"
+#include "util/text.h"
 
 static const char *const skipped_hints[BENCH_SDPA_PEER_COUNT] = {
     "optional: ./attn.sh peers sets up PyTorch 2.x from PyPI where attn-bench looks first",
-    "it needs torch >= 2 and attn's package (installed, or the source tree's python/src)"};
+    "it needs torch >= 2 and attn's package (installed, or the source tree's python/src)",
+    "optional: ./attn.sh peers installs onnxruntime and onnx from PyPI",
+    "optional: ./attn.sh peers installs openvino from PyPI",
+    "optional: ./attn.sh peers builds ggml's CPU library from the llama-cpp-python sdist"};
 
 void bench_sdpa_peers_stop(bench_sdpa_peer_set *set)
 {
@@ -28,6 +32,7 @@ void bench_sdpa_peers_start(bench_sdpa_peer_set *set, size_t threads)
         const bench_sdpa_peer_setup setup = {
             .kind = (bench_sdpa_peer_kind)k,
             .script_override = o->torch_script,
+            .script_dir = o->peer_dir,
             .pythons = python ? o->attn_python : o->torch_python,
             .threads = threads,
             .policy = &o->repeat,
@@ -61,6 +66,11 @@ static void peer_block(void *context, size_t round, size_t rounds)
         if (!set->options->peers[k] || !set->processes[k].running ||
             (round > 0 && !timing->pending))
             continue; /* not asked for, not running, or done (a note) */
+        if (entry->shape.dropout > 0.0 && k >= BENCH_SDPA_PEER_ORT) {
+            bench_copy_text(timing->note, sizeof timing->note,
+                            "an inference engine: no attention dropout (--dropout above 0)");
+            continue;
+        }
         if (settle)
             bench_settle_blas_threads(); /* the threads of what ran before stop polling */
         bench_sdpa_peer_time(&set->processes[k], &entry->shape, round, rounds, timing);

@@ -12,7 +12,7 @@
 
 #include "sdpa/sdpa_measure.h"
 
-#define BENCH_SDPA_GROUP_MAX (BENCH_SDPA_LAYOUT_COUNT * BENCH_ENGINE_COUNT)
+#define BENCH_SDPA_GROUP_MAX (BENCH_SDPA_LAYOUT_COUNT * BENCH_ENGINE_COUNT * 2) /* 2: p, 0 */
 
 struct bench_sdpa_peer_set;
 

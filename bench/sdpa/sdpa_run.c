@@ -24,17 +24,25 @@ typedef struct sdpa_run {
     int csv_failed;
 } sdpa_run;
 
+static int any_dropout(const bench_sdpa_options *o)
+{
+    for (size_t i = 0; i < o->dropout_count; ++i)
+        if (o->dropouts[i] > 0.0)
+            return 1;
+    return 0;
+}
+
 static void label_of(const bench_sdpa_config *c, char *label, size_t size)
 {
     const bench_sdpa_shape *s = &c->shape;
     snprintf(label, size,
              "%s %s causal=%d window=%zu mask=%s B=%zu NH=%zu NH_kv=%zu Tq=%zu Tk=%zu hs=%zu "
-             "hs_v=%zu lengths=%s %s %s %s steps=%zu %s thr=%zu",
+             "hs_v=%zu lengths=%s %s %s %s steps=%zu %s thr=%zu dropout=%g",
              bench_dtype_name(s->dtype), bench_op_names[s->op], s->causal, s->window,
              bench_sdpa_mask_names[s->mask], s->B, s->NH, s->NH_kv, s->Tq, s->Tk, s->hs,
              s->hs_v, s->lengths->text, bench_sdpa_cache_names[s->cache],
              bench_sdpa_layout_names[s->layout], bench_sdpa_scenario_names[s->scenario],
-             s->steps, bench_engine_names[c->engine], s->threads);
+             s->steps, bench_engine_names[c->engine], s->threads, s->dropout);
 }
 
 /* The problem of a configuration: the run's one for its layout, made anew
@@ -63,9 +71,12 @@ static void report_point(sdpa_run *run, bench_sdpa_point *point, const char *err
     const bench_sdpa_config *c = &point->config;
     point->ceiling_gflops =
         bench_ceiling_gflops(&run->record.ceiling, c->shape.dtype, c->shape.threads);
+    point->peak_gflops = bench_fma_peak_gflops(
+        &run->record.fma_peak, c->shape.dtype == BENCH_F32 ? BENCH_FMA_F32 : BENCH_FMA_F64,
+        c->shape.threads);
     point->bandwidth_gbps = bench_bandwidth_gbps(&run->record.bandwidth, c->shape.threads);
     bench_progress_hide(progress);
-    bench_sdpa_table_print_row(stdout, point, o->peers[BENCH_SDPA_PEER_PYTHON]);
+    bench_sdpa_table_print_row(stdout, point, o->peers, any_dropout(o));
     if (point->status != BENCH_POINT_TIMED) {
         char label[512];
         label_of(c, label, sizeof label);
@@ -77,6 +88,22 @@ static void report_point(sdpa_run *run, bench_sdpa_point *point, const char *err
         run->csv_failed = 1;
     }
     run->measured++;
+}
+
+/* Points each row with dropout at its twin without (sdpa_measure.h). */
+static void pair_undropped(bench_sdpa_point *points, size_t count)
+{
+    for (size_t k = 0; k < count; ++k) {
+        const bench_sdpa_config *c = &points[k].config;
+        points[k].undropped = NULL;
+        for (size_t j = 0; c->shape.dropout > 0.0 && j < count; ++j) {
+            const bench_sdpa_config *twin = &points[j].config;
+            if (twin->shape.dropout == 0.0 && twin->engine == c->engine &&
+                twin->shape.layout == c->shape.layout &&
+                bench_sdpa_shape_same_group(&c->shape, &twin->shape))
+                points[k].undropped = &points[j];
+        }
+    }
 }
 
 /* A group of configurations (one shape in its layouts, on its engines),
@@ -113,8 +140,10 @@ static void run_group(sdpa_run *run, const bench_sdpa_config *configs, size_t co
     for (size_t k = 0; k < count; ++k) {
         bench_sdpa_session_end(&sessions[k]);
         bench_sdpa_peers_end(&run->peers, entries[k], &points[k]);
-        report_point(run, &points[k], sessions[k].error, csv, progress);
     }
+    pair_undropped(points, count);
+    for (size_t k = 0; k < count; ++k)
+        report_point(run, &points[k], sessions[k].error, csv, progress);
 }
 
 static double predicted_cost(const bench_sdpa_options *o, const bench_sdpa_config *c)
@@ -142,6 +171,7 @@ static void print_header(sdpa_run *run, const bench_sdpa_sweep *sweep)
     bench_sdpa_record *r = &run->record;
     bench_machine_print(stdout, &r->machine);
     bench_ceiling_print(stdout, &r->ceiling, &r->machine);
+    bench_fma_peak_print(stdout, &r->fma_peak);
     if (!r->bandwidth_bytes) {
         printf("# bandwidth: not measured (--bandwidth-mib 0)\n");
     } else {
@@ -168,6 +198,13 @@ static void print_header(sdpa_run *run, const bench_sdpa_sweep *sweep)
            o->check_rows, (unsigned long long)o->seed);
     bench_omissions_print(stdout, &sweep->omitted);
     bench_attn_auto_threads_print(stdout, "no attn_plan_set_threads call");
+    if (any_dropout(o))
+        printf("# dropout: rows with p > 0 call attn_plan_set_dropout(plan, p, seed %u, offset) "
+               "before each timed call, the offset 0, 1, 2, ... (a training loop's); they are "
+               "checked at p = 0 (no peer draws attn's masks); torch gets dropout_p = p; ort, "
+               "openvino and ggml (inference engines) skip them; drop a/p0 t/p0: the median "
+               "over the twin row's at p = 0, measured interleaved with it\n",
+               BENCH_DROPOUT_SEED);
     printf("# FLOP counts: %s\n", bench_sdpa_flops_formula);
     printf("# K+V bytes: NH_kv * (hs + hs_v) * sizeof * sum_b (keys some query of sequence b "
            "sees: L_b without a window); GB/s and bw%% on decode rows (Tq <= %d)\n",
@@ -185,6 +222,8 @@ static int measure_machine(sdpa_run *run, const bench_sdpa_options *o, int any_c
     if (bench_ceiling_measure(&r->ceiling, o->dtypes, o->dtype_count, o->threads.values,
                               o->threads.count, o->ceiling_n) != 0)
         fprintf(stderr, "attn-bench sdpa: out of memory for the ceiling's GEMM\n");
+    if (bench_fma_peak_measure(&r->fma_peak, o->threads.values, o->threads.count) != 0)
+        fprintf(stderr, "attn-bench sdpa: a thread of the FMA peak did not start\n");
     r->last_level_cache = bench_last_level_cache_bytes();
     if (o->bandwidth_mib == 0)
         return 0;
@@ -236,7 +275,7 @@ static int run_sweep(const bench_sdpa_options *o, const bench_sdpa_sweep *sweep)
     run->peers.flush_mib = run->record.bandwidth_bytes ? run->record.bandwidth_bytes >> 20 : 256;
     print_header(run, sweep);
     bench_sdpa_peers_start(&run->peers, sweep->configs[0].shape.threads);
-    bench_sdpa_table_print_header(stdout, o->peers[BENCH_SDPA_PEER_PYTHON]);
+    bench_sdpa_table_print_header(stdout, o->peers, any_dropout(o));
 
     double total_cost = 0.0;
     for (size_t i = 0; i < sweep->count; ++i)
@@ -297,15 +336,24 @@ static int run_sweep(const bench_sdpa_options *o, const bench_sdpa_sweep *sweep)
     return failed ? EXIT_BENCH_FAILED : EXIT_SUCCESS;
 }
 
+/* A configuration's key columns and its dropout (--list). */
 static void format_key(const void *configs, size_t index, char *key, size_t size)
 {
-    bench_sdpa_csv_format_key(&((const bench_sdpa_config *)configs)[index], key, size);
+    const bench_sdpa_config *c = &((const bench_sdpa_config *)configs)[index];
+    char text[448];
+    bench_sdpa_csv_format_key(c, text, sizeof text);
+    snprintf(key, size, "%s,%g", text, c->shape.dropout);
 }
 
 static int list_sweep(const bench_sdpa_sweep *sweep)
 {
-    bench_sweep_list_print(stdout, bench_sdpa_csv_header(), BENCH_SDPA_CSV_KEY_COLUMNS,
-                           sweep->configs, sweep->count, format_key, &sweep->omitted);
+    const char *csv = bench_sdpa_csv_header(), *end = csv;
+    for (int commas = 0; *end && (*end != ',' || ++commas < BENCH_SDPA_CSV_KEY_COLUMNS); ++end)
+        ;
+    char header[1024];
+    snprintf(header, sizeof header, "%.*s,dropout", (int)(end - csv), csv);
+    bench_sweep_list_print(stdout, header, BENCH_SDPA_CSV_KEY_COLUMNS + 1, sweep->configs,
+                           sweep->count, format_key, &sweep->omitted);
     return EXIT_SUCCESS;
 }
 

@@ -15,16 +15,33 @@ pass "default --engine auto,blas,own; --quick's auto"
 
 # Every engine of a plan, and a one-shot (run once, as auto). engine_threads
 # (column 16): blas 0, own --threads; auto and the one-shot what
-# ATTN_NUM_THREADS forces.
-for forced in 3 0; do
-  ATTN_NUM_THREADS=$forced "$BENCH" $small --op forward --api plan,oneshot --engine auto,blas,own \
-    --csv engines.csv --json none >out.txt 2>err.txt || fail "engines sweep (ATTN_NUM_THREADS=$forced): $(cat err.txt)"
+# ATTN_NUM_THREADS forces; attn_threads (column 69) the count each ran on,
+# the row's --threads (column 7) whatever the engine.
+for case in 3:3 0:1; do
+  forced=${case%:*} threads=${case#*:}
+  ATTN_NUM_THREADS=$forced "$BENCH" $small --threads $threads --op forward --api plan,oneshot \
+    --engine auto,blas,own --csv engines.csv --json none >out.txt 2>err.txt \
+    || fail "engines sweep (ATTN_NUM_THREADS=$forced): $(cat err.txt)"
   got=$(awk -F, 'NR > 1 { printf "%s/%s=%s ", $4, $6, $16 }' engines.csv)
-  want="plan/auto=$forced plan/blas=0 plan/own=1 oneshot/auto=$forced "
+  want="plan/auto=$forced plan/blas=0 plan/own=$threads oneshot/auto=$forced "
   [ "$got" = "$want" ] || fail "ATTN_NUM_THREADS=$forced: engines '$got', wanted '$want'"
+  awk -F, 'NR > 1 && ($69 != $7 || $7 != '"$threads"') { bad = 1 } END { exit bad }' engines.csv \
+    || fail "ATTN_NUM_THREADS=$forced: attn_threads is not the row's $threads"
   grep -q "^# engine auto .*ATTN_NUM_THREADS=$forced" out.txt || fail "no header line for engine auto"
 done
-pass "engine_threads: auto and one-shots follow ATTN_NUM_THREADS (3, 0), blas 0, own --threads"
+pass "engine_threads: auto and one-shots follow ATTN_NUM_THREADS (3, 0), blas 0, own --threads; attn_threads = threads"
+
+# Engine auto (and a one-shot, at the default) where it resolves to another
+# count than the row's is left out, counted in the header: a row runs attn,
+# its peers and its ceiling on one count.
+ATTN_NUM_THREADS=3 "$BENCH" $small --threads 2 --op forward --api plan,oneshot \
+  --engine auto,blas,own --csv engines.csv --json none >out.txt 2>err.txt \
+  || fail "engines sweep at 2 threads, auto on 3: $(cat err.txt)"
+got=$(awk -F, 'NR > 1 { printf "%s/%s=%s ", $4, $6, $69 }' engines.csv)
+[ "$got" = "plan/blas=2 plan/own=2 " ] || fail "auto on 3 in rows of 2 threads: '$got'"
+grep -q "^# left out: .*engine auto at a thread count other than the one it resolves to" out.txt \
+  || fail "the header does not count the auto rows left out: $(grep '^#' out.txt)"
+pass "engine auto and one-shots resolving to 3 threads are left out of 2-thread rows, and counted"
 
 "$BENCH" $small --engine fast >out.txt 2>err.txt
 [ $? -eq 2 ] && grep -q "'fast' is not a list of auto, blas, own" err.txt \

@@ -2,19 +2,23 @@
 # (numpy32 keeps float32, the lesson's code promotes f32 under NumPy >= 2 and
 # the table and the report say so), a stand-in torch script whose info/blas/
 # impl lines must reach the header, the JSON and report.md, the FLOP counts
-# and the ceiling's provenance in the header and the report, and --resume
-# refusing a CSV of an attn-bench without the numpy32 columns.
+# and the ceiling's provenance in the header and the report, the threads
+# each peer reports (its blas line's threads=N: the table's thr, the CSV's
+# PEER_threads) and its share of the FMA peak, and --resume refusing a CSV of
+# an attn-bench without the numpy32 columns.
 PEERS="$(cd "$(dirname "$0")/../peers" && pwd)"
 . "$(dirname "$0")/common.sh"
 
 command -v python3 >/dev/null 2>&1 || { echo "skip: no python3"; exit 77; }
 
 # A stand-in for torch_peer.py that speaks the protocol (peer_common.py):
-# its header lines are what the real one prints about its build.
+# its header lines are what the real one prints about its build, with the
+# --threads it was started with.
 cat >fake_torch.py <<'PY'
 import sys
+threads = sys.argv[sys.argv.index("--threads") + 1]
 print("info torch=9.9.9 python=fake numpy=fake", flush=True)
-print("blas BLAS_INFO=mkl; MKL 2099.1; oneDNN (MKL-DNN) v9.9; CPU capability AVX512; parallel backend OpenMP; threads=1", flush=True)
+print("blas BLAS_INFO=mkl; MKL 2099.1; oneDNN (MKL-DNN) v9.9; CPU capability AVX512; parallel backend OpenMP; threads=" + threads, flush=True)
 print("impl torch.nn.functional.scaled_dot_product_attention", flush=True)
 print("ready", flush=True)
 for line in iter(sys.stdin.readline, ""):
@@ -48,6 +52,10 @@ for r in rows:
     assert bool(r["speedup_vs_numpy32"]) == f32_forward, r
     assert bool(r["numpy_median_ms"]) == (r["op"] == "forward"), r
     assert r["torch_median_ms"] == "1", r  # the stand-in's 1 ms
+    assert r["torch_threads"] == r["threads"] == r["attn_threads"], r  # what it reports
+    assert r["numpy_threads"] in (r["threads"], ""), r  # "" when NumPy cannot say
+    assert abs(float(r["torch_peak_fraction"]) * float(r["fma_peak_gflops"]) -
+               float(r["torch_gflops"])) < 1e-2 * float(r["torch_gflops"]), r
     if f32_forward:
         assert r["numpy32_out_dtype"] == "float32", r
         assert r["numpy_out_dtype"] in ("float32", "float64"), r
@@ -62,7 +70,13 @@ assert peers["torch"]["info"] == "torch=9.9.9 python=fake numpy=fake", peers["to
 assert "MKL 2099.1" in peers["torch"]["blas"] and "oneDNN (MKL-DNN) v9.9" in peers["torch"]["blas"]
 assert peers["naive"]["status"] == "not asked for"
 PY
-pass "numpy32 columns on the f32 forwards only (float32), a note on f64; torch's build in the JSON"
+pass "numpy32 columns on the f32 forwards only (float32), a note on f64; torch's build in the JSON; the peers' threads and FMA peak shares"
+
+# The table: each peer's median, then the threads it reports (torch: the row's).
+awk '/^dtype / { for (i = 1; i <= NF; ++i) if ($i == "torch_ms") col = i; next }
+     col && /^f[36][24] / { if ($(col + 1) != $7) bad = 1; rows++ }
+     END { exit bad || rows != 8 }' out.txt || fail "the table's torch thr is not the row's threads"
+pass "the table's thr after torch_ms is the count the stand-in reports, the row's"
 
 # The lesson's code under NumPy >= 2: f32 rows computed in float64, marked.
 promoted=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
@@ -105,7 +119,7 @@ csv.writer(open("old.csv", "w", newline=""), lineterminator="\n").writerows(
     [[row[i] for i in keep] for row in rows])
 PY
 cp old.csv old-kept.csv
-expect_status 1 "old.csv was not written by this attn-bench .*lacks 8 of this attn-bench's columns \(numpy32_repeats, \.\.\.\)" \
+expect_status 1 "old.csv was not written by this attn-bench .*lacks 10 of this attn-bench's columns \(numpy32_repeats, \.\.\.\)" \
   --quick --peers none --csv old.csv --resume
 cmp -s old.csv old-kept.csv || fail "--resume changed the refused CSV"
 "$BENCH" report --csv old.csv --out old-rep >/dev/null 2>&1 || fail "report refuses an older run's CSV"

@@ -8,7 +8,7 @@
 [ -s rep/report.md ] || fail "no report.md"
 grep -q '^## Results' rep/report.md || fail "report.md has no results"
 [ "$(grep -c '^| f[36][24] |' rep/report.md)" -eq 24 ] || fail "report.md does not list the 24 rows"
-grep -q 'sgemm | 128 | 1 |' rep/report.md || fail "report.md lacks the ceiling from the JSON"
+grep -q 'sgemm | 128 | [0-9]* |' rep/report.md || fail "report.md lacks the ceiling from the JSON"
 # Without matplotlib (a stand-in package that fails to import hides it):
 # report.md says so, and the rest is written.
 mkdir -p no-matplotlib/matplotlib \

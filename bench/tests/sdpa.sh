@@ -18,11 +18,12 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
          $col["status"] != "timed" || $col["check"] != "passed" || $col["attn_median_ms"] == "" { bad = 1 }
          END { exit bad }' quick.csv || fail "a quick row is not timed and passed"
 grep -q '^# CPU: ' out.txt || fail "no CPU model in the header"
-grep -q '^# bandwidth: 1 thread: [0-9.]* GB/s' out.txt || fail "no bandwidth line"
+grep -q '^# bandwidth: [0-9]* threads\{0,1\}: [0-9.]* GB/s' out.txt || fail "no bandwidth line"
 grep -q '^# ceiling: sgemm n=128' out.txt || fail "no ceiling line"
 grep -q '^# torch peer: not asked for' out.txt || fail "no peer line"
 grep -q '^# python peer: not asked for' out.txt || fail "no python peer line"
-grep -q '^dtype op .* attn_ms .* torch_ms .* xtorch$' out.txt || fail "no table header"
+grep -q '^dtype op .* attn_ms athr .* peak% blas% .*bw%$' out.txt || fail "no table header"
+grep -q '^# FMA peak: f32, [0-9]* threads\{0,1\}: [0-9.]* GFLOP/s' out.txt || fail "no FMA peak line"
 pass "sdpa --quick --peers none: $configs configurations, every one checked and timed"
 
 awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
@@ -38,7 +39,10 @@ for column in dtype op causal window mask engine threads cache B NH NH_kv Tq Tk 
     layout scenario steps python_median_ms python_overhead_us python_check_error python_note \
     engine_threads visible_pairs flops kv_bytes check_error attn_median_ms attn_gflops attn_kv_gbps \
     bandwidth_gbps attn_bandwidth_fraction ceiling_gflops attn_ceiling_fraction torch_median_ms \
-    speedup_vs_torch torch_check_error torch_mask torch_note; do
+    speedup_vs_torch torch_check_error torch_mask torch_note fma_peak_gflops attn_peak_fraction \
+    attn_threads torch_threads torch_kernel torch_version ort_median_ms ort_threads ort_kernel \
+    ort_version ort_check_error speedup_vs_ort openvino_median_ms openvino_threads openvino_kernel \
+    ggml_median_ms ggml_threads ggml_kernel ggml_check_error ggml_note; do
   case ",$header," in *",$column,"*) ;; *) fail "CSV has no column $column" ;; esac
   "$BENCH" sdpa --help | grep -q "^  $column " || fail "--help does not document CSV column $column"
 done
@@ -49,7 +53,7 @@ if command -v python3 >/dev/null 2>&1; then
 import csv, json, sys
 d = json.load(open("quick.json"))
 assert d["tool"] == "attn-bench" and d["mode"] == "sdpa", d["mode"]
-for key in ("machine", "ceiling", "bandwidth", "peers", "columns", "rows", "flop_count"):
+for key in ("machine", "ceiling", "fma_peak", "bandwidth", "peers", "columns", "rows", "flop_count"):
     assert key in d, key
 assert d["machine"]["cpu_model"], d["machine"]
 assert d["bandwidth"]["entries"][0]["gbps"] > 0, d["bandwidth"]
@@ -62,6 +66,8 @@ for r, j in zip(rows, d["rows"]):
     assert j["flops"] == j["visible_pairs"] * per, j
 assert d["peers"][0]["name"] == "torch" and d["peers"][0]["status"] == "not asked for"
 assert d["peers"][1]["name"] == "python" and d["peers"][1]["status"] == "not asked for"
+assert [p["name"] for p in d["peers"]] == ["torch", "python", "ort", "openvino", "ggml"], d["peers"]
+assert d["fma_peak"]["entries"][0]["gflops"] > 0, d["fma_peak"]
 assert d["settings"]["rounds"] == 1, d["settings"]
 PY
   pass "quick.json: mode sdpa, machine, ceiling, bandwidth, peer, the CSV's rows; FLOPs from the pairs"
@@ -72,7 +78,7 @@ fi
 # engines, a causal window, f64 backward, cold caches
 "$BENCH" sdpa --peers none --B 3 --NH 6 --NH-kv 2,6 --Tq 1,4 --Tk 17 --hs 8 --hs-v 12 \
   --lengths full,5/0/17,9 --window 0,3 --mask none,padding --causal 1 --op forward,backward \
-  --dtype f64 --engine blas,own --cache warm,cold --layout bshd,bhsd --bandwidth-mib 4 --ceiling 64,48 \
+  --dtype f64 --engine blas,own --threads 1 --cache warm,cold --layout bshd,bhsd --bandwidth-mib 4 --ceiling 64,48 \
   --repeats 1 --warmup 0 --min-time 0 --csv small.csv --json none --progress none \
   >small.txt 2>err.txt || fail "small explicit sizes: $(head -c 500 err.txt)"
 awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
@@ -123,7 +129,7 @@ expect_status 2 "no configuration to run: a decode loop with Tq other than 1" \
 expect_status 2 "no configuration to run: a decode loop with lengths, a mask, a window or backward" \
   sdpa --scenario decode-loop --Tq 1 --op backward --peers none
 expect_status 2 "--layout: 'bsdh' is not a list of bshd, bhsd" sdpa --layout bsdh
-expect_status 2 "--peers: 'numpy' is not a list of torch, python, none" sdpa --peers numpy
+expect_status 2 "--peers: 'numpy' is not a list of torch, python, ort, openvino, ggml, none" sdpa --peers numpy
 expect_status 2 "--rounds" sdpa --rounds 0
 expect_status 2 "--mask: 'causal' is not a list of none, padding, full" sdpa --mask causal
 expect_status 2 "--lengths: 'x' in '4/x' is not a whole number" sdpa --lengths 4/x
@@ -174,13 +180,13 @@ for line in iter(sys.stdin.readline, ""):
         continue
     out = "float32" if fields[0] == "f32" else "float64"
     median = "3.0e-3" if attn else "2.0e-3"
-    print("result " + " ".join(fields) + f" {median} 1.5e-3 5 {out} 1.0e-7 is_causal", flush=True)
+    print("result " + " ".join(fields) + f" {median} 1.5e-3 5 {out} 1.0e-7 is_causal 1 F.sdpa", flush=True)
 PY
 # the same script as both peers, in 3 rounds ("pending" twice, then the
 # numbers), both layouts interleaved; one measurement for both engines; an
 # unsupported note
-"$BENCH" sdpa --torch-script fake_torch.py --torch-python python3 --attn-python python3 \
-  --peers torch,python --rounds 3 --layout bshd,bhsd --B 2 --NH 4 --NH-kv 2 --Tq 1 --Tk 16 --hs 8 \
+ATTN_NUM_THREADS=1 "$BENCH" sdpa --torch-script fake_torch.py --torch-python python3 --attn-python python3 \
+  --peers torch,python --threads 1 --rounds 3 --layout bshd,bhsd --B 2 --NH 4 --NH-kv 2 --Tq 1 --Tk 16 --hs 8 \
   --lengths full,3/16 --scenario call,decode-loop --steps 2 --engine auto,own --repeats 3 \
   --warmup 0 --min-time 0 --ceiling 0 --bandwidth-mib 4 --csv peer.csv --json peer.json \
   --progress none >peer.txt 2>err.txt || fail "stand-in peer run: $(head -c 500 err.txt)"
@@ -190,6 +196,7 @@ grep -q '^# python peer: torch=9.9.9 python=fake numpy=fake attn=fake; python3 (
   || fail "the python peer's info line is not in the header"
 grep -q '^#   build: BLAS_INFO=mkl; MKL 2099.1' peer.txt || fail "the peer's build line is not in the header"
 grep -q '^dtype op .* xtorch | *py_ms *+us$' peer.txt || fail "no python columns in the table"
+grep -Eq '^f32 .* \| +2 +1 +[0-9.]+x \| ' peer.txt || fail "the torch peer's threads are not in the table"
 python3 - <<'PY' || fail "peer.csv/peer.json"
 import csv, json
 rows = list(csv.DictReader(open("peer.csv")))
@@ -212,7 +219,7 @@ for r in rows:
         assert r["torch_median_ms"] == "" and r["torch_note"] == "no lengths here", r
         assert r["python_median_ms"] == "" and r["python_note"] == "no lengths here", r
 d = json.load(open("peer.json"))
-assert [p["name"] for p in d["peers"]] == ["torch", "python"], d["peers"]
+assert [p["name"] for p in d["peers"]][:2] == ["torch", "python"], d["peers"]
 p = d["peers"][0]
 assert p["status"] == "ran" and p["info"] == "torch=9.9.9 python=fake numpy=fake" and p["measured"] == 4, p
 assert d["peers"][1]["status"] == "ran" and d["peers"][1]["measured"] == 4, d["peers"][1]
@@ -220,9 +227,62 @@ assert d["settings"]["rounds"] == 3, d["settings"]
 PY
 pass "a stand-in script as the torch and the python peer, in rounds, the layouts interleaved: header lines, one measurement for both engines, pending answers, an unsupported note, the JSON"
 
-"$BENCH" sdpa --torch-script does-not-exist.py --Tq 1 --Tk 8 --NH 2 --NH-kv 2 --hs 4 --ceiling 0 \
+"$BENCH" sdpa --torch-script does-not-exist.py --peers torch --Tq 1 --Tk 8 --NH 2 --NH-kv 2 --hs 4 --ceiling 0 \
   --bandwidth-mib 0 --repeats 1 --min-time 0 --csv none.csv --json none >none.txt 2>err.txt \
   || fail "a missing peer script failed the run: $(head -c 300 err.txt)"
 grep -q '^# torch peer skipped: --torch-script does-not-exist.py is not readable' none.txt \
   || fail "a missing peer is not a note: $(grep torch none.txt)"
 pass "a missing peer is skipped with a note"
+
+# ---- stand-in engine peers (ort, ggml) found in --peer-dir; openvino's script there fails ------
+mkdir -p engines
+cat >engines/ort_sdpa_peer.py <<'PY'
+import sys
+print("info onnxruntime=9.9.9 onnx=fake python=fake", flush=True)
+print("blas CPUExecutionProvider; intra_op_num_threads=1 inter_op_num_threads=1; threads=1", flush=True)
+print("impl the fastest operator (stand-in)", flush=True)
+print("ready", flush=True)
+for line in iter(sys.stdin.readline, ""):
+    fields = line.split()
+    if fields[0] != "f32":
+        print("unsupported " + " ".join(fields) + " f32 only", flush=True)
+        continue
+    print("result " + " ".join(fields) + " 4.0e-3 3.0e-3 5 float32 2.0e-7 bool(1,1,1,16) 1 "
+          "com.microsoft.GroupQueryAttention", flush=True)
+PY
+sed -e 's/onnxruntime=9.9.9 onnx=fake/ggml=0.0.1 source=fake/' \
+    -e 's/com.microsoft.GroupQueryAttention/ggml_flash_attn_ext-KV-F16/' engines/ort_sdpa_peer.py \
+    >engines/ggml_sdpa_peer.py
+printf 'print("unavailable openvino cannot be imported: stand-in")\n' >engines/openvino_sdpa_peer.py
+"$BENCH" sdpa --peer-dir engines --torch-python python3 --peers ort,openvino,ggml --threads 1 \
+  --engine own --dtype f32,f64 --B 1 --NH 4 --NH-kv 2 --Tq 1 --Tk 16 --hs 8 --repeats 1 \
+  --warmup 0 --min-time 0 --ceiling 64,48 --bandwidth-mib 4 --csv engines.csv --json engines.json \
+  --progress none >engines.txt 2>err.txt || fail "stand-in engine peers: $(head -c 500 err.txt)"
+grep -q '^# ort peer: onnxruntime=9.9.9 onnx=fake python=fake; python3 (threads 1)' engines.txt \
+  || fail "the ort peer's info line is not in the header"
+grep -q '^# openvino peer skipped: python3: openvino cannot be imported: stand-in' engines.txt \
+  || fail "a missing engine is not a note: $(grep openvino engines.txt)"
+grep -q '^dtype op .* | *ort_ms thr *xort | openvino_ms thr xopenvino | *ggml_ms thr *xggml$' engines.txt \
+  || fail "no engine columns in the table"
+python3 - <<'PY' || fail "engines.csv/engines.json"
+import csv, json
+rows = list(csv.DictReader(open("engines.csv")))
+assert len(rows) == 2, len(rows)
+for r in rows:
+    if r["dtype"] == "f32":
+        assert r["ort_median_ms"] == "4" and r["ort_threads"] == "1", r
+        assert r["ort_kernel"] == "com.microsoft.GroupQueryAttention", r
+        assert r["ort_version"] == "onnxruntime=9.9.9" and r["ort_check_error"] == "2.000e-07", r
+        assert r["ggml_kernel"] == "ggml_flash_attn_ext-KV-F16" and r["ggml_version"] == "ggml=0.0.1", r
+        assert abs(float(r["speedup_vs_ort"]) - 4.0 / float(r["attn_median_ms"])) < 1e-3 * float(r["speedup_vs_ort"]), r
+        assert r["attn_threads"] == "1" and float(r["fma_peak_gflops"]) > 0, r
+    else:
+        assert r["ort_median_ms"] == "" and r["ort_note"] == "f32 only", r
+    assert r["openvino_median_ms"] == "", r
+d = json.load(open("engines.json"))
+names = {p["name"]: p for p in d["peers"]}
+assert names["ort"]["status"] == "ran" and names["ort"]["measured"] == 1, names["ort"]
+assert names["openvino"]["status"] == "skipped", names["openvino"]
+assert names["torch"]["status"] == "not asked for", names["torch"]
+PY
+pass "stand-in engine peers from --peer-dir: header lines, threads, kernel and version columns, an unsupported note, a skipped engine"

@@ -1,0 +1,129 @@
+"""What the inference-engine peers of attn-bench sdpa share (ort_sdpa_peer.py,
+openvino_sdpa_peer.py, ggml_sdpa_peer.py): a configuration's NumPy inputs,
+its masks, and the choice among an engine's ways of computing it.
+
+An engine offers candidates for a configuration: each a kernel or operator
+name, the mask it got, and a call returning out as a (B, NH, Tq, hs_v) array
+or view. EngineCase checks every candidate once against the float64
+reference (sdpa_peer_protocol.reference_error) BEFORE any timing; one whose
+error is above its tolerance (TOLERANCE; a half-precision K/V cache:
+HALF_TOLERANCE) is dropped, and if none is left the configuration is an
+error (the notes say why). With more than one left, each is timed for a
+short trial (TRIAL_CALLS calls) and the fastest is the one timed in the
+rounds: the peer's number is the engine's best for the case, and the result
+line names it (KERNEL).
+
+What the engines do not compute here (Unsupported): f64 (their attention
+operators are float32 or lower), backward (inference engines), and the
+decode loop (one call per configuration only).
+"""
+import statistics
+import time
+
+import numpy as np
+
+import peer_common
+import sdpa_peer_protocol
+
+TOLERANCE = 1e-4
+HALF_TOLERANCE = 2e-2
+TRIAL_CALLS = 3
+
+
+def require_supported(c):
+    """Unsupported for what no engine peer computes (above)."""
+    if c.dtype != "f32":
+        raise peer_common.Unsupported("f32 only: the engines' attention operators have no f64")
+    if c.op != "forward":
+        raise peer_common.Unsupported("forward only: an inference engine")
+    if c.loop:
+        raise peer_common.Unsupported("one call per configuration (no decode loop)")
+
+
+def plain_causal(c):
+    """Whether the configuration is a causal square (Tq == Tk) with every key
+    there and no window: top-left and bottom-right alignment agree, and an
+    engine's own causal flag says it."""
+    return c.causal and c.Tq == c.Tk and c.full_lengths and c.window == 0 and c.mask == "none"
+
+
+def additive_mask(c, bias):
+    """float32 (B, 1 or NH, Tq or 1, Tk): 0 where visible, -inf elsewhere, plus
+    the bias (MASK full); None when every key is visible and there is no bias."""
+    seen = sdpa_peer_protocol.visibility(c)
+    if bias is None and bool(seen.all()):
+        return None
+    mask = np.where(seen, np.float32(0), np.float32(-np.inf)).astype(np.float32)
+    if bias is not None:
+        mask = (mask + bias).astype(np.float32)
+    return mask
+
+
+def mask_text(kind, mask):
+    return "none" if mask is None else kind + str(tuple(mask.shape)).replace(" ", "")
+
+
+class Candidate:
+    """One way of an engine to compute the configuration."""
+
+    def __init__(self, kernel, mask, call, half=False):
+        self.kernel, self.mask, self.call, self.half = kernel, mask, call, half
+
+
+class EngineCase:
+    """A configuration on an engine: the candidates checked, the fastest kept."""
+
+    def __init__(self, c, inputs, candidates, flush, threads):
+        self.c, self.flush, self.threads = c, flush, threads
+        Q, K, V, bias = inputs
+        kept, notes = [], []
+        for candidate in candidates:
+            try:
+                error = sdpa_peer_protocol.reference_error(c, Q, K, V, bias, candidate.call())
+            except Exception as exc:  # an operator the engine refuses for this case
+                notes.append(f"{candidate.kernel}: {type(exc).__name__}: {exc}"[:200])
+                continue
+            tolerance = HALF_TOLERANCE if candidate.half else TOLERANCE
+            if not error <= tolerance:
+                notes.append(f"{candidate.kernel}: check error {error:.2e} > {tolerance:.0e}")
+                continue
+            kept.append((candidate, error))
+        if not kept:
+            raise RuntimeError("no operator passed the check: " + "; ".join(notes))
+        if len(kept) > 1:
+            kept.sort(key=lambda pair: self.trial(pair[0]))
+        self.chosen, self.error = kept[0]
+        self.kernel = self.chosen.kernel
+        self.description = self.chosen.mask
+
+    def trial(self, candidate):
+        samples = []
+        for _ in range(TRIAL_CALLS):
+            start = time.perf_counter()
+            candidate.call()
+            samples.append(time.perf_counter() - start)
+        return statistics.median(samples)
+
+    def block(self, policy, first):
+        del first  # the policy has the warmup
+        samples, _ = peer_common.time_samples(self.chosen.call, policy, self.flush.before())
+        return samples
+
+    def check(self):
+        """(the check's error, taken before the timing; the output's dtype)."""
+        return self.error, "float32"
+
+
+def serve_engine(header_lines, candidates_of, args, threads):
+    """Serves the configurations: candidates_of(c, inputs) lists an engine's
+    candidates for configuration c and its (Q, K, V, bias)."""
+    flushes = {}
+
+    def make_case(c):
+        require_supported(c)
+        flush = flushes.setdefault(c.cache, sdpa_peer_protocol.Flush(args.flush_mib,
+                                                                    c.cache == "cold"))
+        inputs = sdpa_peer_protocol.Inputs(c, args.seed).qkv_bias()
+        return EngineCase(c, inputs, candidates_of(c, inputs), flush, threads)
+
+    sdpa_peer_protocol.serve_in_rounds(header_lines, make_case, args)

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""ggml peer of attn-bench sdpa.
+
+Times ggml_flash_attn_ext, the attention of llama.cpp, on ggml's CPU backend
+for the configurations attn-bench sdpa sends (the protocol:
+sdpa_peer_protocol.py), through bench/peers/ggml/ggml_sdpa_shim.c (loaded
+with ctypes; ./attn.sh peers builds it and ggml's CPU library from the
+source the llama-cpp-python sdist on PyPI ships: bench/peers/ggml/
+build_ggml.sh). The graph is built once per configuration and computed on
+--threads threads per call (ggml_graph_compute with a plan of n_threads).
+Q is F32; K and V are stored as F32 or as F16 (the KV cache llama.cpp keeps
+by default), two candidates (engine_sdpa_cases.py: each checked against the
+float64 reference before any timing, the F16 one to a half-precision
+tolerance; the faster kept, KERNEL says which). Tensors in the
+configuration's layout (bshd storage viewed permuted, as llama.cpp's cache);
+grouped heads natively; the mask an F16 (B, 1 or NH, Tq, Tk) additive one
+(0 / -inf, plus the bias) unless every key is visible.
+
+--shim PATH: the shim library (default: <venv>/ggml/lib/libattn_ggml_shim.so
+beside the interpreter's venv, the place ./attn.sh peers builds it).
+"""
+import ctypes
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peer_common  # noqa: E402
+
+peer_common.use_thread_count_from_argv()
+
+(np,) = peer_common.import_or_unavailable("ggml", "numpy")
+
+import engine_sdpa_cases as engine  # noqa: E402
+import sdpa_peer_protocol  # noqa: E402
+
+I64, INT, PTR = ctypes.c_int64, ctypes.c_int, ctypes.c_void_p
+
+
+def load_shim(path):
+    """The shim with its functions typed, or the 'unavailable' line and exit."""
+    if not os.path.exists(path):
+        print(f"unavailable ggml: {path} not built (./attn.sh peers builds it)", flush=True)
+        sys.exit(0)
+    try:
+        shim = ctypes.CDLL(path)
+    except OSError as exc:
+        print(f"unavailable ggml: {exc}", flush=True)
+        sys.exit(0)
+    shim.attn_ggml_shim_create.restype = PTR
+    shim.attn_ggml_shim_create.argtypes = [I64] * 7 + [INT] * 4
+    shim.attn_ggml_shim_destroy.argtypes = [PTR]
+    shim.attn_ggml_shim_set.argtypes = [PTR] * 5
+    shim.attn_ggml_shim_run.argtypes = [PTR]
+    shim.attn_ggml_shim_run.restype = INT
+    shim.attn_ggml_shim_out.argtypes = [PTR]
+    shim.attn_ggml_shim_out.restype = ctypes.POINTER(ctypes.c_float)
+    return shim
+
+
+class Graph:
+    """One ggml graph of the configuration: K/V F32 or F16."""
+
+    def __init__(self, shim, c, inputs, kv_f16, threads):
+        Q, K, V, bias = inputs
+        self.shim = shim
+        self.mask = engine.additive_mask(c, bias)
+        mask_heads = 0 if self.mask is None else (2 if self.mask.shape[1] > 1 else 1)
+        if self.mask is not None:  # (B, 1 or NH, Tq, Tk) dense, every query a row
+            self.mask = np.ascontiguousarray(np.broadcast_to(
+                self.mask, (c.B, self.mask.shape[1], c.Tq, c.Tk)), dtype=np.float32)
+        self.handle = shim.attn_ggml_shim_create(c.B, c.NH, c.NH_kv, c.Tq, c.Tk, c.hs, c.hs_v,
+                                                 int(kv_f16), mask_heads,
+                                                 int(c.layout == "bshd"), threads)
+        if not self.handle:
+            raise MemoryError("ggml_init failed")
+        arrays = [np.ascontiguousarray(X, dtype=np.float32) for X in (Q, K, V)]
+        shim.attn_ggml_shim_set(self.handle, *(a.ctypes.data for a in arrays),
+                                self.mask.ctypes.data if self.mask is not None else None)
+        count = c.B * c.Tq * c.NH * c.hs_v
+        out = np.ctypeslib.as_array(shim.attn_ggml_shim_out(self.handle), shape=(count,))
+        self.out = out.reshape(c.B, c.Tq, c.NH, c.hs_v).transpose(0, 2, 1, 3)
+
+    def __call__(self):
+        status = self.shim.attn_ggml_shim_run(self.handle)
+        if status != 0:
+            raise RuntimeError(f"ggml_graph_compute returned {status}")
+        return self.out
+
+    def __del__(self):
+        if getattr(self, "handle", None):
+            self.shim.attn_ggml_shim_destroy(self.handle)
+
+
+def main():
+    venv_shim = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(sys.executable))),
+                             "ggml", "lib", "libattn_ggml_shim.so")
+
+    def add_arguments(parser):
+        sdpa_peer_protocol.add_arguments(parser)
+        parser.add_argument("--shim", default=venv_shim, help="the shim library")
+
+    args = peer_common.parse_arguments(__doc__.split("\n\n")[0], add_arguments)
+    threads = max(1, args.threads)
+    shim = load_shim(args.shim)
+    cache = os.path.dirname(os.path.dirname(args.shim))
+    source, version = "unknown-source", "unknown"
+    try:
+        with open(os.path.join(cache, "ggml-version")) as f:
+            source = "-".join(f.read().split())
+        with open(os.path.join(cache, "cmake.log")) as f:
+            version = next((line.split(":")[1].strip() for line in f
+                            if line.startswith("-- ggml version:")), version)
+    except OSError:
+        pass
+
+    def candidates_of(c, inputs):
+        made = []
+        for kv_f16, name in ((False, "ggml_flash_attn_ext-KV-F32"),
+                             (True, "ggml_flash_attn_ext-KV-F16")):
+            graph = Graph(shim, c, inputs, kv_f16, threads)
+            mask = engine.mask_text("f16", graph.mask)
+            made.append(engine.Candidate(name, mask, graph, half=kv_f16))
+        return made
+
+    impl = ("ggml_flash_attn_ext on ggml's CPU backend (Q F32; the faster of K/V F32 and F16, "
+            "KERNEL per row), the graph built once, computed with n_threads; F16 additive mask "
+            "unless every key is visible; scale 1/sqrt(hs), accumulation F32")
+    lines = [f"info ggml={version} source={source} python={sys.version.split()[0]} numpy={np.__version__}",
+             f"blas ggml CPU backend, {args.shim}; n_threads={threads}; threads={threads}",
+             f"impl {impl}"]
+    engine.serve_engine(lines, candidates_of, args, threads)
+
+
+if __name__ == "__main__":
+    main()
