@@ -17,9 +17,12 @@
 #                               OpenBLAS and cmocka); only what is missing
 #   ./attn.sh cross             cross-deps + configure, build and test the
 #                               `aarch64` preset (tests under qemu-aarch64)
-#   ./attn.sh peers [--upgrade] optional: PyTorch 2.x, NumPy 2, threadpoolctl and
-#                               Hugging Face transformers from PyPI in the venv
-#                               .venv-peers, which
+#   ./attn.sh peers [--upgrade] optional: PyTorch 2.x, NumPy 2, threadpoolctl,
+#                               Hugging Face transformers, ONNX Runtime (+ onnx)
+#                               and OpenVINO from PyPI in the venv .venv-peers,
+#                               and ggml's CPU library built from the
+#                               llama-cpp-python sdist's source into
+#                               .venv-peers/ggml, which
 #                               attn-bench's peers use by default (torch's wheel
 #                               brings CUDA libraries: about 5 GB, a few minutes);
 #                               prints what it has; --upgrade: newest versions
@@ -254,12 +257,15 @@ cmd_cross() {
 # --torch-python). PyPI's torch 2.x is the reference PyTorch peer
 # (Debian's python3-torch is 1.13, without scaled_dot_product_attention).
 readonly PEERS_VENV="$PWD/.venv-peers"
-readonly PEERS_PACKAGES=(torch 'numpy>=2' threadpoolctl transformers)
+readonly PEERS_PACKAGES=(torch 'numpy>=2' threadpoolctl transformers onnxruntime onnx openvino)
+# The sdist whose vendored ggml source the ggml peer is built from.
+readonly GGML_SOURCE_VERSION=0.3.36
 
-# Whether the venv's python has torch >= 2, numpy >= 2, threadpoolctl and transformers.
+# Whether the venv's python has torch >= 2, numpy >= 2, threadpoolctl,
+# transformers, onnxruntime, onnx and openvino.
 peers_installed() {
   "$PEERS_VENV/bin/python" - <<'PY' >/dev/null 2>&1
-import threadpoolctl, numpy, torch, transformers
+import threadpoolctl, numpy, torch, transformers, onnxruntime, onnx, openvino
 assert int(torch.__version__.split(".")[0]) >= 2 and int(numpy.__version__.split(".")[0]) >= 2
 PY
 }
@@ -283,8 +289,12 @@ cmd_peers() {
     "$PEERS_VENV/bin/python" -m pip install --disable-pip-version-check --no-input \
       --progress-bar off "${upgrade[@]}" "${PEERS_PACKAGES[@]}" </dev/null \
       || die "pip install ${PEERS_PACKAGES[*]} failed"
-    peers_installed || die "$PEERS_VENV/bin/python still lacks torch >= 2, numpy >= 2 or threadpoolctl"
+    peers_installed || die "$PEERS_VENV/bin/python still lacks one of ${PEERS_PACKAGES[*]}"
   fi
+  # ggml: optional (a C toolchain and a few minutes); a failure is said, not fatal
+  sh bench/peers/ggml/build_ggml.sh "$PEERS_VENV/bin/python" "$PEERS_VENV/ggml" \
+    "$GGML_SOURCE_VERSION" </dev/null \
+    || say "the ggml peer could not be built (see $PEERS_VENV/ggml/*.log): attn-bench skips it"
   # What the peers will report (their info, blas and impl lines).
   local peer
   say "peers venv: $PEERS_VENV ($("$PEERS_VENV/bin/python" --version 2>&1)," \
@@ -294,7 +304,14 @@ cmd_peers() {
     "$PEERS_VENV/bin/python" "bench/peers/${peer}_peer.py" --describe --threads 1 </dev/null \
       | sed 's/^/  /' || die "bench/peers/${peer}_peer.py --describe failed"
   done
-  say "attn-bench runs its numpy, numpy32 and torch peers with $PEERS_VENV/bin/python by default"
+  local engine
+  for engine in ort openvino ggml; do
+    say "$engine peer (attn-bench sdpa):"
+    "$PEERS_VENV/bin/python" "bench/peers/${engine}_sdpa_peer.py" --describe --threads 1 </dev/null \
+      | sed 's/^/  /' || say "bench/peers/${engine}_sdpa_peer.py --describe failed"
+  done
+  say "attn-bench runs its numpy, numpy32 and torch peers, and sdpa's torch, ort, openvino" \
+    "and ggml peers, with $PEERS_VENV/bin/python by default"
 }
 
 main() {
