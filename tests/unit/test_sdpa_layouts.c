@@ -16,6 +16,9 @@
  *             Tk + 5 + Tk/8): ld hs, sh S_max*hs, sb NH_kv*S_max*hs; the
  *             slots beyond Tk (and beyond each key length) hold NaN
  *   PADDED    (B,NH,T,hs) with gaps: ld hs+3, sh T*ld+5, sb NH*sh+7
+ *   ONEROW    (B,NH,T,hs) of a single row (T = 1) whose row stride no
+ *             address uses, passed as 1 (attn.h lets a dimension of one
+ *             element have any stride; BLAS still wants ld >= hs)
  *   FUSED     Q, K, V side by side in each row of one (B,T,NH*hs +
  *             NH_kv*(hs + hs_v)) buffer, as a fused QKV projection leaves
  *             them; out too when its layout is FUSED (a fourth block)
@@ -75,7 +78,7 @@
 
 static int short_run;
 
-typedef enum kind { BSHD, BHSD, CACHE, PADDED, FUSED, HEADWISE } kind;
+typedef enum kind { BSHD, BHSD, CACHE, PADDED, ONEROW, FUSED, HEADWISE } kind;
 
 typedef struct lcase {
     const char *name;
@@ -133,6 +136,9 @@ static sdpa_view view_make(kind k, size_t B, size_t H, size_t T, size_t w, size_
         break;
     case CACHE:
         v.ld = w, v.sh = (T + 5 + T / 8) * w, v.sb = H * v.sh;
+        break;
+    case ONEROW:
+        v.ld = T == 1 ? 1 : w, v.sh = T * w, v.sb = H * v.sh;
         break;
     default: /* PADDED */
         v.ld = w + 3, v.sh = T * v.ld + 5, v.sb = H * v.sh + 7;
@@ -509,6 +515,10 @@ static const lcase cache_cases[] = {
      CACHE, CACHE, BHSD, 1},
     {"decode split, GQA 8/2, length 2345 of Tk 3000 cache", 1, 8, 2, 1, 3000, 64, 0, C,
      len_decode, 0, BHSD, CACHE, CACHE, BHSD, 1},
+    {"decode, Q and out one row of ld 1, GQA 8/2 (BLAS: dV from dout)", 2, 8, 2, 1, 300, 64, 0,
+     C, NULL, 0, ONEROW, CACHE, CACHE, ONEROW, 1},
+    {"one key, K and V one row of ld 1", 2, 4, 2, 6, 1, 16, 0, 0, NULL, 0, BHSD, ONEROW, ONEROW,
+     BHSD, 1},
 };
 static const lcase cache_cases_short[] = {
     {"decode split, B 1, NH 4/1, Tk 1500 cache", 1, 4, 1, 1, 1500, 64, 0, C, NULL, 0, BHSD,
