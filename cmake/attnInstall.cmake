@@ -1,7 +1,8 @@
 # Install rules and package files for attn.
 #
 # Installed tree (paths relative to the install prefix, GNUInstallDirs names):
-#   ${CMAKE_INSTALL_INCLUDEDIR}/attn/attn.h            the one public header
+#   ${CMAKE_INSTALL_INCLUDEDIR}/attn/attn.h, attn_half.h  the public headers (attn.h
+#       includes attn_half.h)
 #   ${CMAKE_INSTALL_LIBDIR}/libattn.so.X.Y.Z (+ .so.X, .so links), libattn.a
 #   ${CMAKE_INSTALL_LIBDIR}/cmake/attn/                 attnConfig.cmake,
 #       attnConfigVersion.cmake, attnTargets*.cmake (attn::attn,
@@ -24,8 +25,9 @@ set(ATTN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/attn"
   CACHE STRING "Where attnConfig.cmake is installed (relative to the prefix)")
 mark_as_advanced(ATTN_INSTALL_CMAKEDIR)
 
-# ---- header: only the public one (lib/*.h are internal)
+# ---- headers: only the public ones (lib/*.h are internal)
 install(FILES "${PROJECT_SOURCE_DIR}/include/attn/attn.h"
+  "${PROJECT_SOURCE_DIR}/include/attn/attn_half.h"
   DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/attn"
   COMPONENT attn_Development)
 

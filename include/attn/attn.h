@@ -8,7 +8,7 @@
  *    B batch, T sequence length, C model width, hs head size,
  *    Tq/Tk query/key counts, d key width, dv value width.
  *  - Every function exists for float (suffix _f32) and double (suffix _f64)
- *    with identical arguments and meaning.
+ *    with identical arguments and meaning (sdpa: also _bf16, _f16).
  *  - Every fallible call returns an attn_status; ATTN_OK is 0. On any
  *    nonzero status nothing is printed, nothing aborts, and every output
  *    buffer is left exactly as the caller passed it.
@@ -57,11 +57,10 @@
  *   ATTN_ERR_OUT_OF_MEMORY   a workspace allocation failed
  *   ATTN_ERR_BAD_SHAPE       C is not a multiple of NH (multi-head one-shots),
  *                            or NH not a multiple of NH_kv (sdpa)
- *   ATTN_ERR_BAD_DTYPE       attn_plan_create got a dtype other than
- *                            ATTN_F32 or ATTN_F64
+ *   ATTN_ERR_BAD_DTYPE       a dtype the plan creator does not take
  *   ATTN_ERR_BAD_FLAGS       attn_plan_create got an unknown flag bit or
  *                            contradictory flags
- *   ATTN_ERR_DTYPE_MISMATCH  an _f32 call on an ATTN_F64 plan or the reverse
+ *   ATTN_ERR_DTYPE_MISMATCH  a call of another precision than its plan's
  *   ATTN_ERR_INFERENCE_PLAN  a backward on a plan created with ATTN_INFERENCE
  *   ATTN_ERR_NO_FORWARD      a backward on a plan that has run no forward
  *   ATTN_ERR_FORWARD_MISMATCH a backward given other X, Wq, Wk, Wv or Wo
@@ -258,7 +257,7 @@ ATTN_API attn_status attn_mha_backward_f64(size_t B, size_t T, size_t C, size_t 
  */
 typedef struct attn_plan attn_plan;
 
-typedef enum attn_dtype { ATTN_F32 = 1, ATTN_F64 = 2 } attn_dtype;
+typedef enum attn_dtype { ATTN_F32 = 1, ATTN_F64 = 2, ATTN_BF16 = 3, ATTN_F16 = 4 } attn_dtype;
 
 #define ATTN_CAUSAL (1u << 0)    /* key j > query t is masked */
 #define ATTN_INFERENCE (1u << 1) /* forward keeps nothing for a backward */
@@ -423,19 +422,18 @@ typedef struct attn_sdpa_args_f64 {
     size_t sbo, sho;
 } attn_sdpa_args_f64;
 
-/* Creates an sdpa plan in *plan (left untouched on error): flags
- * ATTN_CAUSAL and ATTN_INFERENCE (no backward; nothing kept for one),
- * window 0 (none) or the sliding window's length. It holds, besides each
- * thread's scratch (about 150k elements for the matrix-product kernel and
- * a tile of 128*512 scores), the backward's row sums (B*NH*Tq) and, for
- * shapes of fewer than 8 (sequence, key/value head) pairs, partial results
- * of key blocks merged at the end: up to 8*B*NH*Tq*(hs_v+2) elements in
- * a forward of few queries (flash-decoding), 8*B*NH*Tq*hs in a backward;
- * on attn's own threads with Tq >= 128 also K^T and V (in training V^T too)
- * packed for its matrix-product kernel, about B*NH_kv*Tk*(hs + hs_v) each.
- * Errors, in order: NULL_POINTER (plan, shape), BAD_DTYPE, BAD_FLAGS,
- * ZERO_DIMENSION (B, NH, NH_kv, Tq, Tk, hs), BAD_SHAPE (NH % NH_kv),
- * SIZE_OVERFLOW, BLAS_RANGE, BAD_SCALE, OUT_OF_MEMORY. */
+/* Creates an sdpa plan of dtype ATTN_F32, ATTN_F64, ATTN_BF16 or ATTN_F16
+ * in *plan (left untouched on error): flags ATTN_CAUSAL and ATTN_INFERENCE
+ * (no backward; nothing kept for one), window 0 (none) or the sliding
+ * window's length. Its memory beside each thread's scratch (about 150k
+ * elements and a 128*512 tile of scores): the backward's row sums
+ * (B*NH*Tq); below 8 (sequence, key/value head) pairs, partial results of
+ * key blocks (up to 8*B*NH*Tq*(hs_v+2) elements in a forward, 8*B*NH*Tq*hs
+ * in a backward); on attn's own threads with Tq >= 128, K^T and V (and V^T
+ * in training) packed, about B*NH_kv*Tk*(hs + hs_v) each. Errors, in order:
+ * NULL_POINTER (plan, shape), BAD_DTYPE, BAD_FLAGS, ZERO_DIMENSION (B, NH,
+ * NH_kv, Tq, Tk, hs), BAD_SHAPE (NH % NH_kv), SIZE_OVERFLOW, BLAS_RANGE,
+ * BAD_SCALE, OUT_OF_MEMORY. */
 ATTN_API attn_status attn_sdpa_plan_create(attn_plan **plan, attn_dtype dtype,
                                            const attn_sdpa_shape *shape, double scale,
                                            unsigned flags, size_t window);
@@ -488,6 +486,8 @@ ATTN_API attn_status attn_sdpa_f32(const attn_sdpa_shape *shape, double scale, u
                                    size_t window, const attn_sdpa_args_f32 *a);
 ATTN_API attn_status attn_sdpa_f64(const attn_sdpa_shape *shape, double scale, unsigned flags,
                                    size_t window, const attn_sdpa_args_f64 *a);
+
+#include <attn/attn_half.h> /* ---- half precision (sdpa): bf16 and f16 */
 
 /* ---- attention dropout (training plans; docs/api.md) -------------------------
  * From the plan's next forward on, each weight P[b,h,t,j] (sequence b, query

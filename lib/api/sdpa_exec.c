@@ -1,6 +1,6 @@
 /*
  * attn_sdpa_forward_*, attn_sdpa_backward_*, attn_sdpa_*: validation of an
- * sdpa call in the order attn.h documents, then the engines of
+ * sdpa call in the order attn.h documents (sdpa_check.h), then the engines of
  * sdpa_forward.c and sdpa_backward.c on the plan's buffers, threads and
  * scratch (nothing is allocated by a call on a plan).
  */
@@ -12,7 +12,8 @@
 #include "plan/plan.h"
 #include "plan/plan_engine.h"
 #include "core/scale.h"
-#include "api/sdpa_strides.h"
+#include "api/sdpa_check.h"
+#include "api/sdpa_exec.h"
 #include "engine/sdpa.h"
 
 #if ATTN_REAL_BITS == 32
@@ -23,94 +24,19 @@
 
 typedef FN(attn_sdpa_args) FN(sdpa_args);
 
-/* The call's strides with 0 resolved, and the extents (in elements) of its
- * arrays. */
-typedef struct sdpa_extents {
-    attn_sdpa_strides st[ATTN_SDPA_ARRAYS]; /* Q, K, V, out */
-    size_t extent[ATTN_SDPA_ARRAYS];
-    size_t mask, lse;
-} sdpa_extents;
-
-/* BAD_STRIDE, then SIZE_OVERFLOW, then BLAS_RANGE, for the arrays of `a`. */
-static attn_status FN(check_strides)(const attn_sdpa_layout *l, const FN(sdpa_args) *a,
-                                     sdpa_extents *x)
+/* The call as sdpa_check.h sees it, as a call of `dtype`. */
+static attn_sdpa_call FN(call_of)(const FN(sdpa_args) *a, attn_dtype dtype)
 {
-    const attn_sdpa_shape s = l->shape; /* the plan's: its products are known to fit */
-    const attn_sdpa_strides given[ATTN_SDPA_ARRAYS] = {
-        {a->sbq, a->shq, a->ldq}, {a->sbk, a->shk, a->ldk},
-        {a->sbv, a->shv, a->ldv}, {a->sbo, a->sho, a->ldo}};
-    if (!attn_sdpa_resolve_strides(&s, given, x->st))
-        return ATTN_ERR_BAD_STRIDE;
-    size_t head = s.Tk, sequence, mask = 0;
-    if (a->mask != NULL) {
-        /* each nonzero stride steps over the whole of what it repeats; an
-         * extent that overflows is above every stride (BAD_STRIDE comes
-         * first), and SIZE_OVERFLOW if the strides are 0 */
-        int overflow = 0;
-        if (a->mask_ld != 0 && a->mask_ld < s.Tk)
-            return ATTN_ERR_BAD_STRIDE;
-        if (a->mask_ld != 0 && !attn_rows_extent(s.Tq, a->mask_ld, s.Tk, &head))
-            overflow = 1;
-        if (a->mask_sh != 0 && (overflow || a->mask_sh < head))
-            return ATTN_ERR_BAD_STRIDE;
-        sequence = head;
-        if (a->mask_sh != 0 && !attn_rows_extent(s.NH, a->mask_sh, head, &sequence))
-            overflow = 1;
-        if (a->mask_sb != 0 && (overflow || a->mask_sb < sequence))
-            return ATTN_ERR_BAD_STRIDE;
-        mask = sequence;
-        if (overflow || (a->mask_sb != 0 && !attn_rows_extent(s.B, a->mask_sb, sequence, &mask)))
-            return ATTN_ERR_SIZE_OVERFLOW;
-    }
-    x->mask = mask;
-    size_t bytes;
-    if (!attn_sdpa_extents(&s, x->st, sizeof(real), x->extent) ||
-        !attn_mul3(s.B, s.NH, s.Tq, &x->lse) || !attn_mul(x->mask, sizeof(real), &bytes))
-        return ATTN_ERR_SIZE_OVERFLOW;
-    if (!attn_sdpa_rows_in_blas_range(x->st))
-        return ATTN_ERR_BLAS_RANGE;
-    return ATTN_OK;
-}
-
-/* Array `array` (ATTN_SDPA_Q...) of the call at p, in bytes. */
-static attn_strided FN(strided)(const attn_plan *plan, const sdpa_extents *x, int array,
-                                const void *p)
-{
-    return attn_sdpa_strided(&plan->sdpa.shape, array, &x->st[array], p, sizeof(real));
-}
-
-static attn_strided FN(run)(const void *p, size_t elements, size_t element_size)
-{
-    return attn_strided_run(p, elements * element_size);
-}
-
-/* The checks every call shares, after its NULL pointers: PLAN_KIND,
- * DTYPE_MISMATCH, strides and extents, BAD_LENGTH. */
-static attn_status FN(check_call)(const attn_plan *plan, const FN(sdpa_args) *a, sdpa_extents *x)
-{
-    if (plan->kind != ATTN_PLAN_SDPA)
-        return ATTN_ERR_PLAN_KIND;
-    if (plan->dtype != PLAN_DTYPE)
-        return ATTN_ERR_DTYPE_MISMATCH;
-    const attn_status status = FN(check_strides)(&plan->sdpa, a, x);
-    if (status != ATTN_OK)
-        return status;
-    for (size_t b = 0; a->key_lengths != NULL && b < plan->sdpa.shape.B; b++)
-        if (a->key_lengths[b] > plan->sdpa.shape.Tk)
-            return ATTN_ERR_BAD_LENGTH;
-    return ATTN_OK;
-}
-
-/* The inputs every call reads. */
-static void FN(input_regions)(const attn_plan *plan, const FN(sdpa_args) *a,
-                              const sdpa_extents *x, attn_strided in[5])
-{
-    in[0] = FN(strided)(plan, x, ATTN_SDPA_Q, a->Q);
-    in[1] = FN(strided)(plan, x, ATTN_SDPA_K, a->K);
-    in[2] = FN(strided)(plan, x, ATTN_SDPA_V, a->V);
-    in[3] = FN(run)(a->mask, x->mask, sizeof(real));
-    in[4] = FN(run)(a->key_lengths, a->key_lengths != NULL ? plan->sdpa.shape.B : 0,
-                    sizeof(size_t));
+    const attn_sdpa_call c = {
+        .dtype = dtype,
+        .element = sizeof(real),
+        .stat_element = sizeof(real),
+        .Q = a->Q, .K = a->K, .V = a->V, .mask = a->mask, .out = a->out, .lse = a->lse,
+        .given = {{a->sbq, a->shq, a->ldq}, {a->sbk, a->shk, a->ldk},
+                  {a->sbv, a->shv, a->ldv}, {a->sbo, a->sho, a->ldo}},
+        .mask_ld = a->mask_ld, .mask_sb = a->mask_sb, .mask_sh = a->mask_sh,
+        .key_lengths = a->key_lengths};
+    return c;
 }
 
 /* The packed operands (own threads, attn_sdpa_prepacks) at the start of
@@ -121,7 +47,7 @@ static real *FN(sdpa_packed)(const attn_plan *plan)
 }
 
 static FN(attn_sdpa_run_args) FN(run_args)(const attn_plan *plan, const FN(sdpa_args) *a,
-                                          const sdpa_extents *x)
+                                          const attn_sdpa_checked *x)
 {
     FN(attn_sdpa_run_args) r = {
         .layout = plan->sdpa,
@@ -156,22 +82,17 @@ static FN(attn_sdpa_run_args) FN(run_args)(const attn_plan *plan, const FN(sdpa_
     return r;
 }
 
-attn_status FN(attn_sdpa_forward)(attn_plan *plan, const FN(sdpa_args) *a)
+/* The forward and backward as a call of `dtype`: PLAN_DTYPE for the public
+ * calls, the plan's for a half plan's float copies (sdpa_half.inc.c). */
+static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_dtype dtype)
 {
-    if (plan == NULL || a == NULL || a->Q == NULL || a->K == NULL || a->V == NULL ||
-        a->out == NULL)
+    if (plan == NULL || a == NULL)
         return ATTN_ERR_NULL_POINTER;
-    sdpa_extents x;
-    attn_status status = FN(check_call)(plan, a, &x);
+    const attn_sdpa_call c = FN(call_of)(a, dtype);
+    attn_sdpa_checked x;
+    const attn_status status = attn_sdpa_check_forward(plan, &c, &x);
     if (status != ATTN_OK)
         return status;
-    attn_strided in[5];
-    FN(input_regions)(plan, a, &x, in);
-    const attn_strided out[] = {FN(strided)(plan, &x, ATTN_SDPA_OUT, a->out),
-                                FN(run)(a->lse, x.lse, sizeof(real))};
-    if (attn_strided_outputs_alias(out, ATTN_COUNT(out), in, 5))
-        return ATTN_ERR_ALIASING;
-
     const FN(attn_sdpa_run_args) args = FN(run_args)(plan, a, &x);
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_sdpa_forward_run)(&args, &engine);
@@ -179,34 +100,16 @@ attn_status FN(attn_sdpa_forward)(attn_plan *plan, const FN(sdpa_args) *a)
     return ATTN_OK;
 }
 
-attn_status FN(attn_sdpa_backward)(attn_plan *plan, const FN(sdpa_args) *a, const real *dout,
-                                   real *dQ, real *dK, real *dV)
+static attn_status FN(backward_as)(attn_plan *plan, const FN(sdpa_args) *a, const real *dout,
+                                   real *dQ, real *dK, real *dV, attn_dtype dtype)
 {
-    if (plan == NULL || a == NULL || a->Q == NULL || a->K == NULL || a->V == NULL ||
-        a->out == NULL || a->lse == NULL || dout == NULL || dQ == NULL || dK == NULL ||
-        dV == NULL)
+    if (plan == NULL || a == NULL)
         return ATTN_ERR_NULL_POINTER;
-    if (plan->kind != ATTN_PLAN_SDPA)
-        return ATTN_ERR_PLAN_KIND;
-    if (plan->dtype != PLAN_DTYPE)
-        return ATTN_ERR_DTYPE_MISMATCH;
-    if (plan->inference)
-        return ATTN_ERR_INFERENCE_PLAN;
-    sdpa_extents x;
-    attn_status status = FN(check_call)(plan, a, &x);
+    const attn_sdpa_call c = FN(call_of)(a, dtype);
+    attn_sdpa_checked x;
+    const attn_status status = attn_sdpa_check_backward(plan, &c, dout, dQ, dK, dV, &x);
     if (status != ATTN_OK)
         return status;
-    attn_strided in[8];
-    FN(input_regions)(plan, a, &x, in);
-    in[5] = FN(strided)(plan, &x, ATTN_SDPA_OUT, a->out);
-    in[6] = FN(run)(a->lse, x.lse, sizeof(real));
-    in[7] = FN(strided)(plan, &x, ATTN_SDPA_OUT, dout);
-    const attn_strided grads[] = {FN(strided)(plan, &x, ATTN_SDPA_Q, dQ),
-                                  FN(strided)(plan, &x, ATTN_SDPA_K, dK),
-                                  FN(strided)(plan, &x, ATTN_SDPA_V, dV)};
-    if (attn_strided_outputs_alias(grads, ATTN_COUNT(grads), in, ATTN_COUNT(in)))
-        return ATTN_ERR_ALIASING;
-
     FN(attn_sdpa_run_args) args = FN(run_args)(plan, a, &x);
     args.dout = dout;
     args.dQ = dQ;
@@ -217,6 +120,30 @@ attn_status FN(attn_sdpa_backward)(attn_plan *plan, const FN(sdpa_args) *a, cons
     FN(plan_engine_done)(plan, &engine);
     return ATTN_OK;
 }
+
+attn_status FN(attn_sdpa_forward)(attn_plan *plan, const FN(sdpa_args) *a)
+{
+    return FN(forward_as)(plan, a, PLAN_DTYPE);
+}
+
+attn_status FN(attn_sdpa_backward)(attn_plan *plan, const FN(sdpa_args) *a, const real *dout,
+                                   real *dQ, real *dK, real *dV)
+{
+    return FN(backward_as)(plan, a, dout, dQ, dK, dV, PLAN_DTYPE);
+}
+
+#if ATTN_REAL_BITS == 32
+attn_status attn_sdpa_forward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a)
+{
+    return FN(forward_as)(plan, a, plan->dtype);
+}
+
+attn_status attn_sdpa_backward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,
+                                      const float *dout, float *dQ, float *dK, float *dV)
+{
+    return FN(backward_as)(plan, a, dout, dQ, dK, dV, plan->dtype);
+}
+#endif
 
 attn_status FN(attn_sdpa)(const attn_sdpa_shape *shape, double scale, unsigned flags,
                           size_t window, const FN(sdpa_args) *a)

@@ -25,7 +25,7 @@ const char *attn_status_string(attn_status status)
     case ATTN_ERR_BAD_SHAPE:
         return "C is not a multiple of NH, or NH not a multiple of NH_kv";
     case ATTN_ERR_BAD_DTYPE:
-        return "the dtype is neither ATTN_F32 nor ATTN_F64";
+        return "the dtype is not one this plan creator takes (ATTN_F32, ATTN_F64; sdpa plans also ATTN_BF16, ATTN_F16)";
     case ATTN_ERR_BAD_FLAGS:
         return "unknown plan flag bits, or ATTN_MATERIALIZED with ATTN_TILED";
     case ATTN_ERR_DTYPE_MISMATCH:

@@ -153,6 +153,36 @@ ATTN_KERNEL_TABLES(attn_rows_dot)
 ATTN_KERNEL_TABLES(attn_rows_axpy)
 ATTN_KERNEL_TABLES(attn_dropout_mask)
 
+/* The half-precision conversions of each set (convert_<isa>.c). */
+#define ATTN_DECLARE_CONVERT(isa)                                                  \
+    void attn_bf16_widen_##isa(const uint16_t *src, float *dst, size_t n);         \
+    void attn_bf16_narrow_##isa(const float *src, uint16_t *dst, size_t n);        \
+    void attn_f16_widen_##isa(const uint16_t *src, float *dst, size_t n);          \
+    void attn_f16_narrow_##isa(const float *src, uint16_t *dst, size_t n);
+ATTN_DECLARE_CONVERT(scalar)
+#if defined(__x86_64__)
+ATTN_DECLARE_CONVERT(avx2)
+ATTN_DECLARE_CONVERT(avx512)
+#endif
+#if defined(__aarch64__)
+ATTN_DECLARE_CONVERT(neon)
+#endif
+#define ATTN_CONVERT_ROW(isa, on)                                                  \
+    {{on(attn_f16_widen_##isa), on(attn_f16_narrow_##isa)},                       \
+     {on(attn_bf16_widen_##isa), on(attn_bf16_narrow_##isa)}}
+#define ATTN_BUILT(name) name
+static const attn_half_convert half_convert_table[ATTN_ISA_COUNT][2] = {
+    [ATTN_ISA_SCALAR] = ATTN_CONVERT_ROW(scalar, ATTN_BUILT),
+    [ATTN_ISA_AVX2] = ATTN_CONVERT_ROW(avx2, ATTN_ON_X86),
+    [ATTN_ISA_AVX512] = ATTN_CONVERT_ROW(avx512, ATTN_ON_X86),
+    [ATTN_ISA_NEON] = ATTN_CONVERT_ROW(neon, ATTN_ON_ARM)};
+
+attn_half_convert attn_half_convert_kernels(attn_isa isa, int bf16)
+{
+    const attn_half_convert none = {NULL, NULL};
+    return valid(isa) ? half_convert_table[isa][bf16 != 0] : none;
+}
+
 int attn_isa_supported(attn_isa isa)
 {
     switch (isa) {
@@ -161,7 +191,8 @@ int attn_isa_supported(attn_isa isa)
 #if defined(__x86_64__)
     case ATTN_ISA_AVX2:
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+               __builtin_cpu_supports("f16c");
     case ATTN_ISA_AVX512:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");

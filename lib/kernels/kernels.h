@@ -13,12 +13,13 @@
 #define ATTN_KERNELS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* In order of preference within an architecture: the highest supported
  * value is the default. */
 typedef enum attn_isa {
     ATTN_ISA_SCALAR = 0,
-    ATTN_ISA_AVX2 = 1,   /* AVX2 + FMA; x86-64 builds only */
+    ATTN_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C; x86-64 builds only */
     ATTN_ISA_AVX512 = 2, /* AVX-512F + FMA; x86-64 builds only */
     ATTN_ISA_NEON = 3,   /* AArch64 Advanced SIMD; AArch64 builds only */
     ATTN_ISA_COUNT = 4
@@ -338,5 +339,22 @@ typedef void (*attn_exp_f32_fn)(const float *x, float *y, size_t n);
 typedef void (*attn_exp_f64_fn)(const double *x, double *y, size_t n);
 attn_exp_f32_fn attn_exp_kernel_f32(attn_isa isa);
 attn_exp_f64_fn attn_exp_kernel_f64(attn_isa isa);
+
+/*
+ * bfloat16 and float16 (16-bit storage, attn.h "half precision") to and
+ * from float over n elements, src and dst not overlapping
+ * (convert_kernel.inc.c): widening exact; narrowing to nearest even,
+ * overflow to +-INFINITY, a NaN a quiet NaN of its sign. Every set gives
+ * the same bits (half_bits.h is the scalar set and the tails).
+ */
+typedef void (*attn_half_widen_fn)(const uint16_t *src, float *dst, size_t n);
+typedef void (*attn_half_narrow_fn)(const float *src, uint16_t *dst, size_t n);
+typedef struct attn_half_convert {
+    attn_half_widen_fn widen;
+    attn_half_narrow_fn narrow;
+} attn_half_convert;
+/* The conversions of `isa` for bfloat16 (bf16 != 0) or float16; both NULL
+ * for a value outside attn_isa and for a set not built here. */
+attn_half_convert attn_half_convert_kernels(attn_isa isa, int bf16);
 
 #endif /* ATTN_KERNELS_H */

@@ -104,6 +104,8 @@ static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_
         return 0;
     const int inference = (flags & ATTN_INFERENCE) != 0;
     const size_t training = inference ? 0 : 1;
+    for (int b = 0; b < ATTN_BUF_COUNT; b++)
+        counts[b] = 0;
     counts[ATTN_BUF_Q] = counts[ATTN_BUF_K] = counts[ATTN_BUF_V] = rows_by_D;
     counts[ATTN_BUF_HEADS] = rows_by_D;
     counts[ATTN_BUF_STATS] = stats * training;
@@ -111,7 +113,6 @@ static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_
     counts[ATTN_BUF_DQ_PARTS] = groups > 1 ? parts * training : 0;
     counts[ATTN_BUF_DQ] = counts[ATTN_BUF_DK] = counts[ATTN_BUF_DV] = rows_by_D * training;
     counts[ATTN_BUF_DHEADS] = rows_by_D * training;
-    counts[ATTN_BUF_PARTIALS] = 0;
     return 1;
 }
 
@@ -144,7 +145,7 @@ static void *new_scratch(const attn_plan *plan, unsigned threads, size_t *own_el
                          size_t *kt_elements, attn_status *status)
 {
     const attn_shape s = plan->shape;
-    const size_t element_size = plan->dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
+    const size_t element_size = attn_compute_size(plan->dtype);
     /* a plan too small to share runs on its calling thread alone, without
      * K^T, V^T or packed weights (plan_engine.h): one worker's scratch */
     const size_t workers = threads > 1 && !plan->alone ? threads : 1;

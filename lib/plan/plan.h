@@ -30,6 +30,16 @@ typedef enum attn_buffer {
     ATTN_BUF_DV,      /* (B,T,D) */
     ATTN_BUF_DHEADS,  /* (B,T,D) gradient of the head outputs */
     ATTN_BUF_PARTIALS, /* sdpa: (splits,B,NH,Tq,hs_v+2) each key split's rows (sdpa_layout.h) */
+    /* half-precision sdpa plans: the float copies the float engine runs on
+     * (api/sdpa_half.inc.c), dense (B,T,NH,hs) rows like attn's own layout */
+    ATTN_BUF_STAGE_Q,    /* (B,Tq,NH,hs) */
+    ATTN_BUF_STAGE_K,    /* (B,Tk,NH_kv,hs) */
+    ATTN_BUF_STAGE_V,    /* (B,Tk,NH_kv,hs_v) */
+    ATTN_BUF_STAGE_OUT,  /* (B,Tq,NH,hs_v) */
+    ATTN_BUF_STAGE_DOUT, /* training: (B,Tq,NH,hs_v) */
+    ATTN_BUF_STAGE_DQ,   /* training: (B,Tq,NH,hs) */
+    ATTN_BUF_STAGE_DK,   /* training: (B,Tk,NH_kv,hs) */
+    ATTN_BUF_STAGE_DV,   /* training: (B,Tk,NH_kv,hs_v) */
     ATTN_BUF_COUNT
 } attn_buffer;
 
@@ -89,6 +99,21 @@ struct attn_plan {
 };
 
 #define ATTN_ABSENT ((size_t)-1)
+
+/* The precision a plan of `dtype` computes in (its arena and scratch):
+ * float for the half types (attn.h, "half precision"). */
+static inline attn_dtype attn_compute_dtype(attn_dtype dtype)
+{
+    return dtype == ATTN_F64 ? ATTN_F64 : ATTN_F32;
+}
+static inline size_t attn_compute_size(attn_dtype dtype)
+{
+    return dtype == ATTN_F64 ? sizeof(double) : sizeof(float);
+}
+static inline int attn_is_half(attn_dtype dtype)
+{
+    return dtype == ATTN_BF16 || dtype == ATTN_F16;
+}
 
 /* For the creators: BLAS_RANGE when a dimension handed to BLAS exceeds its
  * range, then BAD_SCALE (attn.h's rule for `scale` in dtype), else OK. */

@@ -14,8 +14,29 @@
 #define ATTN_SDPA_FLAGS (ATTN_CAUSAL | ATTN_INFERENCE)
 #define ATTN_WORKER_ROUND ((size_t)16)
 
+/* A half plan's float copies (plan.h, ATTN_BUF_STAGE_*): of Q, K, V, out,
+ * and in training of dout and the gradients; false on overflow. */
+static int sdpa_stage_elements(const attn_sdpa_shape s, int inference,
+                               size_t counts[ATTN_BUF_COUNT])
+{
+    size_t q_rows, k_rows, q, k, v, o;
+    if (!attn_mul3(s.B, s.Tq, s.NH, &q_rows) || !attn_mul3(s.B, s.Tk, s.NH_kv, &k_rows) ||
+        !attn_mul(q_rows, s.hs, &q) || !attn_mul(k_rows, s.hs, &k) ||
+        !attn_mul(k_rows, s.hs_v, &v) || !attn_mul(q_rows, s.hs_v, &o))
+        return 0;
+    counts[ATTN_BUF_STAGE_Q] = q;
+    counts[ATTN_BUF_STAGE_K] = k;
+    counts[ATTN_BUF_STAGE_V] = v;
+    counts[ATTN_BUF_STAGE_OUT] = o;
+    counts[ATTN_BUF_STAGE_DOUT] = inference ? 0 : o;
+    counts[ATTN_BUF_STAGE_DQ] = inference ? 0 : q;
+    counts[ATTN_BUF_STAGE_DK] = inference ? 0 : k;
+    counts[ATTN_BUF_STAGE_DV] = inference ? 0 : v;
+    return 1;
+}
+
 /* Element counts of the arena's buffers; false on overflow. */
-static int sdpa_buffer_elements(const attn_sdpa_layout *l, int inference,
+static int sdpa_buffer_elements(const attn_sdpa_layout *l, int inference, int half,
                                 size_t counts[ATTN_BUF_COUNT])
 {
     const attn_sdpa_shape s = l->shape;
@@ -29,7 +50,7 @@ static int sdpa_buffer_elements(const attn_sdpa_layout *l, int inference,
     counts[ATTN_BUF_PARTIALS] = l->splits > 1 ? partials : 0;
     counts[ATTN_BUF_ROWDOT] = inference ? 0 : rows;
     counts[ATTN_BUF_DQ_PARTS] = !inference && l->groups > 1 ? parts : 0;
-    return 1;
+    return !half || sdpa_stage_elements(s, inference, counts);
 }
 
 /* Elements of one worker's scratch: the own kernel's packing for every
@@ -59,7 +80,7 @@ attn_status attn_sdpa_plan_create(attn_plan **plan, attn_dtype dtype,
 {
     if (plan == NULL || shape == NULL)
         return ATTN_ERR_NULL_POINTER;
-    if (dtype != ATTN_F32 && dtype != ATTN_F64)
+    if (dtype != ATTN_F32 && dtype != ATTN_F64 && !attn_is_half(dtype))
         return ATTN_ERR_BAD_DTYPE;
     if ((flags & ~(unsigned)ATTN_SDPA_FLAGS) != 0)
         return ATTN_ERR_BAD_FLAGS;
@@ -71,7 +92,8 @@ attn_status attn_sdpa_plan_create(attn_plan **plan, attn_dtype dtype,
         return ATTN_ERR_BAD_SHAPE;
 
     const int inference = (flags & ATTN_INFERENCE) != 0;
-    const size_t element_size = dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
+    /* a half plan computes in float, on float copies of its arrays */
+    const size_t element_size = attn_compute_size(dtype);
     size_t counts[ATTN_BUF_COUNT], offsets[ATTN_BUF_COUNT], arena_bytes, pack, worker;
     size_t q_rows, k_rows, q_width, k_width, o_width, extent, rows, items;
     /* the work items' counts first (the layout divides by them) */
@@ -85,13 +107,13 @@ attn_status attn_sdpa_plan_create(attn_plan **plan, attn_dtype dtype,
         !attn_mul(s.NH, layout.shape.hs_v, &o_width) ||
         !attn_mul3(q_rows, q_width > o_width ? q_width : o_width, element_size, &extent) ||
         !attn_mul3(k_rows, k_width, element_size, &extent) ||
-        !sdpa_buffer_elements(&layout, inference, counts) ||
+        !sdpa_buffer_elements(&layout, inference, attn_is_half(dtype), counts) ||
         !sdpa_worker_elements(&layout, &pack, &worker) ||
         !attn_plan_layout(counts, element_size, offsets, &arena_bytes))
         return ATTN_ERR_SIZE_OVERFLOW;
     const size_t blas_dims[] = {s.Tk, s.hs, layout.shape.hs_v, q_width, k_width, o_width};
-    const attn_status status = attn_plan_check_ranges(blas_dims, ATTN_COUNT(blas_dims), dtype,
-                                                      scale);
+    const attn_status status = attn_plan_check_ranges(blas_dims, ATTN_COUNT(blas_dims),
+                                                      attn_compute_dtype(dtype), scale);
     if (status != ATTN_OK)
         return status;
 

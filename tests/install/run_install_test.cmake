@@ -85,6 +85,7 @@ foreach(component attn_Runtime attn_Development)
 endforeach()
 foreach(file
     "include/attn/attn.h"
+    "include/attn/attn_half.h"
     "${LIBDIR}/libattn.a"
     "${LIBDIR}/libattn.so"
     "${LIBDIR}/libattn.so.0"
@@ -98,8 +99,8 @@ foreach(file
   endif()
 endforeach()
 file(GLOB headers RELATIVE "${prefix}" "${prefix}/include/*" "${prefix}/include/*/*")
-if(NOT headers STREQUAL "include/attn;include/attn/attn.h")
-  message(FATAL_ERROR "the installed include/ holds more than attn/attn.h: ${headers}")
+if(NOT headers STREQUAL "include/attn;include/attn/attn.h;include/attn/attn_half.h")
+  message(FATAL_ERROR "the installed include/ holds more than attn/attn.h and attn_half.h: ${headers}")
 endif()
 
 # The installed shared library: SONAME libattn.so.<major>, and its dynamic

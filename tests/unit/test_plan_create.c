@@ -80,7 +80,8 @@ static void create_flags_and_zeros(void **state)
     CREATE_CASE(ATTN_OK, "valid", (void)0);
     CREATE_CASE(ATTN_ERR_NULL_POINTER, "plan NULL", c_.null_plan = 1);
     CREATE_CASE(ATTN_ERR_BAD_DTYPE, "dtype 0", c_.dtype = (attn_dtype)0);
-    CREATE_CASE(ATTN_ERR_BAD_DTYPE, "dtype 3", c_.dtype = (attn_dtype)3);
+    CREATE_CASE(ATTN_ERR_BAD_DTYPE, "ATTN_BF16 (sdpa plans only)", c_.dtype = ATTN_BF16);
+    CREATE_CASE(ATTN_ERR_BAD_DTYPE, "ATTN_F16 (sdpa plans only)", c_.dtype = ATTN_F16);
     CREATE_CASE(ATTN_ERR_BAD_DTYPE, "dtype 255", c_.dtype = (attn_dtype)255);
     CREATE_CASE(ATTN_ERR_BAD_FLAGS, "flag bit 4", c_.flags = 1u << 4);
     CREATE_CASE(ATTN_ERR_BAD_FLAGS, "flag bit 31 with known ones",

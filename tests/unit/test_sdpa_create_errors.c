@@ -76,7 +76,7 @@ static void create_errors(void **state)
     CREATE_CASE(ATTN_ERR_NULL_POINTER, "plan NULL", c_.null_plan = 1);
     CREATE_CASE(ATTN_ERR_NULL_POINTER, "shape NULL", c_.null_shape = 1);
     CREATE_CASE(ATTN_ERR_BAD_DTYPE, "dtype 0", c_.dtype = (attn_dtype)0);
-    CREATE_CASE(ATTN_ERR_BAD_DTYPE, "dtype 3", c_.dtype = (attn_dtype)3);
+    CREATE_CASE(ATTN_ERR_BAD_DTYPE, "dtype 5", c_.dtype = (attn_dtype)5);
     CREATE_CASE(ATTN_ERR_BAD_FLAGS, "ATTN_MATERIALIZED", c_.flags = ATTN_MATERIALIZED);
     CREATE_CASE(ATTN_ERR_BAD_FLAGS, "ATTN_TILED", c_.flags = ATTN_TILED | ATTN_INFERENCE);
     CREATE_CASE(ATTN_ERR_BAD_FLAGS, "flag bit 4", c_.flags = 1u << 4);

@@ -1,0 +1,204 @@
+/*
+ * attn_sdpa_forward_<half>, attn_sdpa_backward_<half>, attn_sdpa_<half>
+ * (attn.h, "half precision"), written once for bfloat16 and float16 and
+ * instantiated by sdpa_bf16.c and sdpa_f16.c with
+ *   HALF        the element type (attn_bf16, attn_f16)
+ *   HALF_DTYPE  its attn_dtype
+ *   HALF_IS_BF16  1 or 0 (attn_half_convert_kernels)
+ *   HN(name)    name_bf16 or name_f16
+ *   HALF_CONVERT(op)  attn_bf16_op or attn_f16_op
+ * The call is checked as the float one (sdpa_check.h) on 2-byte elements,
+ * its half arrays widened into the plan's float copies (plan.h,
+ * ATTN_BUF_STAGE_*: dense (B,T,NH,hs) rows), the float engine run on them
+ * (sdpa_exec.h), and out or the gradients narrowed back through the
+ * caller's strides: each element rounded once.
+ */
+#include <stdint.h>
+
+#include <attn/attn.h>
+
+#include "api/sdpa_check.h"
+#include "api/sdpa_exec.h"
+#include "kernels/kernels.h"
+#include "plan/plan.h"
+
+typedef HN(attn_sdpa_args) HN(half_args);
+
+static attn_sdpa_call HN(call_of)(const HN(half_args) *a)
+{
+    const attn_sdpa_call c = {
+        .dtype = HALF_DTYPE,
+        .element = sizeof(HALF),
+        .stat_element = sizeof(float),
+        .Q = a->Q, .K = a->K, .V = a->V, .mask = a->mask, .out = a->out, .lse = a->lse,
+        .given = {{a->sbq, a->shq, a->ldq}, {a->sbk, a->shk, a->ldk},
+                  {a->sbv, a->shv, a->ldv}, {a->sbo, a->sho, a->ldo}},
+        .mask_ld = a->mask_ld, .mask_sb = a->mask_sb, .mask_sh = a->mask_sh,
+        .key_lengths = a->key_lengths};
+    return c;
+}
+
+/* One array's rows in half (through strides st) and in its float copy
+ * (dense: rows NH*width apart): rows[b] rows of each of `heads` heads of
+ * each of B sequences, `width` elements each. */
+typedef struct HN(half_rows) {
+    size_t B, heads, width;
+    const size_t *rows; /* per sequence, or NULL: all_rows */
+    size_t all_rows;
+    attn_sdpa_strides st;
+} HN(half_rows);
+
+static size_t HN(rows_of)(const HN(half_rows) *r, size_t b)
+{
+    return r->rows != NULL ? r->rows[b] : r->all_rows;
+}
+
+/* The float copy's element of (b, h, t) in a dense (B, T, heads, width)
+ * array of T = all_rows rows. */
+static size_t HN(dense_at)(const HN(half_rows) *r, size_t b, size_t h, size_t t)
+{
+    return ((b * r->all_rows + t) * r->heads + h) * r->width;
+}
+
+static void HN(widen_rows)(const HN(half_rows) *r, const HALF *src, float *dst,
+                           attn_half_widen_fn widen)
+{
+    const uint16_t *bits = (const uint16_t *)src;
+    const int heads_run = r->st.sh == r->width; /* one call for a row of every head */
+    for (size_t b = 0; b < r->B; b++)
+        for (size_t t = 0; t < HN(rows_of)(r, b); t++) {
+            const uint16_t *row = bits + b * r->st.sb + t * r->st.ld;
+            if (heads_run)
+                widen(row, dst + HN(dense_at)(r, b, 0, t), r->heads * r->width);
+            else
+                for (size_t h = 0; h < r->heads; h++)
+                    widen(row + h * r->st.sh, dst + HN(dense_at)(r, b, h, t), r->width);
+        }
+}
+
+static void HN(narrow_rows)(const HN(half_rows) *r, const float *src, HALF *dst,
+                            attn_half_narrow_fn narrow)
+{
+    uint16_t *bits = (uint16_t *)dst;
+    const int heads_run = r->st.sh == r->width;
+    for (size_t b = 0; b < r->B; b++)
+        for (size_t t = 0; t < HN(rows_of)(r, b); t++) {
+            uint16_t *row = bits + b * r->st.sb + t * r->st.ld;
+            if (heads_run)
+                narrow(src + HN(dense_at)(r, b, 0, t), row, r->heads * r->width);
+            else
+                for (size_t h = 0; h < r->heads; h++)
+                    narrow(src + HN(dense_at)(r, b, h, t), row + h * r->st.sh, r->width);
+        }
+}
+
+/* The rows of array `array` (ATTN_SDPA_Q...) of the call; keys only below
+ * each key length when `lengths` is set. */
+static HN(half_rows) HN(rows)(const attn_plan *plan, const attn_sdpa_checked *x, int array,
+                              const size_t *lengths)
+{
+    const attn_sdpa_shape *s = &plan->sdpa.shape;
+    HN(half_rows) r;
+    attn_sdpa_dims(s, array, &r.heads, &r.all_rows, &r.width);
+    r.B = s->B;
+    r.rows = lengths;
+    r.st = x->st[array];
+    return r;
+}
+
+/* The float call on the plan's copies, with Q, K, V widened. */
+static attn_sdpa_args_f32 HN(staged)(attn_plan *plan, const HN(half_args) *a,
+                                     const attn_sdpa_checked *x, attn_half_widen_fn widen)
+{
+    float *Q = attn_plan_buffer(plan, ATTN_BUF_STAGE_Q);
+    float *K = attn_plan_buffer(plan, ATTN_BUF_STAGE_K);
+    float *V = attn_plan_buffer(plan, ATTN_BUF_STAGE_V);
+    const HN(half_rows) q = HN(rows)(plan, x, ATTN_SDPA_Q, NULL);
+    const HN(half_rows) k = HN(rows)(plan, x, ATTN_SDPA_K, a->key_lengths);
+    const HN(half_rows) v = HN(rows)(plan, x, ATTN_SDPA_V, a->key_lengths);
+    HN(widen_rows)(&q, a->Q, Q, widen);
+    HN(widen_rows)(&k, a->K, K, widen); /* keys j >= L_b are never read */
+    HN(widen_rows)(&v, a->V, V, widen);
+    const attn_sdpa_args_f32 f = {
+        .Q = Q, .K = K, .V = V,
+        .mask = a->mask, .mask_ld = a->mask_ld, .mask_sb = a->mask_sb, .mask_sh = a->mask_sh,
+        .key_lengths = a->key_lengths,
+        .out = attn_plan_buffer(plan, ATTN_BUF_STAGE_OUT),
+        .lse = a->lse};
+    return f;
+}
+
+attn_status HN(attn_sdpa_forward)(attn_plan *plan, const HN(half_args) *a)
+{
+    if (plan == NULL || a == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    const attn_sdpa_call c = HN(call_of)(a);
+    attn_sdpa_checked x;
+    attn_status status = attn_sdpa_check_forward(plan, &c, &x);
+    if (status != ATTN_OK)
+        return status;
+    const attn_half_convert cv = attn_half_convert_kernels(plan->isa, HALF_IS_BF16);
+    const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, cv.widen);
+    status = attn_sdpa_forward_staged(plan, &f);
+    if (status == ATTN_OK) {
+        const HN(half_rows) o = HN(rows)(plan, &x, ATTN_SDPA_OUT, NULL);
+        HN(narrow_rows)(&o, f.out, a->out, cv.narrow);
+    }
+    return status;
+}
+
+attn_status HN(attn_sdpa_backward)(attn_plan *plan, const HN(half_args) *a, const HALF *dout,
+                                   HALF *dQ, HALF *dK, HALF *dV)
+{
+    if (plan == NULL || a == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    const attn_sdpa_call c = HN(call_of)(a);
+    attn_sdpa_checked x;
+    attn_status status = attn_sdpa_check_backward(plan, &c, dout, dQ, dK, dV, &x);
+    if (status != ATTN_OK)
+        return status;
+    const attn_half_convert cv = attn_half_convert_kernels(plan->isa, HALF_IS_BF16);
+    const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, cv.widen);
+    const HN(half_rows) q = HN(rows)(plan, &x, ATTN_SDPA_Q, NULL);
+    const HN(half_rows) k = HN(rows)(plan, &x, ATTN_SDPA_K, NULL);
+    const HN(half_rows) v = HN(rows)(plan, &x, ATTN_SDPA_V, NULL);
+    const HN(half_rows) o = HN(rows)(plan, &x, ATTN_SDPA_OUT, NULL);
+    float *dout_f = attn_plan_buffer(plan, ATTN_BUF_STAGE_DOUT);
+    float *dQ_f = attn_plan_buffer(plan, ATTN_BUF_STAGE_DQ);
+    float *dK_f = attn_plan_buffer(plan, ATTN_BUF_STAGE_DK);
+    float *dV_f = attn_plan_buffer(plan, ATTN_BUF_STAGE_DV);
+    HN(widen_rows)(&o, a->out, f.out, cv.widen); /* the forward's out, as stored */
+    HN(widen_rows)(&o, dout, dout_f, cv.widen);
+    status = attn_sdpa_backward_staged(plan, &f, dout_f, dQ_f, dK_f, dV_f);
+    if (status == ATTN_OK) {
+        HN(narrow_rows)(&q, dQ_f, dQ, cv.narrow);
+        HN(narrow_rows)(&k, dK_f, dK, cv.narrow); /* rows j >= L_b: 0 */
+        HN(narrow_rows)(&v, dV_f, dV, cv.narrow);
+    }
+    return status;
+}
+
+attn_status HN(attn_sdpa)(const attn_sdpa_shape *shape, double scale, unsigned flags,
+                          size_t window, const HN(half_args) *a)
+{
+    if (shape == NULL || a == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    attn_plan *plan = NULL;
+    attn_status status = attn_sdpa_plan_create(&plan, HALF_DTYPE, shape, scale,
+                                               flags | ATTN_INFERENCE, window);
+    if (status == ATTN_OK)
+        status = HN(attn_sdpa_forward)(plan, a);
+    attn_plan_destroy(plan);
+    return status;
+}
+
+/* attn.h's conversions, on the process's kernel set. */
+void HALF_CONVERT(from_f32)(const float *src, HALF *dst, size_t n)
+{
+    attn_half_convert_kernels(attn_isa_active(), HALF_IS_BF16).narrow(src, (uint16_t *)dst, n);
+}
+
+void HALF_CONVERT(to_f32)(const HALF *src, float *dst, size_t n)
+{
+    attn_half_convert_kernels(attn_isa_active(), HALF_IS_BF16).widen((const uint16_t *)src, dst, n);
+}
