@@ -34,8 +34,9 @@ extern "C" {
  * every element of out satisfies
  *   |out - x| <= u |x| + (u_P + 4 g) max_j |V_j|,  u_P = u (bf16), 0 (f16),
  * max over the row's visible keys; lse within 4 g + 2^-23 |lse| of its
- * exact value. The backward computes in float from the half inputs (out
- * and dout as stored) and rounds each gradient once.
+ * exact value. The backward computes in float from the half inputs and
+ * dout: out recomputed in float (a->out is checked, not read), so the row
+ * sums <dout, out> carry no rounding of out; each gradient rounded once.
  *
  * On this version every kernel set runs them on the float engine: the half
  * inputs a call reads (keys below each key length only) are widened into

@@ -84,7 +84,8 @@ static FN(attn_sdpa_run_args) FN(run_args)(const attn_plan *plan, const FN(sdpa_
 
 /* The forward and backward as a call of `dtype`: PLAN_DTYPE for the public
  * calls, the plan's for a half plan's float copies (sdpa_half.inc.c). */
-static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_dtype dtype)
+static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_dtype dtype,
+                                  const attn_sdpa_half_kv *kv)
 {
     if (plan == NULL || a == NULL)
         return ATTN_ERR_NULL_POINTER;
@@ -93,7 +94,16 @@ static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_
     const attn_status status = attn_sdpa_check_forward(plan, &c, &x);
     if (status != ATTN_OK)
         return status;
-    const FN(attn_sdpa_run_args) args = FN(run_args)(plan, a, &x);
+    FN(attn_sdpa_run_args) args = FN(run_args)(plan, a, &x);
+    if (kv != NULL) { /* engine/sdpa.h: only the few-row kernels read them */
+        args.K = args.V = NULL;
+        args.K_half = kv->K;
+        args.V_half = kv->V;
+        args.sbk = kv->k.sb, args.shk = kv->k.sh, args.ldk = kv->k.ld;
+        args.sbv = kv->v.sb, args.shv = kv->v.sh, args.ldv = kv->v.ld;
+        args.rows_dot_half = kv->rows_dot;
+        args.rows_axpy_half = kv->rows_axpy;
+    }
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_sdpa_forward_run)(&args, &engine);
     FN(plan_engine_done)(plan, &engine);
@@ -123,7 +133,7 @@ static attn_status FN(backward_as)(attn_plan *plan, const FN(sdpa_args) *a, cons
 
 attn_status FN(attn_sdpa_forward)(attn_plan *plan, const FN(sdpa_args) *a)
 {
-    return FN(forward_as)(plan, a, PLAN_DTYPE);
+    return FN(forward_as)(plan, a, PLAN_DTYPE, NULL);
 }
 
 attn_status FN(attn_sdpa_backward)(attn_plan *plan, const FN(sdpa_args) *a, const real *dout,
@@ -133,9 +143,10 @@ attn_status FN(attn_sdpa_backward)(attn_plan *plan, const FN(sdpa_args) *a, cons
 }
 
 #if ATTN_REAL_BITS == 32
-attn_status attn_sdpa_forward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a)
+attn_status attn_sdpa_forward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,
+                                     const attn_sdpa_half_kv *kv)
 {
-    return FN(forward_as)(plan, a, plan->dtype);
+    return FN(forward_as)(plan, a, plan->dtype, kv);
 }
 
 attn_status attn_sdpa_backward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,

@@ -7,9 +7,26 @@
 #ifndef ATTN_SDPA_EXEC_H
 #define ATTN_SDPA_EXEC_H
 
+#include <stdint.h>
+
 #include <attn/attn.h>
 
-attn_status attn_sdpa_forward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a);
+#include "api/sdpa_strides.h"
+#include "kernels/kernels.h"
+
+/* A decode step's K and V read in place in 16 bits (engine/sdpa.h, K_half):
+ * their resolved strides and the few-row kernels on them. */
+typedef struct attn_sdpa_half_kv {
+    const uint16_t *K, *V;
+    attn_sdpa_strides k, v;
+    attn_rows_dot_half_fn rows_dot;
+    attn_rows_axpy_half_fn rows_axpy;
+} attn_sdpa_half_kv;
+
+/* The forward on a's arrays, or with K and V of kv when kv is not NULL (a
+ * holds float K, V that pass the checks and are not read). */
+attn_status attn_sdpa_forward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,
+                                     const attn_sdpa_half_kv *kv);
 attn_status attn_sdpa_backward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,
                                       const float *dout, float *dQ, float *dK, float *dV);
 

@@ -4,7 +4,7 @@
  * instantiated by sdpa_bf16.c and sdpa_f16.c with
  *   HALF        the element type (attn_bf16, attn_f16)
  *   HALF_DTYPE  its attn_dtype
- *   HALF_IS_BF16  1 or 0 (attn_half_convert_kernels)
+ *   HALF_IS_BF16  1 or 0 (attn_half_kernels_of)
  *   HN(name)    name_bf16 or name_f16
  *   HALF_CONVERT(op)  attn_bf16_op or attn_f16_op
  * The call is checked as the float one (sdpa_check.h) on 2-byte elements,
@@ -106,19 +106,23 @@ static HN(half_rows) HN(rows)(const attn_plan *plan, const attn_sdpa_checked *x,
     return r;
 }
 
-/* The float call on the plan's copies, with Q, K, V widened. */
+/* The float call on the plan's copies, with Q widened, and K and V too
+ * unless `in_place` (a decode step reads them in 16 bits). */
 static attn_sdpa_args_f32 HN(staged)(attn_plan *plan, const HN(half_args) *a,
-                                     const attn_sdpa_checked *x, attn_half_widen_fn widen)
+                                     const attn_sdpa_checked *x, attn_half_widen_fn widen,
+                                     int in_place)
 {
     float *Q = attn_plan_buffer(plan, ATTN_BUF_STAGE_Q);
     float *K = attn_plan_buffer(plan, ATTN_BUF_STAGE_K);
     float *V = attn_plan_buffer(plan, ATTN_BUF_STAGE_V);
     const HN(half_rows) q = HN(rows)(plan, x, ATTN_SDPA_Q, NULL);
-    const HN(half_rows) k = HN(rows)(plan, x, ATTN_SDPA_K, a->key_lengths);
-    const HN(half_rows) v = HN(rows)(plan, x, ATTN_SDPA_V, a->key_lengths);
     HN(widen_rows)(&q, a->Q, Q, widen);
-    HN(widen_rows)(&k, a->K, K, widen); /* keys j >= L_b are never read */
-    HN(widen_rows)(&v, a->V, V, widen);
+    if (!in_place) {
+        const HN(half_rows) k = HN(rows)(plan, x, ATTN_SDPA_K, a->key_lengths);
+        const HN(half_rows) v = HN(rows)(plan, x, ATTN_SDPA_V, a->key_lengths);
+        HN(widen_rows)(&k, a->K, K, widen); /* keys j >= L_b are never read */
+        HN(widen_rows)(&v, a->V, V, widen);
+    }
     const attn_sdpa_args_f32 f = {
         .Q = Q, .K = K, .V = V,
         .mask = a->mask, .mask_ld = a->mask_ld, .mask_sb = a->mask_sb, .mask_sh = a->mask_sh,
@@ -128,6 +132,8 @@ static attn_sdpa_args_f32 HN(staged)(attn_plan *plan, const HN(half_args) *a,
     return f;
 }
 
+/* A call of one query reads K and V in place: every product it makes is
+ * one of the few-row kernels' (engine/sdpa.h). Others widen them. */
 attn_status HN(attn_sdpa_forward)(attn_plan *plan, const HN(half_args) *a)
 {
     if (plan == NULL || a == NULL)
@@ -137,12 +143,16 @@ attn_status HN(attn_sdpa_forward)(attn_plan *plan, const HN(half_args) *a)
     attn_status status = attn_sdpa_check_forward(plan, &c, &x);
     if (status != ATTN_OK)
         return status;
-    const attn_half_convert cv = attn_half_convert_kernels(plan->isa, HALF_IS_BF16);
-    const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, cv.widen);
-    status = attn_sdpa_forward_staged(plan, &f);
+    const attn_half_kernels hk = attn_half_kernels_of(plan->isa, HALF_IS_BF16);
+    const int in_place = plan->sdpa.shape.Tq == 1;
+    const attn_sdpa_half_kv kv = {(const uint16_t *)a->K, (const uint16_t *)a->V,
+                                  x.st[ATTN_SDPA_K], x.st[ATTN_SDPA_V], hk.rows_dot,
+                                  hk.rows_axpy};
+    const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, hk.widen, in_place);
+    status = attn_sdpa_forward_staged(plan, &f, in_place ? &kv : NULL);
     if (status == ATTN_OK) {
         const HN(half_rows) o = HN(rows)(plan, &x, ATTN_SDPA_OUT, NULL);
-        HN(narrow_rows)(&o, f.out, a->out, cv.narrow);
+        HN(narrow_rows)(&o, f.out, a->out, hk.narrow);
     }
     return status;
 }
@@ -157,8 +167,8 @@ attn_status HN(attn_sdpa_backward)(attn_plan *plan, const HN(half_args) *a, cons
     attn_status status = attn_sdpa_check_backward(plan, &c, dout, dQ, dK, dV, &x);
     if (status != ATTN_OK)
         return status;
-    const attn_half_convert cv = attn_half_convert_kernels(plan->isa, HALF_IS_BF16);
-    const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, cv.widen);
+    const attn_half_kernels cv = attn_half_kernels_of(plan->isa, HALF_IS_BF16);
+    const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, cv.widen, 0);
     const HN(half_rows) q = HN(rows)(plan, &x, ATTN_SDPA_Q, NULL);
     const HN(half_rows) k = HN(rows)(plan, &x, ATTN_SDPA_K, NULL);
     const HN(half_rows) v = HN(rows)(plan, &x, ATTN_SDPA_V, NULL);
@@ -167,9 +177,14 @@ attn_status HN(attn_sdpa_backward)(attn_plan *plan, const HN(half_args) *a, cons
     float *dQ_f = attn_plan_buffer(plan, ATTN_BUF_STAGE_DQ);
     float *dK_f = attn_plan_buffer(plan, ATTN_BUF_STAGE_DK);
     float *dV_f = attn_plan_buffer(plan, ATTN_BUF_STAGE_DV);
-    HN(widen_rows)(&o, a->out, f.out, cv.widen); /* the forward's out, as stored */
+    /* out again in float (lse not written: the caller's is the forward's),
+     * so that the row sums <dout, out> carry no rounding of out */
+    attn_sdpa_args_f32 f_out = f;
+    f_out.lse = NULL;
+    status = attn_sdpa_forward_staged(plan, &f_out, NULL);
     HN(widen_rows)(&o, dout, dout_f, cv.widen);
-    status = attn_sdpa_backward_staged(plan, &f, dout_f, dQ_f, dK_f, dV_f);
+    if (status == ATTN_OK)
+        status = attn_sdpa_backward_staged(plan, &f, dout_f, dQ_f, dK_f, dV_f);
     if (status == ATTN_OK) {
         HN(narrow_rows)(&q, dQ_f, dQ, cv.narrow);
         HN(narrow_rows)(&k, dK_f, dK, cv.narrow); /* rows j >= L_b: 0 */
@@ -195,10 +210,10 @@ attn_status HN(attn_sdpa)(const attn_sdpa_shape *shape, double scale, unsigned f
 /* attn.h's conversions, on the process's kernel set. */
 void HALF_CONVERT(from_f32)(const float *src, HALF *dst, size_t n)
 {
-    attn_half_convert_kernels(attn_isa_active(), HALF_IS_BF16).narrow(src, (uint16_t *)dst, n);
+    attn_half_kernels_of(attn_isa_active(), HALF_IS_BF16).narrow(src, (uint16_t *)dst, n);
 }
 
 void HALF_CONVERT(to_f32)(const HALF *src, float *dst, size_t n)
 {
-    attn_half_convert_kernels(attn_isa_active(), HALF_IS_BF16).widen((const uint16_t *)src, dst, n);
+    attn_half_kernels_of(attn_isa_active(), HALF_IS_BF16).widen((const uint16_t *)src, dst, n);
 }

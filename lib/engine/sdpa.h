@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "engine/dropout.h"
 #include "engine/engine.h"
@@ -30,6 +31,13 @@ typedef struct FN(attn_sdpa_run_args) {
     attn_softmax_backward_fn softmax_backward;
     attn_rows_dot_fn rows_dot;   /* a single query's products: its heads' rows */
     attn_rows_axpy_fn rows_axpy;
+    /* A half plan's decode step (api/sdpa_half.inc.c): K and V read in place
+     * in 16 bits through the strides below, or NULL (K, V in `real`). Only
+     * for calls of one query, whose products all go through the few-row
+     * kernels: these, on 16-bit rows. */
+    const uint16_t *K_half, *V_half;
+    attn_rows_dot_half_fn rows_dot_half;
+    attn_rows_axpy_half_fn rows_axpy_half;
     const real *Q, *K, *V; /* (B,NH,Tq,hs), (B,NH_kv,Tk,hs), (B,NH_kv,Tk,hs_v) by strides */
     size_t ldq, ldk, ldv;  /* row strides: handed to BLAS */
     size_t sbq, shq, sbk, shk, sbv, shv, sbo, sho; /* sequence and head strides */
@@ -97,6 +105,40 @@ static inline real *FN(attn_sdpa_dv)(const FN(attn_sdpa_run_args) *a, size_t b, 
                                      size_t j)
 {
     return a->dV + b * a->sbv + g * a->shv + j * a->ldv;
+}
+
+/* The few-row products (kernels.h) of R rows of A (G groups, lda apart)
+ * against the keys [j, j + n) of (b, g): S = A K^T; C += P V. On the
+ * call's K, V in `real`, or on its 16-bit ones (K_half, V_half). */
+static inline void FN(attn_sdpa_rows_dot)(const FN(attn_sdpa_run_args) *a, size_t G, size_t R,
+                                          size_t n, const real *A, size_t lda, size_t b,
+                                          size_t g, size_t j, real *S, size_t lds)
+{
+#if ATTN_REAL_BITS == 32
+    if (a->K_half != NULL) {
+        a->rows_dot_half(G, R, n, a->layout.shape.hs, A, lda,
+                         a->K_half + b * a->sbk + g * a->shk + j * a->ldk, a->ldk, a->shk, S,
+                         lds);
+        return;
+    }
+#endif
+    a->rows_dot(G, R, n, a->layout.shape.hs, A, lda, FN(attn_sdpa_k)(a, b, g, j), a->ldk,
+                a->shk, S, lds);
+}
+static inline void FN(attn_sdpa_rows_axpy)(const FN(attn_sdpa_run_args) *a, size_t G, size_t R,
+                                           size_t n, const real *P, size_t ldp, size_t b,
+                                           size_t g, size_t j, real *C, size_t ldc)
+{
+#if ATTN_REAL_BITS == 32
+    if (a->V_half != NULL) {
+        a->rows_axpy_half(G, R, n, a->layout.shape.hs_v, P, ldp,
+                          a->V_half + b * a->sbv + g * a->shv + j * a->ldv, a->ldv, a->shv, C,
+                          ldc);
+        return;
+    }
+#endif
+    a->rows_axpy(G, R, n, a->layout.shape.hs_v, P, ldp, FN(attn_sdpa_v)(a, b, g, j), a->ldv,
+                 a->shv, C, ldc);
 }
 
 /* The packed K^T, V (forward) or K (backward, the same place) and V^T of

@@ -124,18 +124,18 @@ static void FN(item_scores)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
                             const FN(sdpa_item) *it, size_t k0, size_t kc, real *S)
 {
     const size_t hs = a->layout.shape.hs;
-    const real *K = FN(attn_sdpa_k)(a, it->b, it->g, k0);
     const real *packed = FN(packed_keys)(a, it, k0);
     const uint64_t start = attn_profile_begin(mm->profile);
     if (it->all_groups) {
-        a->rows_dot(a->layout.shape.NH_kv, a->layout.group, kc, hs,
-                    FN(attn_sdpa_q)(a, it->b, 0, it->t0), a->shq, K, a->ldk, a->shk, S, kc);
+        FN(attn_sdpa_rows_dot)(a, a->layout.shape.NH_kv, a->layout.group, kc,
+                               FN(attn_sdpa_q)(a, it->b, 0, it->t0), a->shq, it->b, 0, k0, S, kc);
     } else if (it->queries == 1 && packed == NULL) {
         for (size_t h = 0; h < it->heads; h += ATTN_ROWS_MAX)
-            a->rows_dot(1, MIN((size_t)ATTN_ROWS_MAX, it->heads - h), kc, hs,
-                        FN(attn_sdpa_q)(a, it->b, it->h0 + h, it->t0), a->shq, K, a->ldk, a->shk,
-                        S + h * kc, kc);
+            FN(attn_sdpa_rows_dot)(a, 1, MIN((size_t)ATTN_ROWS_MAX, it->heads - h), kc,
+                                   FN(attn_sdpa_q)(a, it->b, it->h0 + h, it->t0), a->shq, it->b,
+                                   it->g, k0, S + h * kc, kc);
     } else {
+        const real *K = FN(attn_sdpa_k)(a, it->b, it->g, k0);
         for (size_t h = 0; h < it->heads; h++)
             FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, it->queries, kc, hs,
                                        REAL_C(1.0), FN(attn_sdpa_q)(a, it->b, it->h0 + h, it->t0),
@@ -228,12 +228,12 @@ static void FN(item_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
         const size_t hi = (size_t)MIN(MAX(range.hi - (ptrdiff_t)k0, 0), (ptrdiff_t)kc);
         flops = hi > lo ? attn_product_flops(it->rows, hs_v, hi - lo) : 0.0;
         if (it->all_groups && hi > lo)
-            a->rows_axpy(a->layout.shape.NH_kv, a->layout.group, hi - lo, hs_v, w->S + lo, kc,
-                         FN(attn_sdpa_v)(a, it->b, 0, k0 + lo), a->ldv, a->shv, w->Y, hs_v);
+            FN(attn_sdpa_rows_axpy)(a, a->layout.shape.NH_kv, a->layout.group, hi - lo,
+                                    w->S + lo, kc, it->b, 0, k0 + lo, w->Y, hs_v);
         for (size_t r = 0; !it->all_groups && hi > lo && r < it->rows; r += ATTN_ROWS_MAX)
-            a->rows_axpy(1, MIN((size_t)ATTN_ROWS_MAX, it->rows - r), hi - lo, hs_v,
-                         w->S + r * kc + lo, kc, FN(attn_sdpa_v)(a, it->b, it->g, k0 + lo), a->ldv,
-                         a->shv, w->Y + r * hs_v, hs_v);
+            FN(attn_sdpa_rows_axpy)(a, 1, MIN((size_t)ATTN_ROWS_MAX, it->rows - r), hi - lo,
+                                    w->S + r * kc + lo, kc, it->b, it->g, k0 + lo,
+                                    w->Y + r * hs_v, hs_v);
     } else if (a->causal && u < wnd) {
         const size_t first = (size_t)(u - d), strip = (size_t)(wnd - u), c = (size_t)u - k0;
         for (size_t h = 0; h < it->heads; h++) {
@@ -264,15 +264,22 @@ static void FN(row_alone)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm
     const size_t g = h / a->layout.group;
     const attn_key_range range = FN(attn_sdpa_visible)(a, b, t);
     const size_t lo = (size_t)MAX(range.lo, 0), n = (size_t)range.hi - lo;
-    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, 1, n, s->hs, REAL_C(1.0),
-                     FN(attn_sdpa_q)(a, b, h, t), s->hs, FN(attn_sdpa_k)(a, b, g, lo), a->ldk, REAL_C(0.0),
-                     row, n);
+    real *out = FN(attn_sdpa_out)(a, b, h, t);
+    if (a->K_half != NULL) /* a half plan's decode step: K, V in 16 bits */
+        FN(attn_sdpa_rows_dot)(a, 1, 1, n, FN(attn_sdpa_q)(a, b, h, t), s->hs, b, g, lo, row, n);
+    else
+        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, 1, n, s->hs, REAL_C(1.0),
+                         FN(attn_sdpa_q)(a, b, h, t), s->hs, FN(attn_sdpa_k)(a, b, g, lo), a->ldk,
+                         REAL_C(0.0), row, n);
     FN(attn_sdpa_prepare_row)(row, n, lo, range, a->scale, FN(attn_sdpa_mask_row)(a, b, h, t));
     a->softmax_row(row, row, n, n, REAL_C(1.0));
     FN(attn_dropout_row)(a->dropout, a->dropout_mask, b, h, t, lo, n, row, NULL);
-    FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, 1, s->hs_v, n, REAL_C(1.0), row,
-                     n, FN(attn_sdpa_v)(a, b, g, lo), a->ldv, REAL_C(0.0), FN(attn_sdpa_out)(a, b, h, t),
-                     s->hs_v);
+    if (a->V_half != NULL) {
+        memset(out, 0, s->hs_v * sizeof(real));
+        FN(attn_sdpa_rows_axpy)(a, 1, 1, n, row, n, b, g, lo, out, s->hs_v);
+    } else
+        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, 1, s->hs_v, n, REAL_C(1.0), row, n,
+                         FN(attn_sdpa_v)(a, b, g, lo), a->ldv, REAL_C(0.0), out, s->hs_v);
     /* the row kernel makes a row with a NaN all NaN */
     if (a->lse != NULL)
         a->lse[(b * s->NH + h) * s->Tq + t] = row[0] != row[0] ? row[0] : (real)INFINITY;

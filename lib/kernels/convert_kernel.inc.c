@@ -1,6 +1,6 @@
 /*
  * bfloat16 and float16 to and from float over n elements (kernels.h,
- * attn_half_convert), written once over a kernel set's vocabulary:
+ * attn_half_kernels), written once over a kernel set's vocabulary:
  *   HALF_LANES                     elements per block
  *   bf16_widen_block(src, dst)     HALF_LANES uint16 -> float, and so
  *   bf16_narrow_block(src, dst)    f16_widen_block, f16_narrow_block

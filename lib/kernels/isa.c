@@ -153,34 +153,41 @@ ATTN_KERNEL_TABLES(attn_rows_dot)
 ATTN_KERNEL_TABLES(attn_rows_axpy)
 ATTN_KERNEL_TABLES(attn_dropout_mask)
 
-/* The half-precision conversions of each set (convert_<isa>.c). */
-#define ATTN_DECLARE_CONVERT(isa)                                                  \
-    void attn_bf16_widen_##isa(const uint16_t *src, float *dst, size_t n);         \
-    void attn_bf16_narrow_##isa(const float *src, uint16_t *dst, size_t n);        \
-    void attn_f16_widen_##isa(const uint16_t *src, float *dst, size_t n);          \
-    void attn_f16_narrow_##isa(const float *src, uint16_t *dst, size_t n);
-ATTN_DECLARE_CONVERT(scalar)
+/* The half-precision kernels of each set (convert_<isa>.c,
+ * rows_<half>_<isa>.c). */
+#define ATTN_DECLARE_HALF(isa, half)                                                        \
+    void attn_##half##_widen_##isa(const uint16_t *src, float *dst, size_t n);              \
+    void attn_##half##_narrow_##isa(const float *src, uint16_t *dst, size_t n);             \
+    void attn_rows_dot_##half##_##isa(size_t G, size_t R, size_t n, size_t d, const float *A, \
+                                      size_t lda, const uint16_t *B, size_t ldb, size_t ldg,  \
+                                      float *S, size_t lds);                                \
+    void attn_rows_axpy_##half##_##isa(size_t G, size_t R, size_t n, size_t m,              \
+                                       const float *P, size_t ldp, const uint16_t *B,       \
+                                       size_t ldb, size_t ldg, float *C, size_t ldc);
+#define ATTN_DECLARE_HALVES(isa) ATTN_DECLARE_HALF(isa, bf16) ATTN_DECLARE_HALF(isa, f16)
+ATTN_DECLARE_HALVES(scalar)
 #if defined(__x86_64__)
-ATTN_DECLARE_CONVERT(avx2)
-ATTN_DECLARE_CONVERT(avx512)
+ATTN_DECLARE_HALVES(avx2)
+ATTN_DECLARE_HALVES(avx512)
 #endif
 #if defined(__aarch64__)
-ATTN_DECLARE_CONVERT(neon)
+ATTN_DECLARE_HALVES(neon)
 #endif
-#define ATTN_CONVERT_ROW(isa, on)                                                  \
-    {{on(attn_f16_widen_##isa), on(attn_f16_narrow_##isa)},                       \
-     {on(attn_bf16_widen_##isa), on(attn_bf16_narrow_##isa)}}
+#define ATTN_HALF_ENTRY(isa, half, on)                                                      \
+    {on(attn_##half##_widen_##isa), on(attn_##half##_narrow_##isa),                         \
+     on(attn_rows_dot_##half##_##isa), on(attn_rows_axpy_##half##_##isa)}
+#define ATTN_HALF_ROW(isa, on) {ATTN_HALF_ENTRY(isa, f16, on), ATTN_HALF_ENTRY(isa, bf16, on)}
 #define ATTN_BUILT(name) name
-static const attn_half_convert half_convert_table[ATTN_ISA_COUNT][2] = {
-    [ATTN_ISA_SCALAR] = ATTN_CONVERT_ROW(scalar, ATTN_BUILT),
-    [ATTN_ISA_AVX2] = ATTN_CONVERT_ROW(avx2, ATTN_ON_X86),
-    [ATTN_ISA_AVX512] = ATTN_CONVERT_ROW(avx512, ATTN_ON_X86),
-    [ATTN_ISA_NEON] = ATTN_CONVERT_ROW(neon, ATTN_ON_ARM)};
+static const attn_half_kernels half_table[ATTN_ISA_COUNT][2] = {
+    [ATTN_ISA_SCALAR] = ATTN_HALF_ROW(scalar, ATTN_BUILT),
+    [ATTN_ISA_AVX2] = ATTN_HALF_ROW(avx2, ATTN_ON_X86),
+    [ATTN_ISA_AVX512] = ATTN_HALF_ROW(avx512, ATTN_ON_X86),
+    [ATTN_ISA_NEON] = ATTN_HALF_ROW(neon, ATTN_ON_ARM)};
 
-attn_half_convert attn_half_convert_kernels(attn_isa isa, int bf16)
+attn_half_kernels attn_half_kernels_of(attn_isa isa, int bf16)
 {
-    const attn_half_convert none = {NULL, NULL};
-    return valid(isa) ? half_convert_table[isa][bf16 != 0] : none;
+    const attn_half_kernels none = {NULL, NULL, NULL, NULL};
+    return valid(isa) ? half_table[isa][bf16 != 0] : none;
 }
 
 int attn_isa_supported(attn_isa isa)

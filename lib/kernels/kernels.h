@@ -341,20 +341,32 @@ attn_exp_f32_fn attn_exp_kernel_f32(attn_isa isa);
 attn_exp_f64_fn attn_exp_kernel_f64(attn_isa isa);
 
 /*
- * bfloat16 and float16 (16-bit storage, attn.h "half precision") to and
- * from float over n elements, src and dst not overlapping
- * (convert_kernel.inc.c): widening exact; narrowing to nearest even,
- * overflow to +-INFINITY, a NaN a quiet NaN of its sign. Every set gives
- * the same bits (half_bits.h is the scalar set and the tails).
+ * bfloat16 and float16 (16-bit storage, attn.h "half precision"), in each
+ * set (convert_kernel.inc.c, rows_half.inc.c):
+ *   widen, narrow   to and from float over n elements, src and dst not
+ *                   overlapping: widening exact; narrowing to nearest even,
+ *                   overflow to +-INFINITY, a NaN a quiet NaN of its sign;
+ *                   every set gives the same bits (half_bits.h is the
+ *                   scalar set and the tails)
+ *   rows_dot, rows_axpy  attn_rows_dot / attn_rows_axpy in float with B
+ *                   (keys, values) in the half type, widened as loaded
  */
 typedef void (*attn_half_widen_fn)(const uint16_t *src, float *dst, size_t n);
 typedef void (*attn_half_narrow_fn)(const float *src, uint16_t *dst, size_t n);
-typedef struct attn_half_convert {
+typedef void (*attn_rows_dot_half_fn)(size_t G, size_t R, size_t n, size_t d, const float *A,
+                                      size_t lda, const uint16_t *B, size_t ldb, size_t ldg,
+                                      float *S, size_t lds);
+typedef void (*attn_rows_axpy_half_fn)(size_t G, size_t R, size_t n, size_t m, const float *P,
+                                       size_t ldp, const uint16_t *B, size_t ldb, size_t ldg,
+                                       float *C, size_t ldc);
+typedef struct attn_half_kernels {
     attn_half_widen_fn widen;
     attn_half_narrow_fn narrow;
-} attn_half_convert;
-/* The conversions of `isa` for bfloat16 (bf16 != 0) or float16; both NULL
- * for a value outside attn_isa and for a set not built here. */
-attn_half_convert attn_half_convert_kernels(attn_isa isa, int bf16);
+    attn_rows_dot_half_fn rows_dot;
+    attn_rows_axpy_half_fn rows_axpy;
+} attn_half_kernels;
+/* The kernels of `isa` for bfloat16 (bf16 != 0) or float16; all NULL for
+ * a value outside attn_isa and for a set not built here. */
+attn_half_kernels attn_half_kernels_of(attn_isa isa, int bf16);
 
 #endif /* ATTN_KERNELS_H */

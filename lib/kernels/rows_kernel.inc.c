@@ -15,8 +15,17 @@
  *                   keys at a time (C loaded and stored once for them)
  * R <= ATTN_ROWS_MAX. Each result is summed in a fixed order (lanes, then
  * their sum; keys in increasing j), the same on every call.
+ * B's element type is ROWS_B, loaded as vectors of `real` by ROWS_LOAD_B(p)
+ * and ROWS_LOAD_B_PART(p, n) (the rest 0): by default `real` itself;
+ * rows_half.inc.c sets them to widen bfloat16 or float16 keys and values.
  */
 #include "kernels/kernels.h"
+
+#ifndef ROWS_B
+#define ROWS_B real
+#define ROWS_LOAD_B(p) v_load(p)
+#define ROWS_LOAD_B_PART(p, n) v_load_part(p, n, REAL_C(0.0))
+#endif
 
 /* Rows of B are prefetched ahead of their use: B's rows are often far
  * apart (one head's slice of a (Tk, NH_kv*hs) cache: 512 bytes every 4 KiB;
@@ -46,10 +55,10 @@ static inline size_t rows_with_ahead(size_t j, size_t keys, size_t n)
 
 /* Prefetches the line at offset i of the `ahead` rows ROWS_AHEAD after Bj
  * (ldb apart), once per cache line of i. */
-static inline __attribute__((always_inline)) void rows_prefetch_line(const real *Bj, size_t ldb,
+static inline __attribute__((always_inline)) void rows_prefetch_line(const ROWS_B *Bj, size_t ldb,
                                                                      size_t ahead, size_t i)
 {
-    if (i % (64 / sizeof(real)) != 0)
+    if (i % (64 / sizeof(ROWS_B)) != 0)
         return;
     for (size_t k = 0; k < ahead; k++)
         __builtin_prefetch(Bj + (k + ROWS_AHEAD) * ldb + i);
@@ -63,7 +72,7 @@ static inline __attribute__((always_inline)) void rows_prefetch_line(const real 
 enum { ROWS_DOT_KEYS = 2 };
 static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t keys, size_t d,
                                                                 const real *A, size_t lda,
-                                                                const real *Bj, size_t ldb,
+                                                                const ROWS_B *Bj, size_t ldb,
                                                                 real *S, size_t lds, size_t ahead)
 {
     vec acc[ATTN_ROWS_MAX][ROWS_DOT_KEYS];
@@ -74,7 +83,7 @@ static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t
     for (; i + VLEN <= d; i += VLEN) {
         vec b[ROWS_DOT_KEYS];
         for (size_t k = 0; k < keys; k++)
-            b[k] = v_load(Bj + k * ldb + i);
+            b[k] = ROWS_LOAD_B(Bj + k * ldb + i);
         rows_prefetch_line(Bj, ldb, ahead, i);
         for (size_t r = 0; r < R; r++) {
             const vec q = v_load(A + r * lda + i);
@@ -85,7 +94,7 @@ static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t
     if (i < d) {
         vec b[ROWS_DOT_KEYS];
         for (size_t k = 0; k < keys; k++)
-            b[k] = v_load_part(Bj + k * ldb + i, d - i, REAL_C(0.0));
+            b[k] = ROWS_LOAD_B_PART(Bj + k * ldb + i, d - i);
         for (size_t r = 0; r < R; r++) {
             const vec q = v_load_part(A + r * lda + i, d - i, REAL_C(0.0));
             for (size_t k = 0; k < keys; k++)
@@ -101,7 +110,7 @@ static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t
 static inline __attribute__((always_inline)) void rows_dot_step(size_t keys, size_t j, size_t n,
                                                                 size_t G, size_t R, size_t d,
                                                                 const real *A, size_t lda,
-                                                                const real *B, size_t ldb,
+                                                                const ROWS_B *B, size_t ldb,
                                                                 size_t ldg, real *S, size_t lds)
 {
     const size_t ahead = rows_with_ahead(j, keys, n);
@@ -132,9 +141,9 @@ _Static_assert(ATTN_ROWS_MAX == 8, "ROWS_SWITCH has a case for every row count")
 #endif
 
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
-                   const real *B, size_t ldb, size_t ldg, real *S, size_t lds);
+                   const ROWS_B *B, size_t ldb, size_t ldg, real *S, size_t lds);
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
-                   const real *B, size_t ldb, size_t ldg, real *S, size_t lds)
+                   const ROWS_B *B, size_t ldb, size_t ldg, real *S, size_t lds)
 {
 #define ROWS_DOT_CASE(rows)                                                             \
     case rows:                                                                          \
@@ -148,7 +157,7 @@ void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t
 /* Columns [c, c + width) of C (R rows) += P B, width <= ROWS_COLUMNS lanes. */
 enum { ROWS_VECTORS = 2, ROWS_COLUMNS = ROWS_VECTORS * VLEN };
 static inline __attribute__((always_inline)) void rows_axpy_columns(
-    size_t R, size_t n, size_t width, const real *P, size_t ldp, const real *B, size_t ldb,
+    size_t R, size_t n, size_t width, const real *P, size_t ldp, const ROWS_B *B, size_t ldb,
     real *C, size_t ldc)
 {
     vec acc[ATTN_ROWS_MAX][ROWS_VECTORS];
@@ -159,12 +168,12 @@ static inline __attribute__((always_inline)) void rows_axpy_columns(
         for (size_t v = 0; v < ROWS_VECTORS; v++)
             acc[r][v] = v_load_part(C + r * ldc + v * VLEN, lanes[v], REAL_C(0.0));
     for (size_t j = 0; j < n; j++) {
-        for (size_t i = 0; j + ROWS_COLUMNS_AHEAD < n && i < width; i += 64 / sizeof(real))
+        for (size_t i = 0; j + ROWS_COLUMNS_AHEAD < n && i < width; i += 64 / sizeof(ROWS_B))
             __builtin_prefetch(B + (j + ROWS_COLUMNS_AHEAD) * ldb + i);
         vec b[ROWS_VECTORS];
         for (size_t v = 0; v < ROWS_VECTORS; v++)
-            b[v] = lanes[v] == VLEN ? v_load(B + j * ldb + v * VLEN)
-                                    : v_load_part(B + j * ldb + v * VLEN, lanes[v], REAL_C(0.0));
+            b[v] = lanes[v] == VLEN ? ROWS_LOAD_B(B + j * ldb + v * VLEN)
+                                    : ROWS_LOAD_B_PART(B + j * ldb + v * VLEN, lanes[v]);
         for (size_t r = 0; r < R; r++) {
             const vec p = v_set1(P[r * ldp + j]);
             for (size_t v = 0; v < ROWS_VECTORS; v++)
@@ -185,7 +194,7 @@ static inline __attribute__((always_inline)) void rows_axpy_columns(
 enum { ROWS_AXPY_KEYS = 4 };
 static inline __attribute__((always_inline)) void rows_axpy_keys(size_t G, size_t R, size_t keys,
                                                                  size_t m, const real *P,
-                                                                 size_t ldp, const real *Bj,
+                                                                 size_t ldp, const ROWS_B *Bj,
                                                                  size_t ldb, size_t ldg, real *C,
                                                                  size_t ldc, size_t ahead)
 {
@@ -194,7 +203,7 @@ static inline __attribute__((always_inline)) void rows_axpy_keys(size_t G, size_
         for (size_t r = 0; r < R; r++)
             for (size_t k = 0; k < keys; k++)
                 p[r][k] = v_set1(P[(g * R + r) * ldp + k]);
-        const real *b = Bj + g * ldg;
+        const ROWS_B *b = Bj + g * ldg;
         real *c = C + g * R * ldc;
         for (size_t i = 0; i < m; i += VLEN) {
             const size_t lanes = m - i < VLEN ? m - i : VLEN;
@@ -204,8 +213,8 @@ static inline __attribute__((always_inline)) void rows_axpy_keys(size_t G, size_
                                        : v_load_part(c + r * ldc + i, lanes, REAL_C(0.0));
             rows_prefetch_line(b, ldb, ahead, i);
             for (size_t k = 0; k < keys; k++) {
-                const vec bk = lanes == VLEN ? v_load(b + k * ldb + i)
-                                             : v_load_part(b + k * ldb + i, lanes, REAL_C(0.0));
+                const vec bk = lanes == VLEN ? ROWS_LOAD_B(b + k * ldb + i)
+                                             : ROWS_LOAD_B_PART(b + k * ldb + i, lanes);
                 for (size_t r = 0; r < R; r++)
                     acc[r] = v_fmadd(p[r][k], bk, acc[r]);
             }
@@ -223,7 +232,7 @@ static inline __attribute__((always_inline)) void rows_axpy_keys(size_t G, size_
 static inline __attribute__((always_inline)) void rows_axpy_step(size_t keys, size_t j, size_t n,
                                                                  size_t G, size_t R, size_t m,
                                                                  const real *P, size_t ldp,
-                                                                 const real *B, size_t ldb,
+                                                                 const ROWS_B *B, size_t ldb,
                                                                  size_t ldg, real *C, size_t ldc)
 {
     const size_t ahead = rows_with_ahead(j, keys, n);
@@ -231,9 +240,9 @@ static inline __attribute__((always_inline)) void rows_axpy_step(size_t keys, si
 }
 
 void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
-                    const real *B, size_t ldb, size_t ldg, real *C, size_t ldc);
+                    const ROWS_B *B, size_t ldb, size_t ldg, real *C, size_t ldc);
 void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
-                    const real *B, size_t ldb, size_t ldg, real *C, size_t ldc)
+                    const ROWS_B *B, size_t ldb, size_t ldg, real *C, size_t ldc)
 {
     if (G > 1) { /* a few keys at a time, each row of B read whole: C's rows stay in L1 */
 #define ROWS_AXPY_KEYS_CASE(rows)                                                         \

@@ -169,4 +169,18 @@ static inline vec v_keep(const uint32_t *w, uint32_t threshold, vec keep)
 #define ATTN_GEMM_MR 6
 #define ATTN_GEMM_NV 2
 
+#if ATTN_REAL_BITS == 32
+/* VLEN bfloat16 or float16 elements (16-bit storage) widened to floats:
+ * the few-row products on half keys and values (rows_half.inc.c). */
+static inline vec v_load_bf16(const uint16_t *p)
+{
+    const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(h, 16));
+}
+static inline vec v_load_f16(const uint16_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+#endif
+
 #endif /* ATTN_SIMD_AVX2_H */

@@ -158,4 +158,17 @@ static inline vec v_keep(const uint32_t *w, uint32_t threshold, vec keep)
 #define ATTN_GEMM_MR 6
 #define ATTN_GEMM_NV 4
 
+#if ATTN_REAL_BITS == 32
+/* VLEN bfloat16 or float16 elements (16-bit storage) widened to floats:
+ * the few-row products on half keys and values (rows_half.inc.c). */
+static inline vec v_load_bf16(const uint16_t *p)
+{
+    return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
+}
+static inline vec v_load_f16(const uint16_t *p)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+}
+#endif
+
 #endif /* ATTN_SIMD_NEON_H */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/real.h"
+#include "kernels/half_bits.h"
 
 typedef real vec;
 #define VLEN 1
@@ -128,5 +129,12 @@ static inline vec v_keep(const uint32_t *w, uint32_t threshold, vec keep)
 #define ATTN_SOFTMAX_SHORT_ROWS 4
 #define ATTN_GEMM_MR 4
 #define ATTN_GEMM_NV 2
+
+#if ATTN_REAL_BITS == 32
+/* VLEN bfloat16 or float16 elements (16-bit storage) widened to floats:
+ * the few-row products on half keys and values (rows_half.inc.c). */
+static inline vec v_load_bf16(const uint16_t *p) { return attn_bf16_bits_to_f32(*p); }
+static inline vec v_load_f16(const uint16_t *p) { return attn_f16_bits_to_f32(*p); }
+#endif
 
 #endif /* ATTN_SIMD_SCALAR_H */

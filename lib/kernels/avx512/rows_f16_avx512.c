@@ -1,0 +1,5 @@
+/* The avx512 set's few-row products on float16 keys and values. */
+#define ROWS_HALF_VOCABULARY "kernels/avx512/avx512.h"
+#define ROWS_HALF_BF16 0
+#define ROWS_HALF_NAME(kernel) attn_rows_##kernel##_f16_avx512
+#include "kernels/rows_half.inc.c"
