@@ -18,8 +18,10 @@
 #   ./attn.sh cross             cross-deps + configure, build and test the
 #                               `aarch64` preset (tests under qemu-aarch64)
 #   ./attn.sh peers [--upgrade] optional: PyTorch 2.x, NumPy 2, threadpoolctl,
-#                               Hugging Face transformers, ONNX Runtime (+ onnx)
-#                               and OpenVINO from PyPI in the venv .venv-peers,
+#                               Hugging Face transformers, ONNX Runtime (+ onnx),
+#                               OpenVINO and ml_dtypes (NumPy bfloat16, for the
+#                               Python package's bf16 tests) from PyPI in the
+#                               venv .venv-peers,
 #                               and ggml's CPU library built from the
 #                               llama-cpp-python sdist's source into
 #                               .venv-peers/ggml, which
@@ -256,16 +258,19 @@ cmd_cross() {
 # <source dir>/.venv-peers/bin/python first for them (--python,
 # --torch-python). PyPI's torch 2.x is the reference PyTorch peer
 # (Debian's python3-torch is 1.13, without scaled_dot_product_attention).
+# ml_dtypes gives NumPy its bfloat16 dtype, which attn.sdpa takes (Debian 12
+# has no python3-ml-dtypes: python/test.sh's Debian venv skips those tests).
 readonly PEERS_VENV="$PWD/.venv-peers"
-readonly PEERS_PACKAGES=(torch 'numpy>=2' threadpoolctl transformers onnxruntime onnx openvino)
+readonly PEERS_PACKAGES=(torch 'numpy>=2' threadpoolctl transformers onnxruntime onnx openvino
+  ml_dtypes)
 # The sdist whose vendored ggml source the ggml peer is built from.
 readonly GGML_SOURCE_VERSION=0.3.36
 
 # Whether the venv's python has torch >= 2, numpy >= 2, threadpoolctl,
-# transformers, onnxruntime, onnx and openvino.
+# transformers, onnxruntime, onnx, openvino and ml_dtypes.
 peers_installed() {
   "$PEERS_VENV/bin/python" - <<'PY' >/dev/null 2>&1
-import threadpoolctl, numpy, torch, transformers, onnxruntime, onnx, openvino
+import threadpoolctl, numpy, torch, transformers, onnxruntime, onnx, openvino, ml_dtypes
 assert int(torch.__version__.split(".")[0]) >= 2 and int(numpy.__version__.split(".")[0]) >= 2
 PY
 }

@@ -33,7 +33,7 @@ def copies(monkeypatch):
 def c_args(monkeypatch):
     """The argument structs of the sdpa forwards C receives, as dicts."""
     seen = []
-    for name in ("_forward_f32", "_forward_f64"):
+    for name in ("_forward_f32", "_forward_f64", "_forward_bf16", "_forward_f16"):
         real = getattr(_plans, name)
 
         def call(plan, args, real=real):

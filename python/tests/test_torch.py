@@ -209,8 +209,10 @@ def test_refusals():
         sdpa(q, k, v, dropout_p=1.0)
     with pytest.raises(NotImplementedError):
         sdpa(q.detach().to("meta"), k, v)
+    with pytest.raises(TypeError):  # bfloat16 and float16 work (test_half.py), not others
+        sdpa(q.to(torch.int32), k.to(torch.int32), v.to(torch.int32))
     with pytest.raises(TypeError):
-        sdpa(q.half(), k.half(), v.half())
+        sdpa(q.half(), k.half(), v.bfloat16())
     with pytest.raises(TypeError):
         sdpa(q, k.double(), v)
     with pytest.raises(TypeError):

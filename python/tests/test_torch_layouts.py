@@ -58,8 +58,9 @@ def c_calls(monkeypatch):
                 return status
         monkeypatch.setattr(_plans, name, call)
 
-    for name in ("_forward_f32", "_forward_f64", "_backward_f32", "_backward_f64"):
-        wrap(name)
+    for sfx in ("f32", "f64", "bf16", "f16"):
+        wrap("_forward_" + sfx)
+        wrap("_backward_" + sfx)
     return seen
 
 

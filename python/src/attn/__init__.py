@@ -1,6 +1,7 @@
 """attn: scaled dot-product attention on CPUs (libattn), from Python.
 
-NumPy functions (float32 in, float32 out; everything else in float64):
+NumPy functions (float32 in, float32 out; everything else in float64; attn.sdpa
+also float16, and bfloat16 of ml_dtypes, in half precision):
 
     attn.lookup(q, k, v, scale=1.0)                 soft lookup (Tq,d),(Tk,d),(Tk,dv)
     attn.self_attention(X, Wq, Wk, Wv, causal)      one head, X (B,T,C) or (T,C)

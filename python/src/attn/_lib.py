@@ -52,7 +52,8 @@ class SdpaShape(ctypes.Structure):
 
 
 class SdpaArgs(ctypes.Structure):
-    """attn_sdpa_args_f32 / _f64 (identical layouts: pointers and size_t)."""
+    """attn_sdpa_args_f32 / _f64 / _bf16 / _f16 (identical layouts: pointers
+    and size_t; only the element type of Q, K, V and out differs)."""
     _fields_ = [
         ("Q", _p), ("ldq", _z),
         ("K", _p), ("ldk", _z),
@@ -100,6 +101,13 @@ for _s in ("f32", "f64"):
     _declare("attn_sdpa_backward_" + _s, _status, _p, _p, _p, _p, _p, _p)
     _declare("attn_sdpa_" + _s, _status, _p, _d, _u, _z, _p)
 
+for _s in ("bf16", "f16"):
+    _declare("attn_sdpa_forward_" + _s, _status, _p, _p)
+    _declare("attn_sdpa_backward_" + _s, _status, _p, _p, _p, _p, _p, _p)
+    _declare("attn_sdpa_" + _s, _status, _p, _d, _u, _z, _p)
+    _declare("attn_%s_from_f32" % _s, None, _p, _p, _z)
+    _declare("attn_%s_to_f32" % _s, None, _p, _p, _z)
+
 _declare("attn_plan_create", _status, _p, _i, _z, _z, _z, _z, _z, _d, _u)
 _declare("attn_plan_destroy", None, _p)
 _declare("attn_plan_set_threads", _status, _p, _u)
@@ -110,6 +118,8 @@ _declare("attn_sdpa_plan_create", _status, _p, _i, _p, _d, _u, _z)
 # Constants of attn.h.
 ATTN_F32 = 1
 ATTN_F64 = 2
+ATTN_BF16 = 3
+ATTN_F16 = 4
 ATTN_CAUSAL = 1 << 0
 ATTN_INFERENCE = 1 << 1
 ATTN_MATERIALIZED = 1 << 2

@@ -19,8 +19,8 @@ Two ways to call:
                          out and lse and calls C (attn/torch.py, _sdpa.py).
 
 The C functions are looked up in this module's globals at every call
-(``_forward_f32`` and the like), so tests can wrap them to see the
-pointers and strides C receives (SdpaArgs.from_address).
+(``_forward_f32`` and the like: f32, f64, bf16, f16), so tests can wrap
+them to see the pointers and strides C receives (SdpaArgs.from_address).
 """
 
 import ctypes
@@ -41,6 +41,13 @@ _forward_f32 = _fns.attn_sdpa_forward_f32
 _forward_f64 = _fns.attn_sdpa_forward_f64
 _backward_f32 = _fns.attn_sdpa_backward_f32
 _backward_f64 = _fns.attn_sdpa_backward_f64
+_forward_bf16 = _fns.attn_sdpa_forward_bf16
+_forward_f16 = _fns.attn_sdpa_forward_f16
+_backward_bf16 = _fns.attn_sdpa_backward_bf16
+_backward_f16 = _fns.attn_sdpa_backward_f16
+#: attn_dtype code -> the suffix of its C calls (attn.h: ATTN_F32 = 1, ATTN_F64,
+#: ATTN_BF16, ATTN_F16).
+SUFFIX = {1: "f32", 2: "f64", 3: "bf16", 4: "f16"}
 ALIASING = 7  # ATTN_ERR_ALIASING
 OFF = (0.0, 0, 0)  # dropout off: (p, seed, offset)
 # Indices of the addresses in SdpaArgs read as 22 size_t (every field is a
@@ -48,7 +55,7 @@ OFF = (0.0, 0, 0)  # dropout off: (p, seed, offset)
 Q, K, V, OUT, LSE = 0, 2, 4, 11, 13
 
 _limit = 8
-_keys = {}  # (is_f32, dims, flags, scale, window) -> its one PlanKey
+_keys = {}  # (code, dims, flags, scale, window) -> its one PlanKey
 _tls = threading.local()
 
 
@@ -56,16 +63,22 @@ class PlanKey:
     """One plan signature; interned by plan_key, so compared and hashed by
     identity (cheaper than a tuple of eleven numbers at every call)."""
 
-    __slots__ = ("is_f32", "dims", "flags", "scale", "window", "__weakref__")
+    __slots__ = ("code", "is_f32", "forward_name", "backward_name", "dims", "flags", "scale",
+                 "window", "__weakref__")
 
-    def __init__(self, is_f32, dims, flags, scale, window):
-        self.is_f32, self.dims, self.flags, self.scale, self.window = (
-            is_f32, dims, flags, scale, window)
+    def __init__(self, code, dims, flags, scale, window):
+        self.code, self.dims, self.flags, self.scale, self.window = (
+            code, dims, flags, scale, window)
+        self.is_f32 = code == _lib.ATTN_F32
+        # this module's names of its C calls (looked up at each call)
+        self.forward_name = "_forward_" + SUFFIX[code]
+        self.backward_name = "_backward_" + SUFFIX[code]
 
 
-def plan_key(is_f32, dims, flags, scale, window):
-    """The PlanKey of a signature (dims = (B, NH, NH_kv, Tq, Tk, hs, hs_v))."""
-    sig = (is_f32, dims, flags, scale, window)
+def plan_key(code, dims, flags, scale, window):
+    """The PlanKey of a signature: code the attn_dtype (1 f32, 2 f64, 3 bf16,
+    4 f16), dims = (B, NH, NH_kv, Tq, Tk, hs, hs_v)."""
+    sig = (code, dims, flags, scale, window)
     key = _keys.get(sig)
     if key is None:
         if len(_keys) >= 1024:
@@ -90,7 +103,7 @@ class _ThreadPlans:
         if ptr is None:
             shape = _lib.SdpaShape(*key.dims)
             handle = ctypes.c_void_p()
-            check(_create(ctypes.addressof(handle), 1 if key.is_f32 else 2,
+            check(_create(ctypes.addressof(handle), key.code,
                           ctypes.addressof(shape), key.scale, key.flags, key.window),
                   "attn_sdpa_plan_create")
             self.trim(_limit - 1)
@@ -186,9 +199,9 @@ def forward(key, q, ldq, shq, sbq, k, ldk, shk, sbk, v, ldv, shv, sbv,
     if key.is_f32:
         status = _forward_f32(ptr, tp.args_addr)
     else:
-        status = _forward_f64(ptr, tp.args_addr)
+        status = globals()[key.forward_name](ptr, tp.args_addr)
     if status:
-        check(status, "attn_sdpa_forward_f32" if key.is_f32 else "attn_sdpa_forward_f64")
+        check(status, "attn_sdpa" + key.forward_name)
 
 
 def backward(key, q, ldq, shq, sbq, k, ldk, shk, sbk, v, ldv, shv, sbv,
@@ -205,12 +218,12 @@ def backward(key, q, ldq, shq, sbq, k, ldk, shk, sbk, v, ldv, shv, sbv,
         tp.set_dropout(key, ptr, OFF if dropout is None else dropout)
     _PACK(tp.args, 0, q, ldq, k, ldk, v, ldv, mask, mask_ld, mask_sb, mask_sh, key_lengths,
           out, ldo, lse, sbq, shq, sbk, shk, sbv, shv, sbo, sho)
-    fn = _backward_f32 if key.is_f32 else _backward_f64
+    fn = _backward_f32 if key.is_f32 else globals()[key.backward_name]
     status = fn(ptr, tp.args_addr, dout, dq, dk, dv)
     if status == ALIASING and retry:
         return status
     if status:
-        check(status, "attn_sdpa_backward_f32" if key.is_f32 else "attn_sdpa_backward_f64")
+        check(status, "attn_sdpa" + key.backward_name)
     return 0
 
 

@@ -21,6 +21,14 @@ step); key j is visible when j < L, and with causal j <= p, and with
 window > 0 j > p - window. A row with no visible key gives out 0 and lse
 -inf.
 
+Dtypes: float32 and float64 arrays compute in their precision; q, k, v all
+float16, or all bfloat16 (ml_dtypes.bfloat16, when ml_dtypes is installed),
+in half precision (attn.h "half precision": float arithmetic on the 16-bit
+values, each output element rounded once): out has their dtype, lse is
+float32 and a mask is converted to float32 (its dtype for float32 and
+float64 inputs). A half q, k or v mixed with another dtype raises
+DTypeError; other real dtypes compute in float64 (attn/_arrays.py).
+
 Each call runs on a cached sdpa plan of its signature (attn/_plans.py).
 """
 
@@ -29,7 +37,8 @@ import ctypes
 import numpy as np
 
 from . import _lib, _plans
-from ._arrays import F32, F64, address, as_array, as_input, compute_dtype
+from ._arrays import (F32, address, as_array, as_input, code_of, is_bfloat16,
+                      sdpa_dtype)
 from ._layout import c_strides
 from .errors import ArgumentError, DTypeError, check
 
@@ -77,8 +86,10 @@ def strided(a, dtype, name):
 def prepare_mask(mask, B, NH, Tq, Tk, dtype):
     """(array or None, mask_ld, mask_sb, mask_sh) for a mask broadcastable to (B,NH,Tq,Tk).
 
-    A bool mask means True = the key takes part (False becomes -inf); any
-    other real mask is added to the scaled scores (-inf masks). The mask is
+    dtype is the mask's C type: the computing dtype, float32 for half
+    precision (mask_dtype). A bool mask means True = the key takes part
+    (False becomes -inf); any other real mask (bfloat16 included) is
+    converted to dtype and added to the scaled scores (-inf masks). The mask is
     kept in its smallest broadcast form (a (Tq,Tk) mask is one (Tq,Tk)
     array read with stride 0 over batch and heads); an additive mask of the
     right dtype that is already C-contiguous in that form is not copied.
@@ -99,7 +110,7 @@ def prepare_mask(mask, B, NH, Tq, Tk, dtype):
     m = m[keep]
     if m.dtype == np.bool_:
         m = np.where(m, dtype.type(0), dtype.type(-np.inf))
-    elif m.dtype.kind not in "fiu":
+    elif m.dtype.kind not in "fiu" and not is_bfloat16(m.dtype):
         raise DTypeError("mask has dtype %s; it must be bool or real" % m.dtype)
     else:
         m = as_input(m, dtype, "mask")
@@ -124,6 +135,12 @@ def prepare_key_lengths(key_lengths, B):
     if kl.dtype != np.uintp or not kl.flags.c_contiguous:
         kl = np.ascontiguousarray(kl, dtype=np.uintp)
     return kl
+
+
+def mask_dtype(dtype):
+    """The C type of the mask and lse of a computation in dtype: float32 for
+    the half types (attn.h), dtype itself for float32 and float64."""
+    return dtype if dtype.itemsize >= 4 else F32
 
 
 def check_window(window):
@@ -154,12 +171,12 @@ def inputs(q, k, v, dtype=None):
     """
     if type(q) is not np.ndarray:
         q = as_array(q, "q")
-    if dtype is None:
-        dtype = compute_dtype(q, "q")
     if type(k) is not np.ndarray:
         k = as_array(k, "k")
     if type(v) is not np.ndarray:
         v = as_array(v, "v")
+    if dtype is None:
+        dtype = sdpa_dtype(q, k, v)
     squeeze = q.ndim == 3
     if not (q.ndim == k.ndim == v.ndim) or q.ndim not in (3, 4):
         raise ArgumentError("q, k, v must all be 4-D (B, T, heads, head size) or all 3-D "
@@ -198,16 +215,17 @@ def out_strides(out, shape, dtype, name):
 class _Call:
     """What one signature of attn.sdpa needs, found once (see _call)."""
 
-    __slots__ = ("fwd", "is_f32", "dims", "strides", "itemsize", "out_shape", "lse_shape",
-                 "template")
+    __slots__ = ("fwd", "is_f32", "dtype", "lse_dtype", "dims", "strides", "itemsize",
+                 "out_shape", "lse_shape", "template")
 
 
 def _make_call(dtype, squeeze, dims, strides, causal, c_scale, window):
     call = _Call()
     call.dims, call.strides, call.itemsize = dims, strides, dtype.itemsize
+    call.dtype, call.lse_dtype = dtype, mask_dtype(dtype)
     call.is_f32 = dtype is F32
-    call.fwd = _plans.plan_key(call.is_f32, dims, _INFERENCE | (_CAUSAL if causal else 0),
-                               c_scale, window)
+    call.fwd = _plans.plan_key(code_of(dtype), dims,
+                               _INFERENCE | (_CAUSAL if causal else 0), c_scale, window)
     call.template = _plans.template(strides, (0, 0, 0), (0, 0, 0, 0), 0)
     B, NH, _, Tq, _, _, hs_v = dims
     call.out_shape = (Tq, NH, hs_v) if squeeze else (B, Tq, NH, hs_v)
@@ -217,14 +235,14 @@ def _make_call(dtype, squeeze, dims, strides, causal, c_scale, window):
 
 def _call(q, k, v, causal, c_scale, window):
     """The _Call of arrays of these shapes, strides and dtype (found once per
-    signature), or None unless they are all float32 or all float64 and C
-    reads them in place."""
+    signature), or None unless they are all of one dtype attn computes in
+    (float32, float64, float16, bfloat16) and C reads them in place."""
     sig = (q.shape, q.strides, k.shape, k.strides, v.shape, v.strides, q.dtype, k.dtype,
            v.dtype, causal, c_scale, window)
     call = _entries.get(sig)
     if call is None:
         dtype = q.dtype
-        if not (dtype is F32 or dtype is F64) or k.dtype is not dtype or v.dtype is not dtype:
+        if k.dtype is not dtype or v.dtype is not dtype or code_of(dtype) is None:
             return None
         if q.ndim not in (3, 4) or any(not x.flags.aligned or array_strides(x, dtype.itemsize)
                                        is None for x in (q, k, v)):
@@ -255,6 +273,8 @@ def sdpa(q, k, v, mask=None, key_lengths=None, causal=False, scale=None, window=
     q, k, v of any strides whose last axis is contiguous are read in place.
     Returns out (B,Tq,NH,hs_v), and lse (B,NH,Tq) too when return_lse (or
     `lse` is given). 3-D q, k, v (one sequence) give 3-D out and 2-D lse.
+    float16 or bfloat16 q, k, v (all three of one dtype): out of that dtype,
+    lse float32, the mask converted to float32.
     out= may have any such strides too (written in place); lse= is dense.
     """
     c_scale = 0.0 if scale is None else check_scale(scale)
@@ -268,7 +288,7 @@ def sdpa(q, k, v, mask=None, key_lengths=None, causal=False, scale=None, window=
         call = _make_call(dtype, squeeze, dims, strides, causal, c_scale, window)
     qp, kp, vp = _address(q), _address(k), _address(v)
     isz = call.itemsize
-    dtype = F32 if isz == 4 else F64
+    dtype = call.dtype
     if (qp | kp | vp) % isz:  # misaligned (a view at an odd byte offset)
         return sdpa(as_input(q, dtype, "q") if qp % isz else q,
                     as_input(k, dtype, "k") if kp % isz else k,
@@ -281,16 +301,19 @@ def sdpa(q, k, v, mask=None, key_lengths=None, causal=False, scale=None, window=
         mv[_Q], mv[_K], mv[_V], mv[_OUT] = qp, kp, vp, _address(out)
         mv[_LSE] = 0
         if return_lse or lse is not None:
-            lse = _lse_output(lse, call.lse_shape, dtype)
+            lse = _lse_output(lse, call.lse_shape, call.lse_dtype)
             mv[_LSE] = address(lse)
-        status = (_plans._forward_f32 if call.is_f32 else _plans._forward_f64)(ptr, addr)
+        if call.is_f32:
+            status = _plans._forward_f32(ptr, addr)
+        else:
+            status = getattr(_plans, call.fwd.forward_name)(ptr, addr)
         if status:
-            check(status, "attn_sdpa_forward_f32" if call.is_f32 else "attn_sdpa_forward_f64")
+            check(status, "attn_sdpa" + call.fwd.forward_name)
         return (out, lse) if mv[_LSE] else out
     B, NH, NH_kv, Tq, Tk, hs, hs_v = call.dims
     mp = mld = msb = msh = klp = 0
     if mask is not None:
-        m, mld, msb, msh = prepare_mask(mask, B, NH, Tq, Tk, dtype)
+        m, mld, msb, msh = prepare_mask(mask, B, NH, Tq, Tk, call.lse_dtype)
         mp = address(m)
     if key_lengths is not None:
         kl = prepare_key_lengths(key_lengths, B)
@@ -304,7 +327,7 @@ def sdpa(q, k, v, mask=None, key_lengths=None, causal=False, scale=None, window=
         op = out.ctypes.data
     lse_ptr = 0
     if return_lse or lse is not None:
-        lse = _lse_output(lse, call.lse_shape, dtype)
+        lse = _lse_output(lse, call.lse_shape, call.lse_dtype)
         lse_ptr = address(lse)
     ldq, shq, sbq, ldk, shk, sbk, ldv, shv, sbv = call.strides
     _plans.forward(call.fwd, qp, ldq, shq, sbq, kp, ldk, shk, sbk, vp, ldv, shv, sbv,

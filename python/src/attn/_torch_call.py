@@ -23,7 +23,13 @@ __all__ = ["Call", "new_call", "layout", "prepare_mask", "check_tensors", "math_
 
 _CAUSAL = _lib.ATTN_CAUSAL
 _INFERENCE = _lib.ATTN_INFERENCE
-DTYPES = {torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64)}
+# Per dtype attn computes in: (attn_dtype code, NumPy dtype of lse, torch
+# dtype of the mask). Half precision (attn.h): q, k, v, out and the gradients
+# in 16 bits, lse and the mask float32.
+DTYPES = {torch.float32: (_lib.ATTN_F32, np.dtype(np.float32), torch.float32),
+          torch.float64: (_lib.ATTN_F64, np.dtype(np.float64), torch.float64),
+          torch.bfloat16: (_lib.ATTN_BF16, np.dtype(np.float32), torch.float32),
+          torch.float16: (_lib.ATTN_F16, np.dtype(np.float32), torch.float32)}
 NORMAL, COPY, EMPTY = 0, 1, 2
 _tls = threading.local()
 
@@ -35,10 +41,10 @@ class Call:
     made contiguous first) or EMPTY (a zero-sized shape: PyTorch's math).
     """
 
-    __slots__ = ("kind", "copy", "dims", "dtype", "np_dtype", "itemsize", "is_f32", "fwd",
-                 "bwd", "strides", "like_q", "out_strides", "out_shape", "out_stride",
-                 "dense_out_strides", "bshd", "lse_shape", "key_lengths", "kl_ptr", "cmask",
-                 "cmask_args", "extents", "batch", "template")
+    __slots__ = ("kind", "copy", "dims", "dtype", "np_dtype", "mask_dtype", "itemsize",
+                 "is_f32", "fwd", "bwd", "strides", "like_q", "out_strides", "out_shape",
+                 "out_stride", "dense_out_strides", "bshd", "lse_shape", "key_lengths",
+                 "kl_ptr", "cmask", "cmask_args", "extents", "batch", "template")
 
 
 def layout(shape, stride, bshd=False):
@@ -77,7 +83,8 @@ def check_tensors(query, key, value):
                                       % (name, "nested" if getattr(t, "is_nested", False)
                                          else t.layout))
         if t.dtype not in DTYPES:
-            raise DTypeError("attn computes in float32 or float64; %s is %s" % (name, t.dtype))
+            raise DTypeError("attn computes in float32, float64, bfloat16 or float16; %s is %s"
+                             % (name, t.dtype))
         if t.dim() < 2:
             raise ArgumentError("%s must have at least 2 dimensions (L, E), got shape %s"
                                 % (name, tuple(t.shape)))
@@ -134,7 +141,9 @@ def new_call(query, key, value, is_causal, scale, enable_gqa, bshd):
     batch, NH, NH_kv, L, S, E, Ev = _check_shapes(qs, ks, vs, enable_gqa, bshd)
     call = Call()
     call.kind, call.copy, call.batch = NORMAL, None, batch
-    call.dtype, call.np_dtype = query.dtype, DTYPES[query.dtype]
+    # np_dtype: lse's (float32 for the half types); mask_dtype: the mask's
+    code, call.np_dtype, call.mask_dtype = DTYPES[query.dtype]
+    call.dtype = query.dtype
     if 0 in qs or 0 in ks or 0 in vs:
         call.kind = EMPTY
         return call
@@ -146,7 +155,7 @@ def new_call(query, key, value, is_causal, scale, enable_gqa, bshd):
     for n in batch:
         B *= n
     dims = (B, NH, NH_kv, L, S, E, Ev)
-    call.dims, call.itemsize, call.bshd = dims, call.np_dtype.itemsize, bool(bshd)
+    call.dims, call.itemsize, call.bshd = dims, query.element_size(), bool(bshd)
     call.strides = lays[0] + lays[1] + lays[2]
     call.extents = tuple(_extent(lay, (B, H, T, d))
                          for lay, (H, T, d) in zip(lays, ((NH, L, E), (NH_kv, S, E),
@@ -156,9 +165,9 @@ def new_call(query, key, value, is_causal, scale, enable_gqa, bshd):
     _causal(call, bool(is_causal), B, L, S)
     flags = _CAUSAL if call.key_lengths is not None or (is_causal and L == S) else 0
     c_scale = 0.0 if scale is None else scale
-    call.is_f32 = is_f32 = call.dtype == torch.float32
-    call.fwd = _plans.plan_key(is_f32, dims, flags | _INFERENCE, c_scale, 0)
-    call.bwd = _plans.plan_key(is_f32, dims, flags, c_scale, 0)
+    call.is_f32 = call.dtype == torch.float32
+    call.fwd = _plans.plan_key(code, dims, flags | _INFERENCE, c_scale, 0)
+    call.bwd = _plans.plan_key(code, dims, flags, c_scale, 0)
     call.template = _plans.template(
         call.strides, call.out_strides if call.like_q else call.dense_out_strides,
         call.cmask_args, call.kl_ptr)
@@ -214,8 +223,8 @@ def _causal(call, is_causal, B, L, S):
         call.kl_ptr = call.key_lengths.ctypes.data
     else:
         tril = torch.ones(L, S, dtype=torch.bool).tril()
-        call.cmask = torch.zeros(L, S, dtype=call.dtype).masked_fill_(tril.logical_not(),
-                                                                      -math.inf)
+        call.cmask = torch.zeros(L, S, dtype=call.mask_dtype).masked_fill_(
+            tril.logical_not(), -math.inf)
         call.cmask_args = (call.cmask.data_ptr(), S, 0, 0)
 
 
@@ -262,9 +271,9 @@ def _prepare_mask(attn_mask, call):
         if m.shape[dim] == 1 or m.stride(dim) == 0:
             m = m.narrow(dim, 0, 1)
     if m.dtype == torch.bool:
-        m = torch.zeros(m.shape, dtype=call.dtype).masked_fill_(m.logical_not(), -math.inf)
-    else:
-        m = m.detach().to(call.dtype).contiguous()
+        m = torch.zeros(m.shape, dtype=call.mask_dtype).masked_fill_(m.logical_not(), -math.inf)
+    else:  # float32 for half-precision q, k, v (attn.h: the mask stays float)
+        m = m.detach().to(call.mask_dtype).contiguous()
     b1, h1, t1 = m.shape[:3]
     return (m, S if t1 > 1 else 0, h1 * t1 * S if b1 > 1 else 0, t1 * S if h1 > 1 else 0,
             attn_mask.dim() in (2, 4))

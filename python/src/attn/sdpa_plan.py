@@ -4,7 +4,9 @@
         out, lse = plan.forward(q, k, v, return_lse=True)
         dq, dk, dv = plan.backward(q, k, v, out, lse, dout)
 
-Life cycle, closing and threads as attn.Plan (attn/plan.py).
+Life cycle, closing and threads as attn.Plan (attn/plan.py). dtype float32,
+float64, float16 or bfloat16 (ml_dtypes.bfloat16, or the string "bfloat16"
+when ml_dtypes is installed); a half plan's lse and mask are float32.
 """
 
 import ctypes
@@ -12,12 +14,12 @@ import ctypes
 import numpy as np
 
 from . import _lib
-from ._arrays import F32, address, as_input, check_shape, output
+from ._arrays import F16, address, as_input, bfloat16, check_shape, code_of, output
 from ._layout import extent, grad_placements
-from ._plans import ALIASING
-from ._sdpa import (check_scale, check_window, inputs, out_strides, prepare_key_lengths,
-                    prepare_mask, strided)
-from .errors import ArgumentError, check
+from ._plans import ALIASING, SUFFIX
+from ._sdpa import (check_scale, check_window, inputs, mask_dtype, out_strides,
+                    prepare_key_lengths, prepare_mask, strided)
+from .errors import ArgumentError, DTypeError, check
 from .plan import _PlanBase, _plan_dtype, _size
 
 __all__ = ["SdpaPlan"]
@@ -26,8 +28,6 @@ _fns = _lib.lib
 _ARGS_PACK = _lib.ARGS.pack_into
 _ndarray = np.ndarray
 _empty = np.empty
-_from_buffer = ctypes.c_char.from_buffer
-_addressof = ctypes.addressof
 
 
 class SdpaPlan(_PlanBase):
@@ -36,7 +36,10 @@ class SdpaPlan(_PlanBase):
     Layout and semantics as attn.sdpa: q (B,Tq,NH,hs), k (B,Tk,NH_kv,hs),
     v (B,Tk,NH_kv,hs_v), out (B,Tq,NH,hs_v), lse (B,NH,Tq), each of any
     strides whose last axis is contiguous (read or written in place); causal
-    is bottom-right aligned. NH_kv defaults to NH, hs_v to hs; scale None means
+    is bottom-right aligned. dtype: np.float32, np.float64, np.float16 or
+    ml_dtypes.bfloat16 (half precision: q, k, v, out and the gradients of
+    that dtype, lse and the mask float32; inputs of other dtypes are
+    converted to the plan's). NH_kv defaults to NH, hs_v to hs; scale None means
     1/sqrt(hs); window 0 means none. inference=True: no backward. dropout: p
     or (p, seed, offset), see set_dropout; the backward uses the plan's
     setting at its call, so keep the forward's (lse is the undropped one).
@@ -49,7 +52,8 @@ class SdpaPlan(_PlanBase):
     def __init__(self, B, NH, Tq, Tk, hs, *, NH_kv=None, hs_v=None, dtype=np.float32,
                  scale=None, causal=False, window=0, inference=False, threads=None,
                  dropout=None):
-        self.dtype = _plan_dtype(dtype)
+        self.dtype = _sdpa_plan_dtype(dtype)
+        self._lse_dtype = mask_dtype(self.dtype)
         NH_kv = NH if NH_kv is None else NH_kv
         hs_v = hs if hs_v is None else hs_v
         dims = tuple(_size(x, n) for x, n in ((B, "B"), (NH, "NH"), (NH_kv, "NH_kv"),
@@ -61,7 +65,7 @@ class SdpaPlan(_PlanBase):
         self.window = check_window(window)
         flags = (_lib.ATTN_CAUSAL if causal else 0) | (_lib.ATTN_INFERENCE if inference else 0)
         shape = _lib.SdpaShape(*dims)
-        self._create(_fns.attn_sdpa_plan_create, 1 if self.dtype is F32 else 2,
+        self._create(_fns.attn_sdpa_plan_create, code_of(self.dtype),
                      ctypes.addressof(shape), check_scale(scale), flags, self.window)
         self.scale = check_scale(scale) or 1.0 / float(np.sqrt(self.hs))
         B, NH, NH_kv, Tq, Tk, hs, hs_v = dims
@@ -81,6 +85,9 @@ class SdpaPlan(_PlanBase):
             self.set_threads(threads)
         if dropout is not None:
             self.dropout = dropout
+
+    def _suffix(self):
+        return SUFFIX[code_of(self.dtype)]
 
     def __repr__(self):
         return ("attn.SdpaPlan(B=%d, NH=%d, Tq=%d, Tk=%d, hs=%d, NH_kv=%d, hs_v=%d, dtype=%s%s%s)"
@@ -105,7 +112,7 @@ class SdpaPlan(_PlanBase):
         if mask is None and key_lengths is None:
             return 0, 0, 0, 0, 0, None
         B, NH, _, Tq, Tk, _, _ = self.dims
-        m, mld, msb, msh = prepare_mask(mask, B, NH, Tq, Tk, self.dtype)
+        m, mld, msb, msh = prepare_mask(mask, B, NH, Tq, Tk, self._lse_dtype)
         kl = prepare_key_lengths(key_lengths, B)
         return (0 if m is None else address(m), mld, msb, msh,
                 0 if kl is None else address(kl), (m, kl))
@@ -121,9 +128,9 @@ class SdpaPlan(_PlanBase):
                 and q.shape == self._q_shape and k.shape == self._k_shape
                 and v.shape == self._v_shape
                 and q.flags.carray and k.flags.carray and v.flags.carray):
-            # The common case: dense, writeable arrays of the plan's dtype.
-            qp, kp, vp = (_addressof(_from_buffer(q)), _addressof(_from_buffer(k)),
-                          _addressof(_from_buffer(v)))
+            # The common case: dense, writeable arrays of the plan's dtype
+            # (address: bfloat16 arrays export no buffer, they take a.ctypes).
+            qp, kp, vp = address(q), address(k), address(v)
             ldq = shq = sbq = ldk = shk = sbk = ldv = shv = sbv = 0
         else:
             q, k, v, (ldq, shq, sbq, ldk, shk, sbk, ldv, shv, sbv) = self._qkv(q, k, v)
@@ -131,16 +138,16 @@ class SdpaPlan(_PlanBase):
         mp, mld, msb, msh, klp, keep = self._extras(mask, key_lengths)
         if out is None:
             out = _empty(self._out_shape, dt)
-            op, ldo, sho, sbo = _addressof(_from_buffer(out)), 0, 0, 0
+            op, ldo, sho, sbo = address(out), 0, 0, 0
         elif (type(out) is _ndarray and out.dtype is dt and out.shape == self._out_shape
               and out.flags.carray):
-            op, ldo, sho, sbo = _addressof(_from_buffer(out)), 0, 0, 0
+            op, ldo, sho, sbo = address(out), 0, 0, 0
         else:
             ldo, sho, sbo = out_strides(out, self._out_shape, dt, "out")
             op = out.ctypes.data
         lse_ptr = 0
         if return_lse or lse is not None:
-            lse = output(lse, self._lse_shape, dt, "lse")
+            lse = output(lse, self._lse_shape, self._lse_dtype, "lse")
             lse_ptr = address(lse)
         with self._lock:
             ptr = self._ptr
@@ -168,7 +175,7 @@ class SdpaPlan(_PlanBase):
         if so != sd:  # dout must have out's strides
             out, so = as_input(out, dt, "out"), (0, 0, 0)
             dout = as_input(dout, dt, "dout")
-        lse = as_input(lse, dt, "lse")
+        lse = as_input(lse, self._lse_dtype, "lse")
         check_shape(lse, self._lse_shape, "lse", "(B, NH, Tq)")
         ldq, shq, sbq, ldk, shk, sbk, ldv, shv, sbv = strides
         args = _lib.SdpaArgs()
@@ -186,6 +193,27 @@ class SdpaPlan(_PlanBase):
         if status:
             check(status, self._bwd_name)
         return grads
+
+
+def _sdpa_plan_dtype(dtype):
+    """An sdpa plan's dtype: a Plan's (float32, float64), or float16, or
+    bfloat16 (ml_dtypes.bfloat16 or "bfloat16")."""
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        return bfloat16()
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is not None:
+        if dt == F16:
+            return F16
+        if code_of(dt) == 3:
+            return dt
+    try:
+        return _plan_dtype(dtype)
+    except DTypeError:
+        raise DTypeError("an sdpa plan computes in float32, float64, float16 or bfloat16, "
+                         "not %r" % (dtype,)) from None
 
 
 def _readable(a, shape, dtype, name):

@@ -29,11 +29,18 @@ weight P[b,h,t,j] with probability dropout_p and scale the kept ones by
 1/(1-dropout_p). The backward regenerates the same mask (nothing stored).
 The masks are attn's own, not the ones PyTorch would draw.
 
+Dtypes: float32, float64, and the half types bfloat16 and float16 (attn.h
+"half precision": float arithmetic on the 16-bit values, each element of
+the output and of the gradients rounded once to the input dtype); a float
+attn_mask of a half dtype is converted to float32 for C (the mask and the
+saved log-sum-exp of a half call are float32).
+
 Not supported (each raises, never silently): dropout_p outside [0, 1)
 (ArgumentError), tensors off the CPU or nested (NotImplementedError),
-dtypes other than float32 / float64 or mixed dtypes (TypeError), a float
-attn_mask that requires grad (NotImplementedError: its gradient is not
-computed), scale <= 0 (NotImplementedError), double backward.
+dtypes other than float32, float64, bfloat16, float16, or mixed dtypes
+(TypeError), a float attn_mask that requires grad (NotImplementedError: its
+gradient is not computed), scale <= 0 (NotImplementedError), double
+backward.
 
 Layouts: query, key and value are read in place, with no copy, whatever the
 order of their dimensions, whenever their last dimension is contiguous
@@ -94,7 +101,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """torch.nn.functional.scaled_dot_product_attention computed by attn (see the module).
 
     query (..., NH, L, E), key (..., NH_kv, S, E), value (..., NH_kv, S, Ev)
-    -> (..., NH, L, Ev); CPU float32/float64; differentiable in q, k, v.
+    -> (..., NH, L, Ev); CPU float32, float64, bfloat16 or float16 (one dtype
+    for all three; the result and gradients in it); differentiable in q, k, v.
     """
     # The common call (a known signature, no mask) in a few steps; any other
     # goes to attention(), which checks and prepares what it must.
@@ -216,9 +224,12 @@ def _forward(call, q, k, v, want_lse):
         mv[_LSE] = _addressof(_from_buffer(lse))
     else:
         mv[_LSE] = 0
-    status = (_plans._forward_f32 if call.is_f32 else _plans._forward_f64)(ptr, addr)
+    if call.is_f32:
+        status = _plans._forward_f32(ptr, addr)
+    else:
+        status = getattr(_plans, call.fwd.forward_name)(ptr, addr)
     if status:
-        check(status, "attn_sdpa_forward_f32" if call.is_f32 else "attn_sdpa_forward_f64")
+        check(status, "attn_sdpa" + call.fwd.forward_name)
     return out, lse
 
 
