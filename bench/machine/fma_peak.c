@@ -35,7 +35,9 @@ bench_fma_isa bench_fma_best_isa(void)
 
 int bench_fma_has_bf16_dot(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(ATTN_BENCH_CPU_SUPPORTS_AVX512BF16)
+    return bench_fma_best_isa() == BENCH_FMA_AVX512 && __builtin_cpu_supports("avx512bf16");
+#elif defined(__x86_64__) || defined(__i386__)
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     if (bench_fma_best_isa() != BENCH_FMA_AVX512 || !__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx))
         return 0;

@@ -29,6 +29,13 @@ Each case's check: sdpa_peer_protocol.reference_error, max|out - ref| /
 max|ref| over a few rows against float64 NumPy loops over each query's
 visible keys, the visibility rule written out independently of the mask
 tensors (Config.visible_range).
+
+DTYPE bf16 and f16: torch.bfloat16 / torch.float16 tensors, drawn as float32
+and rounded (Tensor.to); the additive masks (padding, full: the bias drawn and
+rounded the same way) in that dtype too, as PyTorch takes a float mask of the
+query's dtype; the check widens the tensors to float32 (exactly) for NumPy
+and holds the error to attn.h's bound (sdpa_peer_protocol.reference_check):
+beyond it the case fails (CheckFailed).
 """
 import copy
 import time
@@ -37,6 +44,7 @@ import peer_common
 import sdpa_peer_protocol
 
 np = torch = None  # set by bind()
+TORCH_DTYPES = {"f32": "float32", "f64": "float64", "bf16": "bfloat16", "f16": "float16"}
 
 
 def bind(numpy_module, torch_module):
@@ -66,7 +74,7 @@ def torch_mask(c, dtype, bias):
     additive = torch.zeros(seen.shape, dtype=dtype).masked_fill(~seen, float("-inf"))
     if c.mask == "full":
         additive = bias + additive  # (B, NH, Tq, Tk)
-    kind = "float32" if dtype == torch.float32 else "float64"
+    kind = str(dtype).replace("torch.", "")
     return additive, False, kind + str(tuple(additive.shape)).replace(" ", "")
 
 
@@ -75,10 +83,11 @@ class Inputs(sdpa_peer_protocol.Inputs):
 
     def __init__(self, c, seed):
         super().__init__(c, seed)
-        self.dtype = torch.float32 if c.dtype == "f32" else torch.float64
+        self.dtype = getattr(torch, TORCH_DTYPES[c.dtype])
 
     def draw(self, *shape):
-        return torch.from_numpy(super().draw(*shape))
+        """A tensor of the dtype (a half type's rounded from the float32 draw)."""
+        return torch.from_numpy(super().draw(*shape)).to(self.dtype)
 
     def view(self, storage):
         """The (B, H, T, d) view of a tensor kept in the layout."""
@@ -89,6 +98,22 @@ class Inputs(sdpa_peer_protocol.Inputs):
         (B, H, T, d) view."""
         storage = logical if self.c.layout == "bhsd" else logical.transpose(1, 2).contiguous()
         return storage, self.view(storage)
+
+
+def widened(tensor):
+    """float32 of a half tensor (exact; NumPy reads no bfloat16), else the tensor."""
+    if tensor is not None and tensor.dtype in (torch.bfloat16, torch.float16):
+        return tensor.float()
+    return tensor
+
+
+def checked(c, Q, K, V, bias, out, times=None):
+    """The error of reference_check on the widened tensors; CheckFailed
+    beyond a half type's bound."""
+    error, tolerance = sdpa_peer_protocol.reference_check(
+        c, *(widened(t) for t in (Q, K, V, bias, out)), times=times)
+    sdpa_peer_protocol.require_within(error, tolerance)
+    return error
 
 
 def gqa_options(c, fn_has_gqa):
@@ -149,8 +174,8 @@ class CallCase:
         with torch.no_grad():
             if self.undropped:
                 self.out = self.undropped()
-            error = sdpa_peer_protocol.reference_error(self.c, self.Q.detach(), self.K.detach(), self.V.detach(),
-                                    self.bias, self.out.detach())
+            error = checked(self.c, self.Q.detach(), self.K.detach(), self.V.detach(),
+                            self.bias, self.out.detach())
         return error, str(self.out.dtype).replace("torch.", "")
 
 
@@ -224,7 +249,7 @@ class LoopCase:
             S = self.c.Tk + step + 1
             view = copy.copy(self.c)
             view.Tq, view.Tk, view.lengths, view.full_lengths = 1, self.capacity, [S] * view.B, False
-            error = sdpa_peer_protocol.reference_error(view, self.queries[step], self.step_view(0, self.capacity),
-                                    self.step_view(1, self.capacity), None, out, times=[0])
+            error = checked(view, self.queries[step], self.step_view(0, self.capacity),
+                            self.step_view(1, self.capacity), None, out, times=[0])
             worst = max(worst, error)
         return worst, str(out.dtype).replace("torch.", "")

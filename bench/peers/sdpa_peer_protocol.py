@@ -36,6 +36,12 @@ for MASK full, a bias (B, NH, Tq, Tk), drawn in that order as (B, H, T, d)
 arrays from numpy.random.default_rng((seed, B, NH, NH_KV, TQ, TK, HS, HS_V)),
 uniform on [-sqrt 3, sqrt 3] (Inputs.draw): attn-bench's distribution, not its
 numbers; every peer gets the same numbers.
+
+DTYPE f32, f64, or the half types bf16 and f16 (attn.h's "half precision"):
+their inputs are drawn as float32 and rounded to the type by the peer (NumPy
+has no bfloat16), and their check (reference_check) runs the float64 loops
+on the rounded inputs, with attn.h's bound as the tolerance (half_bound);
+above it the case fails (CheckFailed: an error line, no numbers).
 """
 import math
 import statistics
@@ -46,6 +52,12 @@ import peer_common
 
 FIELDS = ("dtype op B NH NH_kv Tq Tk hs hs_v causal window mask lengths cache layout "
           "scenario steps round").split()
+DTYPES = ("f32", "f64", "bf16", "f16")
+HALF_UNIT = {"bf16": 2.0 ** -8, "f16": 2.0 ** -11}  # u: the unit roundoff of a half type
+
+
+class CheckFailed(Exception):
+    """A half-precision case's output beyond attn.h's bound (reference_check)."""
 
 
 class Config:
@@ -63,7 +75,7 @@ class Config:
         self.key = " ".join(fields[:-1]) + dropout  # the configuration, whatever the round
         (self.dtype, self.op, B, NH, NH_kv, Tq, Tk, hs, hs_v, causal, window, self.mask,
          lengths, self.cache, self.layout, self.scenario, steps, round_text) = fields
-        if (self.dtype not in ("f32", "f64") or self.op not in ("forward", "backward")
+        if (self.dtype not in DTYPES or self.op not in ("forward", "backward")
                 or causal not in ("0", "1") or self.mask not in ("none", "padding", "full")
                 or self.cache not in ("warm", "cold") or self.layout not in ("bshd", "bhsd")
                 or self.scenario not in ("call", "decode-loop")):
@@ -72,6 +84,7 @@ class Config:
             int(v) for v in (B, NH, NH_kv, Tq, Tk, hs, hs_v, steps))
         self.round, self.rounds = (int(v) for v in round_text.split("/"))
         self.causal, self.window = causal == "1", int(window)
+        self.half = self.dtype in HALF_UNIT
         if min(self.B, self.NH, self.NH_kv, self.Tq, self.Tk, self.hs, self.hs_v) < 1:
             raise ValueError("sizes must be positive")
         if not 1 <= self.round <= self.rounds:
@@ -124,11 +137,31 @@ def visibility(c):
 def reference_error(c, Q, K, V, bias, out, times=None):
     """max|out - ref| / max|ref| over a few rows, in float64 from the rule.
     Q, K, V, out are (B, NH, T, hs) arrays or views (NumPy, or anything
-    numpy.asarray reads: CPU tensors); times the query rows (default: the
-    first, middle and last)."""
+    numpy.asarray reads: CPU tensors of float32 or float64); times the query
+    rows (default: the first, middle and last)."""
+    return reference_check(c, Q, K, V, bias, out, times)[0]
+
+
+def half_bound(c, q, k, v, want):
+    """attn.h's bound of a half type's out row, entry by entry: with u the
+    type's unit roundoff, u_P = u (bf16) or 0 (f16), n the visible keys,
+    d = hs and g = 2^-24 (n + d + 16) + 2^-23 d scale max_j sum_i |q_i k_ji|,
+    |out - x| <= u |x| + (u_P + 4 g) max_j |V_j| (x the exact result)."""
+    u = HALF_UNIT[c.dtype]
+    u_p = u if c.dtype == "bf16" else 0.0
+    d = c.hs
+    g = 2.0 ** -24 * (len(k) + d + 16) + 2.0 ** -23 * d / math.sqrt(d) * float(
+        np.max(np.abs(k) @ np.abs(q)))
+    return u * np.abs(want) + (u_p + 4 * g) * float(np.max(np.abs(v)))
+
+
+def reference_check(c, Q, K, V, bias, out, times=None):
+    """(error, tolerance): reference_error's error, and for a half type the
+    largest of attn.h's bound (half_bound) over the compared entries over
+    max|ref|, the error's normalization (else None)."""
     group = c.NH // c.NH_kv
     scale = 1.0 / math.sqrt(c.hs)
-    worst = biggest = 0.0
+    worst = biggest = bound = 0.0
     for b in sorted({0, c.B - 1}):
         for h in sorted({0, c.NH - 1}):
             for t in times or sorted({0, c.Tq // 2, c.Tq - 1}):
@@ -143,10 +176,21 @@ def reference_error(c, Q, K, V, bias, out, times=None):
                         s = s + np.asarray(bias[b, h, t, lo:hi], dtype=np.float64)
                     w = np.exp(s - s.max())
                     want = (w / w.sum()) @ v
+                    if c.half:
+                        bound = max(bound, float(np.max(half_bound(c, q, k, v, want))))
                 got = np.asarray(out[b, h, t], dtype=np.float64)
                 worst = max(worst, float(np.max(np.abs(got - want))))
                 biggest = max(biggest, float(np.max(np.abs(want))))
-    return worst / biggest if biggest > 0 else worst
+    error = worst / biggest if biggest > 0 else worst
+    if not c.half:
+        return error, None
+    return error, bound / biggest if biggest > 0 else bound
+
+
+def require_within(error, tolerance):
+    """CheckFailed when a half type's error is beyond its bound (tolerance None: no bound)."""
+    if tolerance is not None and not error <= tolerance:
+        raise CheckFailed(f"check error {error:.3e} > {tolerance:.3e}, attn.h's half bound")
 
 
 class Inputs:
@@ -155,7 +199,8 @@ class Inputs:
     def __init__(self, c, seed):
         self.c = c
         self.rng = np.random.default_rng((seed, c.B, c.NH, c.NH_kv, c.Tq, c.Tk, c.hs, c.hs_v))
-        self.np_dtype = np.float32 if c.dtype == "f32" else np.float64
+        # a half type is drawn as float32 (then rounded by the peer: NumPy has no bfloat16)
+        self.np_dtype = np.float64 if c.dtype == "f64" else np.float32
 
     def draw(self, *shape):
         half = math.sqrt(3.0)

@@ -11,6 +11,8 @@
  * attn_plan_set_dropout(plan, p, BENCH_DROPOUT_SEED, offset), the offset
  * one more for each call (0 first), as a training step's; the checked call
  * runs before any of them, at p = 0.
+ * The dtype picks the calls: _f32, _f64, or attn.h's half precision _bf16,
+ * _f16 (a plan of ATTN_BF16 / ATTN_F16; the mask and lse float).
  */
 #ifndef ATTN_BENCH_SDPA_CALL_H
 #define ATTN_BENCH_SDPA_CALL_H
@@ -26,6 +28,8 @@ typedef struct bench_sdpa_call {
     const bench_sdpa_problem *problem;
     attn_sdpa_args_f32 a32;
     attn_sdpa_args_f64 a64;
+    attn_sdpa_args_bf16 abf16;
+    attn_sdpa_args_f16 af16;
     int backward;
     double dropout;          /* p of the timed calls (0: none) */
     uint64_t dropout_offset; /* of the next timed call */

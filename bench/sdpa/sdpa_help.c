@@ -84,8 +84,41 @@ static const char help_body[] =
     "over [0,Tq) and --check-rows key rows spread over [0,Tk) plus L_b-1 and L_b\n"
     "(dK, dV: from attn's own lse and out, what the backward differentiates from).\n"
     "max|attn - ref| / max|ref| of the worst array must be <= %s (f32) or %s (f64)\n"
-    "for forwards, %s or %s for backward rows. A failed check is reported and the\n"
-    "configuration is not timed.\n";
+    "for forwards, %s or %s for backward rows (bf16, f16: HALF PRECISION). A\n"
+    "failed check is reported and the configuration is not timed.\n";
+
+static const char help_half[] =
+    "\n"
+    "HALF PRECISION (--dtype bf16, f16: attn.h's \"half precision\"). Q, K, V, dout\n"
+    "(and a decode loop's tokens) are the f32 problem's numbers (the same seed)\n"
+    "rounded to nearest even by attn_bf16_from_f32 / attn_f16_from_f32, in 16-bit\n"
+    "arrays with out, dQ, dK, dV; the mask and lse stay float. attn runs a plan of\n"
+    "ATTN_BF16 or ATTN_F16 and attn_sdpa_forward_bf16/_f16 (backward rows also\n"
+    "attn_sdpa_backward_bf16/_f16; decode loops too). The check widens the inputs\n"
+    "and attn's outputs to float (exactly) and runs the double reference on them;\n"
+    "each array has its own tolerance, the worst array is the one of the largest\n"
+    "error / tolerance (check_tolerance is its). out and lse follow attn.h's bound,\n"
+    "with u = 2^-8 (bf16) or 2^-11 (f16), u_P = u (bf16) or 0 (f16), n the row's\n"
+    "visible keys, g = 2^-24 (n + hs + 16) + 2^-23 hs scale max_j sum_i |Q_i K_ji|:\n"
+    "  |out - x| <= u |x| + (u_P + 4 g) max_j |V_j|     |lse - x| <= 4 g + 2^-23 |x|\n"
+    "(x the reference); the tolerance is the largest bound over the compared\n"
+    "entries divided by max|ref|, the error's own normalization, so that a row\n"
+    "within its bound never fails. The backward computes in float (out recomputed\n"
+    "in float for D = dout . out) and rounds each gradient once (attn.h): dQ, dK,\n"
+    "dV get %s (the f32 backward's arithmetic) + u (the rounding); a sampled\n"
+    "check, whose dK and dV take D from attn's rounded out, adds to each dK entry's\n"
+    "bound what that rounding moves it (scale sum_t P_tj u |dout_t|.|out_t| |Q_t|).\n"
+    "K+V bytes count 2 bytes an element; blas%% is against sgemm's ceiling. peak%%:\n"
+    "a bf16 row's is against the bf16 dot-product peak (vdpbf16ps; f32's FMA peak\n"
+    "on a CPU without AVX512_BF16), an f16 row's against the f32 FMA peak: attn\n"
+    "computes both on its float engine for now (attn.h), so a bf16 row's share is\n"
+    "what bf16 kernels could still gain, an f16 row's that of the f32 FMAs it runs.\n"
+    "The torch and python peers get torch.bfloat16 / torch.float16 tensors (drawn\n"
+    "as float32 and rounded; the additive masks of padding and full in that dtype,\n"
+    "the bias rounded too) and hold their own check to the same bound on their\n"
+    "rounded inputs: beyond it the row's peer has an error note and no numbers.\n"
+    "ort, openvino and ggml skip half rows with a note (ggml's F16 K/V cache of f32\n"
+    "rows is unchanged).\n";
 
 static const char help_body2[] =
     "\n"
@@ -149,7 +182,8 @@ static const char help_body3[] =
     "so that python_median_ms - attn_median_ms is what the binding costs per call.\n"
     "Both get the configuration's tensors in its layout: bhsd contiguous\n"
     "(B,NH,Tq,hs), (B,NH_kv,Tk,hs), (B,NH_kv,Tk,hs_v), what PyTorch's SDPA takes\n"
-    "natively; bshd (B,T,NH,hs) tensors passed as transposed views; of the dtype,\n"
+    "natively; bshd (B,T,NH,hs) tensors passed as transposed views; of the dtype\n"
+    "(float32, float64, bfloat16, float16),\n"
     "enable_gqa=True when NH_kv < NH, is_causal only when Tq = Tk with full\n"
     "lengths and no window, else an attn_mask equivalent to the rule above\n"
     "(boolean for --mask none, additive for padding and full); forwards under\n"
@@ -169,7 +203,8 @@ static const char help_body3[] =
     "INFERENCE_NUM_THREADS = --threads; decode in the stateless form),\n"
     "ggml_sdpa_peer.py (ggml_flash_attn_ext, K/V F32 or F16, the faster, with\n"
     "n_threads = --threads). Each checks every candidate against float64 loops\n"
-    "before timing it (PEER_check_error), times f32 forward calls only, and\n"
+    "before timing it (PEER_check_error), times f32 forward calls only (bf16,\n"
+    "f16, f64, backward rows and decode loops: a note), and\n"
     "reports the threads it ran on and the operator (PEER_threads, PEER_kernel).\n";
 
 static const char help_dropout[] =
@@ -236,6 +271,7 @@ void bench_sdpa_print_help(FILE *out)
     fprintf(out, help_body, BENCH_SDPA_LOOP_CHECKED_STEPS, BENCH_SDPA_FULL_CHECK_MACS,
             BENCH_STRINGIFY(BENCH_TOLERANCE_F32), BENCH_STRINGIFY(BENCH_TOLERANCE_F64),
             BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F32), BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F64));
+    fprintf(out, help_half, BENCH_STRINGIFY(BENCH_GRAD_TOLERANCE_F32));
     fprintf(out, help_body2, BENCH_SDPA_DECODE_MAX_TQ, BENCH_BANDWIDTH_REPEATS);
     fputs(help_body3, out);
     fprintf(out, help_dropout, BENCH_DROPOUT_SEED);

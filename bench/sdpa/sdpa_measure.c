@@ -22,6 +22,18 @@ bench_repeat_policy bench_sdpa_block_policy(const bench_repeat_policy *p, size_t
     return block;
 }
 
+bench_fma_kind bench_sdpa_peak_kind(const bench_fma_peak *peak, bench_dtype dtype)
+{
+    if (dtype == BENCH_F64)
+        return BENCH_FMA_F64;
+    return dtype == BENCH_BF16 && peak->bf16_dot ? BENCH_FMA_BF16_DOT : BENCH_FMA_F32;
+}
+
+double bench_sdpa_peak_gflops(const bench_fma_peak *peak, const bench_sdpa_shape *shape)
+{
+    return bench_fma_peak_gflops(peak, bench_sdpa_peak_kind(peak, shape->dtype), shape->threads);
+}
+
 static int call_once(void *context)
 {
     return (int)bench_sdpa_call_run_timed(&((bench_sdpa_session *)context)->call);
@@ -122,7 +134,7 @@ static int check_call(bench_sdpa_session *session, bench_sdpa_problem *problem)
     if (point->check.status == BENCH_CHECK_FAILED) {
         point->status = BENCH_POINT_CHECK_FAILED;
         snprintf(session->error, sizeof session->error,
-                 "%s differs from the reference: relative error %.3e > tolerance %.0e",
+                 "%s differs from the reference: relative error %.3e > tolerance %.2g",
                  point->check.worst, point->check.error, point->check.tolerance);
         return -1;
     }

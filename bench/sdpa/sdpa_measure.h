@@ -21,6 +21,7 @@
 #include <attn/attn.h>
 
 #include "machine/bandwidth.h"
+#include "machine/fma_peak.h"
 #include "measure/measure.h"
 #include "sdpa/sdpa_call.h"
 #include "sdpa/sdpa_options.h"
@@ -46,6 +47,14 @@ typedef struct bench_sdpa_point {
      * layout and engine), whose times make the dropout's cost; else NULL. */
     const struct bench_sdpa_point *undropped;
 } bench_sdpa_point;
+
+/* The FMA peak kind a row's peak% is against: f32's for f32 and f16 rows,
+ * f64's for f64 rows, and for bf16 rows the bf16 dot product's (vdpbf16ps)
+ * where the CPU has AVX512_BF16 (else f32's). attn computes the half types
+ * on its float engine for now (attn.h), so a bf16 row's share is against
+ * what bf16 kernels could reach, an f16 row's against the f32 FMAs it runs. */
+bench_fma_kind bench_sdpa_peak_kind(const bench_fma_peak *peak, bench_dtype dtype);
+double bench_sdpa_peak_gflops(const bench_fma_peak *peak, const bench_sdpa_shape *shape);
 
 /* The peers' block of round `round` of `rounds` (0-based), run after attn's. */
 typedef struct bench_sdpa_between {

@@ -84,7 +84,9 @@ static const bench_cli_option specs[O_COUNT] = {
     [O_CAUSAL] = {"causal", "LIST", "1", "0,1", "0 or 1 (bottom-right aligned, see MASKS)"},
     [O_OP] = {"op", "LIST", "forward", "forward,backward",
               "forward; backward = forward + backward timed together"},
-    [O_DTYPE] = {"dtype", "LIST", "f32", "f32,f64", "element types: f32, f64"},
+    [O_DTYPE] = {"dtype", "LIST", "f32", "f32,f64",
+                 "element types: f32, f64, bf16, f16 (attn.h's half\n"
+                 "precision: 16-bit Q, K, V, out; see HALF PRECISION)"},
     [O_ENGINE] = {"engine", "LIST", "auto", NULL,
                   "auto (no attn_plan_set_threads call: the plan's\n"
                   "ATTN_THREADS_AUTO), blas (attn_plan_set_threads(plan,\n"
@@ -285,7 +287,7 @@ static int parse_lengths(const bench_option_values *values, bench_sdpa_options *
 }
 
 static const char *const binary_names[2] = {"0", "1"};
-static const char *const dtype_names[BENCH_DTYPE_COUNT] = {"f32", "f64"};
+static const char *const dtype_names[BENCH_DTYPE_ALL_COUNT] = {"f32", "f64", "bf16", "f16"};
 static const char *const peer_names[BENCH_SDPA_PEER_COUNT + 1] = {
     "torch", "python", "ort", "openvino", "ggml", "none"};
 
@@ -308,7 +310,7 @@ static int resolve_axes(const bench_option_values *values, bench_sdpa_options *o
                              &o->causal_count) ||
         bench_option_choices(values, O_OP, bench_op_names, BENCH_OP_COUNT, o->ops,
                              &o->op_count) ||
-        bench_option_choices(values, O_DTYPE, dtype_names, BENCH_DTYPE_COUNT, o->dtypes,
+        bench_option_choices(values, O_DTYPE, dtype_names, BENCH_DTYPE_ALL_COUNT, o->dtypes,
                              &o->dtype_count) ||
         bench_option_choices(values, O_ENGINE, bench_engine_names, BENCH_ENGINE_COUNT,
                              o->engines, &o->engine_count) ||

@@ -33,7 +33,7 @@ typedef struct bench_sdpa_options {
     size_t causal_count;
     int ops[BENCH_OP_COUNT];
     size_t op_count;
-    int dtypes[BENCH_DTYPE_COUNT];
+    int dtypes[BENCH_DTYPE_ALL_COUNT]; /* f32, f64, bf16, f16 */
     size_t dtype_count;
     int engines[BENCH_ENGINE_COUNT];
     size_t engine_count;
@@ -55,7 +55,7 @@ typedef struct bench_sdpa_options {
     const char *attn_python;
     const char *torch_script; /* NULL: the default places */
     const char *peer_dir;     /* --peer-dir: the peers' scripts looked for there first; NULL */
-    size_t ceiling_n[BENCH_DTYPE_COUNT];
+    size_t ceiling_n[BENCH_DTYPE_COUNT]; /* sgemm (f32, bf16, f16 rows), dgemm */
     size_t bandwidth_mib; /* 0: not measured; SIZE_MAX: auto */
     const char *csv_path;
     const char *json_path; /* NULL: none */

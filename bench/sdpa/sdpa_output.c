@@ -25,7 +25,7 @@ static const char *const table_columns[][2] = {
     {"athr", "the threads attn ran on (engine auto: what it resolved to)"},
     {"GF/s", "FLOP count / median time (FLOP COUNTS)"},
     {"peak%", "GF/s as a share of the FMA peak of the dtype and threads"},
-    {"", "(not on decode rows)"},
+    {"", "(bf16: the bf16 dot product's, f16: f32's; not on decode rows)"},
     {"blas%", "GF/s as a share of the BLAS GEMM ceiling (information)"},
     {"GB/s", "decode rows (Tq <= 16): K+V bytes / median time (BYTES)"},
     {"bw%", "decode rows: GB/s as a share of the measured read bandwidth"},
@@ -220,7 +220,7 @@ void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *p, const int 
     }
 
 static const char *const csv_columns[][2] = {
-    {"dtype", "f32 or f64"},
+    {"dtype", "f32, f64, bf16 or f16 (HALF PRECISION)"},
     {"op", "forward, or backward (forward + backward timed together)"},
     {"causal", "0 or 1"},
     {"window", "sliding window, 0: none"},
@@ -250,7 +250,7 @@ static const char *const csv_columns[][2] = {
     {"check_keys", "key rows of dK, dV compared (backward)"},
     {"check_error", "the largest relative error over the arrays"},
     {"check_worst", "the array it was in: out, lse, dQ, dK or dV"},
-    {"check_tolerance", "the tolerance it was compared with"},
+    {"check_tolerance", "the tolerance it was compared with (bf16, f16: CHECKS)"},
     {"attn_repeats", "timed calls (a loop: steps of every timed pass)"},
     {"attn_median_ms", "median time of one call (a loop: of one step)"},
     {"attn_min_ms", "fastest call"},
@@ -258,7 +258,7 @@ static const char *const csv_columns[][2] = {
     {"attn_kv_gbps", "kv_bytes / median / 1e9"},
     {"bandwidth_gbps", "the read bandwidth measured at this thread count"},
     {"attn_bandwidth_fraction", "attn_kv_gbps / bandwidth_gbps"},
-    {"ceiling_gflops", "the GEMM ceiling of this dtype and thread count"},
+    {"ceiling_gflops", "the GEMM ceiling of this dtype (bf16, f16: sgemm's) and threads"},
     {"attn_ceiling_fraction", "attn_gflops / ceiling_gflops"},
     {"torch_repeats", "the peer's timed calls (empty: not measured)"},
     {"torch_median_ms", "its median"},
@@ -278,7 +278,7 @@ static const char *const csv_columns[][2] = {
     {"python_overhead_us", "python median - attn median, us: the binding"},
     {"python_check_error", "the python peer's own check of its output (PEERS)"},
     {"python_note", "why the python peer has no numbers, when known"},
-    {"fma_peak_gflops", "the FMA peak of this dtype and thread count (FMA PEAK)"},
+    {"fma_peak_gflops", "the FMA peak of this dtype and threads (bf16: bf16 dot; FMA PEAK)"},
     {"attn_peak_fraction", "attn_gflops / fma_peak_gflops"},
     {"attn_threads", "the threads attn ran on: engine_threads, or threads (BLAS)"},
     {"torch_threads", "the threads torch ran on (torch.get_num_threads)"},
@@ -440,10 +440,12 @@ int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
         fprintf(csv, "%u", p->engine_threads);
     fprintf(csv, ",%.15g,%.15g,%.15g,%s,", p->pairs, p->flops, p->kv_bytes,
             bench_point_status_names[p->status]);
-    if (checked)
-        fprintf(csv, "%s,%d,%zu,%zu,%.3e,%s,%.0e,", bench_check_status_names[p->check.status],
-                p->check.sampled, p->check.rows, p->check.keys, p->check.error,
-                p->check.worst ? p->check.worst : "", p->check.tolerance);
+    if (checked) /* a half type's tolerance follows the data (sdpa_reference.h) */
+        fprintf(csv, bench_dtype_is_half(p->config.shape.dtype) ? "%s,%d,%zu,%zu,%.3e,%s,%.3g,"
+                                                                : "%s,%d,%zu,%zu,%.3e,%s,%.0e,",
+                bench_check_status_names[p->check.status], p->check.sampled, p->check.rows,
+                p->check.keys, p->check.error, p->check.worst ? p->check.worst : "",
+                p->check.tolerance);
     else
         fputs(",,,,,,,", csv);
     const double gflops = timed ? rate(p->flops, p->attn.median_s) : 0.0;

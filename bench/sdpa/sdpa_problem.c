@@ -33,17 +33,26 @@ static void *allocate(size_t count, bench_dtype dtype)
     return malloc(bytes ? bytes : 1);
 }
 
+/* count values uniform on [-sqrt 3, sqrt 3]: drawn as f32 (for bf16 and f16
+ * too, then rounded to the half type with attn's conversion) or f64. */
 static void fill_uniform(bench_rng *rng, bench_dtype dtype, void *array, size_t count)
 {
     const double half_width = sqrt(3.0);
-    if (dtype == BENCH_F32) {
-        float *x = array;
-        for (size_t i = 0; i < count; ++i)
-            x[i] = (float)((2.0 * bench_rng_uniform(rng) - 1.0) * half_width);
-    } else {
+    if (dtype == BENCH_F64) {
         double *x = array;
         for (size_t i = 0; i < count; ++i)
             x[i] = (2.0 * bench_rng_uniform(rng) - 1.0) * half_width;
+        return;
+    }
+    enum { CHUNK = 256 };
+    float chunk[CHUNK];
+    for (size_t first = 0; first < count; first += CHUNK) {
+        const size_t n = count - first < CHUNK ? count - first : CHUNK;
+        float *x = dtype == BENCH_F32 ? (float *)array + first : chunk;
+        for (size_t i = 0; i < n; ++i)
+            x[i] = (float)((2.0 * bench_rng_uniform(rng) - 1.0) * half_width);
+        if (dtype != BENCH_F32)
+            bench_dtype_half_from_float(dtype, chunk, (char *)array + first * 2, n);
     }
 }
 
@@ -58,15 +67,12 @@ static void fill_value(bench_dtype dtype, void *array, size_t first, size_t coun
 static void fill_strided(bench_rng *rng, bench_dtype dtype, void *array,
                          const bench_sdpa_strides *at, size_t B, size_t T, size_t H, size_t d)
 {
+    const size_t element = bench_dtype_size(dtype);
     for (size_t b = 0; b < B; ++b)
         for (size_t t = 0; t < T; ++t)
-            for (size_t h = 0; h < H; ++h) {
-                const size_t row = bench_sdpa_at(at, b, h, t);
-                if (dtype == BENCH_F32)
-                    fill_uniform(rng, dtype, (float *)array + row, d);
-                else
-                    fill_uniform(rng, dtype, (double *)array + row, d);
-            }
+            for (size_t h = 0; h < H; ++h)
+                fill_uniform(rng, dtype, (char *)array + bench_sdpa_at(at, b, h, t) * element,
+                             d);
 }
 
 /* Slots [from, to) of every key/value head of sequence b of K and V: value. */
@@ -92,19 +98,20 @@ static void poison_slots(bench_sdpa_problem *p)
 static void fill_mask(bench_sdpa_problem *p, bench_rng *rng)
 {
     const bench_sdpa_shape *s = &p->shape;
+    const bench_dtype m = bench_dtype_float_part(s->dtype); /* a half call's mask is float */
     if (s->mask == BENCH_SDPA_MASK_PADDING) {
         for (size_t b = 0; b < s->B; ++b) {
             const size_t length = bench_sdpa_length(s, b);
-            fill_value(s->dtype, p->mask, b * s->Tk, length, 0.0);
-            fill_value(s->dtype, p->mask, b * s->Tk + length, s->Tk - length, -(double)INFINITY);
+            fill_value(m, p->mask, b * s->Tk, length, 0.0);
+            fill_value(m, p->mask, b * s->Tk + length, s->Tk - length, -(double)INFINITY);
         }
         return;
     }
-    fill_uniform(rng, s->dtype, p->mask, p->mask_count); /* [-sqrt 3, sqrt 3], then -inf */
+    fill_uniform(rng, m, p->mask, p->mask_count); /* [-sqrt 3, sqrt 3], then -inf */
     for (size_t b = 0; b < s->B; ++b) {
         const size_t length = bench_sdpa_length(s, b);
         for (size_t row = 0; row < s->NH * s->Tq; ++row)
-            fill_value(s->dtype, p->mask, (b * s->NH * s->Tq + row) * s->Tk + length,
+            fill_value(m, p->mask, (b * s->NH * s->Tq + row) * s->Tk + length,
                        s->Tk - length, -(double)INFINITY);
     }
 }
@@ -140,16 +147,16 @@ static int count_elements(bench_sdpa_problem *p)
 static int allocate_arrays(bench_sdpa_problem *p)
 {
     const bench_sdpa_shape *s = &p->shape;
-    const bench_dtype d = s->dtype;
+    const bench_dtype d = s->dtype, f = bench_dtype_float_part(d); /* f: mask, lse */
     const int loop = s->scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP;
     p->Q = allocate(p->q_count * p->steps, d);
     p->K = allocate(p->kv_count, d);
     p->V = allocate(p->v_count, d);
     p->out = allocate(p->out_count * p->steps, d);
-    p->lse = allocate(p->lse_count, d);
+    p->lse = allocate(p->lse_count, f);
     int failed = !p->Q || !p->K || !p->V || !p->out || !p->lse;
     if (p->mask_count) {
-        p->mask = allocate(p->mask_count, d);
+        p->mask = allocate(p->mask_count, f);
         failed |= !p->mask;
     }
     if (s->op == BENCH_OP_BACKWARD) {
@@ -179,7 +186,8 @@ static void fill_arrays(bench_sdpa_problem *p, uint64_t seed)
     const bench_dtype d = s->dtype;
     const bench_sdpa_layout_strides *at = &p->strides;
     bench_rng rng;
-    uint64_t mixed = bench_seed_mix(seed, d);
+    /* a half type's inputs are the f32 ones rounded: the same seed */
+    uint64_t mixed = bench_seed_mix(seed, bench_dtype_float_part(d));
     const size_t sizes[] = {s->B, s->NH, s->NH_kv, s->Tq, s->Tk, s->hs, s->hs_v};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
         mixed = bench_seed_mix(mixed, sizes[i]);
@@ -238,7 +246,7 @@ void bench_sdpa_problem_poison_outputs(bench_sdpa_problem *p)
 {
     const bench_dtype d = p->shape.dtype;
     fill_value(d, p->out, 0, p->out_count * p->steps, (double)NAN);
-    fill_value(d, p->lse, 0, p->lse_count, (double)NAN);
+    fill_value(bench_dtype_float_part(d), p->lse, 0, p->lse_count, (double)NAN);
     if (p->dQ) {
         fill_value(d, p->dQ, 0, p->q_count, (double)NAN);
         fill_value(d, p->dK, 0, p->kv_count, (double)NAN);

@@ -16,6 +16,11 @@
  * slots beyond a sequence's key_lengths (a loop's not yet appended ones)
  * hold NaN: attn.h says they are never read, and a NaN that leaked would
  * fail the check.
+ * Element types: every array of the dtype, but for bf16 and f16 (attn_bf16,
+ * attn_f16: Q, K, V, out, dout, dQ, dK, dV, K_new, V_new in 16 bits) the
+ * mask and lse stay float, as attn.h's half calls take them; a half type's
+ * inputs are the f32 problem's numbers (the same seed) rounded to it with
+ * attn_bf16_from_f32 / attn_f16_from_f32.
  */
 #ifndef ATTN_BENCH_SDPA_PROBLEM_H
 #define ATTN_BENCH_SDPA_PROBLEM_H
@@ -29,7 +34,8 @@
 typedef struct bench_sdpa_problem {
     bench_sdpa_shape shape;
     bench_sdpa_layout_strides strides; /* of Q, K, V, out (sdpa_layout.h) */
-    void *Q, *K, *V, *mask, *out, *lse, *dout, *dQ, *dK, *dV; /* dout..dV: backward only */
+    void *Q, *K, *V, *mask, *out, *lse, *dout, *dQ, *dK, *dV; /* dout..dV: backward only;
+                                                                * mask, lse: float for halves */
     void *K_new, *V_new;  /* decode loop: (steps,B,NH_kv,hs), (steps,B,NH_kv,hs_v) */
     size_t *key_lengths;
     size_t mask_ld, mask_sb, mask_sh;

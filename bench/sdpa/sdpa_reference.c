@@ -19,10 +19,14 @@ typedef struct sdpa_scratch {
     double *o, *dq;      /* (hs_v), (hs) */
     double *stat_lse, *stat_D; /* (B,NH,Tq): the backward's row statistics */
     size_t *keys;        /* the key rows of one sequence */
+    double u, u_P;       /* a half type's bound (sdpa_reference.h); u = 0: none */
+    double *stat_dD;     /* a half type's sampled backward: how far D_t may be off (B,NH,Tq) */
+    double *kbound;      /* (hs): that error carried into dK_j */
 } sdpa_scratch;
 
 typedef struct sdpa_error {
     double max_diff, max_ref;
+    double max_bound; /* a half type's: the largest bound of attn.h over the entries */
     int bad; /* a NaN, or an infinity where there should be none */
 } sdpa_error;
 
@@ -42,6 +46,13 @@ static void sdpa_compare(sdpa_error *e, double got, double want)
         e->max_diff = diff;
     if (fabs(want) > e->max_ref)
         e->max_ref = fabs(want);
+}
+
+/* The compared entry's bound (a half type's, sdpa_reference.h). */
+static void sdpa_bound(sdpa_error *e, double bound)
+{
+    if (bound > e->max_bound)
+        e->max_bound = bound;
 }
 
 static void sdpa_compare_lse(sdpa_error *e, double got, double want)
@@ -110,8 +121,9 @@ static size_t ends(size_t count, size_t *out)
 
 static void free_all(sdpa_selection *sel, sdpa_scratch *w)
 {
-    void *blocks[] = {sel->seqs, sel->heads, sel->rows, sel->groups, w->s,      w->dp,
-                      w->o,      w->dq,      w->stat_lse, w->stat_D, w->keys};
+    void *blocks[] = {sel->seqs, sel->heads,    sel->rows,  sel->groups, w->s,
+                      w->dp,     w->o,          w->dq,      w->stat_lse, w->stat_D,
+                      w->keys,   w->stat_dD,    w->kbound};
     for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; ++i)
         free(blocks[i]);
 }
@@ -123,8 +135,39 @@ static double error_of(const sdpa_error *e)
     return e->max_ref > 0.0 ? e->max_diff / e->max_ref : e->max_diff;
 }
 
-int bench_sdpa_check_problem(const bench_sdpa_problem *p, size_t check_rows, int lse_written,
-                             bench_sdpa_check *check)
+/* error / tolerance: which array is the worst (an error above a zero tolerance: infinite). */
+static double share_of(double error, double tolerance)
+{
+    if (isnan(error) || isinf(error))
+        return (double)INFINITY;
+    return tolerance > 0.0 ? error / tolerance : error > 0.0 ? (double)INFINITY : 0.0;
+}
+
+/* The tolerance of each array (out, lse, dQ, dK, dV): the run command's of
+ * f32 / f64, or a half type's (sdpa_reference.h): each array's largest
+ * bound over the largest reference entry, the gradients' plus
+ * BENCH_GRAD_TOLERANCE_F32. */
+static void tolerances_of(bench_dtype dtype, int backward, const sdpa_error *const *arrays,
+                          double *tolerances)
+{
+    if (!bench_dtype_is_half(dtype)) {
+        const double tolerance =
+            backward ? (dtype == BENCH_F32 ? BENCH_GRAD_TOLERANCE_F32 : BENCH_GRAD_TOLERANCE_F64)
+                     : (dtype == BENCH_F32 ? BENCH_TOLERANCE_F32 : BENCH_TOLERANCE_F64);
+        for (size_t i = 0; i < 5; ++i)
+            tolerances[i] = tolerance;
+        return;
+    }
+    for (size_t i = 0; i < 5; ++i)
+        tolerances[i] = (i >= 2 ? BENCH_GRAD_TOLERANCE_F32 : 0.0) +
+                        (arrays[i]->max_ref > 0.0 ? arrays[i]->max_bound / arrays[i]->max_ref
+                                                  : arrays[i]->max_bound);
+}
+
+/* The check of a problem whose arrays are f32 or f64 (a half type's
+ * widened: half its dtype, else p's own). */
+static int check_float(const bench_sdpa_problem *p, size_t check_rows, int lse_written,
+                       bench_dtype half, bench_sdpa_check *check)
 {
     const bench_sdpa_shape *s = &p->shape;
     const int backward = s->op == BENCH_OP_BACKWARD;
@@ -136,6 +179,10 @@ int bench_sdpa_check_problem(const bench_sdpa_problem *p, size_t check_rows, int
 
     sdpa_selection sel = {.full = full, .check_rows = check_rows};
     sdpa_scratch w = {0};
+    if (bench_dtype_is_half(half)) {
+        w.u = bench_dtype_half_unit(half);
+        w.u_P = half == BENCH_BF16 ? w.u : 0.0;
+    }
     const size_t stats = s->B * s->NH * s->Tq;
     sel.seqs = malloc(s->B * sizeof(size_t));
     sel.heads = malloc(s->NH * sizeof(size_t));
@@ -150,8 +197,14 @@ int bench_sdpa_check_problem(const bench_sdpa_problem *p, size_t check_rows, int
         w.stat_lse = malloc(stats * sizeof(double));
         w.stat_D = malloc(stats * sizeof(double));
     }
+    const int bound_keys = backward && !full && w.u > 0.0; /* D from attn's rounded out */
+    if (bound_keys) {
+        w.stat_dD = calloc(stats, sizeof(double));
+        w.kbound = malloc(s->hs * sizeof(double));
+    }
     if (!sel.seqs || !sel.heads || !sel.rows || !sel.groups || !w.s || !w.dp || !w.o ||
-        !w.dq || !w.keys || (backward && (!w.stat_lse || !w.stat_D))) {
+        !w.dq || !w.keys || (backward && (!w.stat_lse || !w.stat_D)) ||
+        (bound_keys && (!w.stat_dD || !w.kbound))) {
         free_all(&sel, &w);
         return -1;
     }
@@ -179,25 +232,69 @@ int bench_sdpa_check_problem(const bench_sdpa_problem *p, size_t check_rows, int
 
     const sdpa_error *arrays[5] = {&e.out, &e.lse, &e.dQ, &e.dK, &e.dV};
     static const char *const names[5] = {"out", "lse", "dQ", "dK", "dV"};
+    double tolerances[5];
+    tolerances_of(half, backward, arrays, tolerances);
+    double worst = -1.0; /* the largest error / tolerance */
     check->error = -1.0;
     for (size_t i = 0; i < 5; ++i) {
         if (i == 1 && !lse_written)
             continue;
         if (i >= 2 && !backward)
             break;
-        const double error = error_of(arrays[i]);
-        if (error > check->error || isnan(error)) {
+        const double error = error_of(arrays[i]), share = share_of(error, tolerances[i]);
+        if (share > worst || isnan(error)) {
+            worst = share;
             check->error = error;
+            check->tolerance = tolerances[i];
             check->worst = names[i];
         }
     }
-    check->tolerance = backward ? (s->dtype == BENCH_F32 ? BENCH_GRAD_TOLERANCE_F32
-                                                         : BENCH_GRAD_TOLERANCE_F64)
-                                : (s->dtype == BENCH_F32 ? BENCH_TOLERANCE_F32
-                                                         : BENCH_TOLERANCE_F64);
     check->rows = e.rows;
     check->keys = e.keys;
     check->sampled = !full;
     check->status = check->error <= check->tolerance ? BENCH_CHECK_PASSED : BENCH_CHECK_FAILED;
     return 0;
+}
+
+/* A half type's problem widened into float copies (exact) of the arrays the
+ * reference reads: Q, K, V, out and the backward's dout, dQ, dK, dV (the
+ * mask and lse are float already); view gets them, dtype f32. */
+static int widen(const bench_sdpa_problem *p, bench_sdpa_problem *view, float **copies)
+{
+    *view = *p;
+    view->shape.dtype = BENCH_F32;
+    void **arrays[8] = {&view->Q,    &view->K,  &view->V,  &view->out,
+                        &view->dout, &view->dQ, &view->dK, &view->dV};
+    const size_t counts[8] = {p->q_count * p->steps, p->kv_count, p->v_count,
+                              p->out_count * p->steps, p->out_count, p->q_count,
+                              p->kv_count, p->v_count};
+    int failed = 0;
+    for (size_t i = 0; i < 8; ++i) {
+        copies[i] = NULL;
+        if (!*arrays[i])
+            continue;
+        copies[i] = malloc((counts[i] ? counts[i] : 1) * sizeof(float));
+        if (!copies[i]) {
+            failed = 1;
+            continue;
+        }
+        bench_dtype_half_to_float(p->shape.dtype, *arrays[i], copies[i], counts[i]);
+        *arrays[i] = copies[i];
+    }
+    return failed ? -1 : 0;
+}
+
+int bench_sdpa_check_problem(const bench_sdpa_problem *p, size_t check_rows, int lse_written,
+                             bench_sdpa_check *check)
+{
+    if (!bench_dtype_is_half(p->shape.dtype))
+        return check_float(p, check_rows, lse_written, p->shape.dtype, check);
+    bench_sdpa_problem view;
+    float *copies[8];
+    int result = widen(p, &view, copies);
+    if (result == 0)
+        result = check_float(&view, check_rows, lse_written, p->shape.dtype, check);
+    for (size_t i = 0; i < 8; ++i)
+        free(copies[i]);
+    return result;
 }

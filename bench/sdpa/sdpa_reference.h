@@ -31,6 +31,27 @@
  * (an lse of -inf must be -inf exactly; a NaN anywhere fails); the largest
  * over the arrays is compared with the run command's tolerances: forward
  * 1e-4 (f32) / 1e-10 (f64), backward rows 1e-3 / 1e-9.
+ *
+ * Half types (bf16, f16). The reference runs on the inputs as attn got
+ * them, widened to float exactly (Q, K, V, dout; the mask and lse are
+ * float), and attn's outputs are widened the same way. Each array has its
+ * own tolerance, and the worst array is the one with the largest share
+ * error / tolerance. out and lse follow attn.h's bound: with u = 2^-8
+ * (bf16) or 2^-11 (f16), u_P = u (bf16) or 0 (f16), n a row's visible
+ * keys, d = hs and g = 2^-24 (n + d + 16) + 2^-23 d scale max_j sum_i
+ * |Q_i K_ji| (scale 1/sqrt(hs)), every entry may be off by
+ *   out: u |x| + (u_P + 4 g) max_j max_i |V_ji|      lse: 4 g + 2^-23 |lse|
+ * (x the reference), and the tolerance is the largest of these bounds over
+ * the compared entries divided by max |ref| (the error's own
+ * normalization): a row within its bound never fails. The backward, attn.h
+ * says, computes in float from the half inputs and dout, out recomputed in
+ * float (the row sums D_t = <dout_t, out_t> carry no rounding of out), and
+ * rounds each gradient once: dQ, dK and dV get BENCH_GRAD_TOLERANCE_F32
+ * (the f32 backward's arithmetic) plus their largest u |x| over max |ref|
+ * (the rounding: u in effect). A sampled check takes the D_t of dK, dV from
+ * attn's rounded out (above), off by at most d_t = u (1 + 2u) sum_i
+ * |dout_ti out_ti|; each compared dK_j entry's bound then also has the
+ * reference's own error scale sum_t P_tj d_t |Q_ti| (dV does not use D).
  */
 #ifndef ATTN_BENCH_SDPA_REFERENCE_H
 #define ATTN_BENCH_SDPA_REFERENCE_H
@@ -45,7 +66,7 @@
 typedef struct bench_sdpa_check {
     bench_check_status status;
     double error; /* the largest of the arrays' relative errors */
-    double tolerance;
+    double tolerance;  /* the worst array's (a half type's arrays each have their own) */
     const char *worst; /* the array with the largest error: "out", "lse", "dQ", "dK", "dV" */
     size_t rows;       /* query rows compared (of every head compared) */
     size_t keys;       /* key rows of dK, dV compared */

@@ -1,7 +1,8 @@
 /*
  * The reference of one precision, instantiated by sdpa_reference.c through
  * precisions.inc.c (REAL float or double, SUFFIX f32 or f64): the inputs are
- * read in their own type, everything is computed in double.
+ * read in their own type, everything is computed in double. A half type's
+ * problem comes widened to float (sdpa_reference.c), with its bound.
  */
 #define GLUE_(name, suffix) name##_##suffix
 #define GLUE(name, suffix) GLUE_(name, suffix)
@@ -55,6 +56,31 @@ static double TYPED(row_scores)(const bench_sdpa_problem *p, size_t b, size_t h,
     return top + log(sum);
 }
 
+/* A half type's bound of a row (attn.h's "half precision"), for the query
+ * row q over its visible keys [lo, hi): *g = 2^-24 (n + d + 16) +
+ * 2^-23 d scale max_j sum_i |q_i K_ji| and *vmax = max_j max_i |V_ji|. */
+static void TYPED(row_bound)(const bench_sdpa_problem *p, size_t b, size_t h, size_t t,
+                             size_t lo, size_t hi, double *g, double *vmax)
+{
+    const bench_sdpa_shape *sh = &p->shape;
+    const size_t kv = h / (sh->NH / sh->NH_kv);
+    const REAL *q = TYPED(row)(p->Q, &p->strides.q, b, h, t);
+    double qk = 0.0, v_max = 0.0;
+    for (size_t j = lo; j < hi; ++j) {
+        const REAL *k = TYPED(row)(p->K, &p->strides.k, b, kv, j);
+        const REAL *v = TYPED(row)(p->V, &p->strides.v, b, kv, j);
+        double sum = 0.0;
+        for (size_t i = 0; i < sh->hs; ++i)
+            sum += fabs((double)q[i] * (double)k[i]);
+        qk = sum > qk ? sum : qk;
+        for (size_t i = 0; i < sh->hs_v; ++i)
+            v_max = fabs((double)v[i]) > v_max ? fabs((double)v[i]) : v_max;
+    }
+    const double d = (double)sh->hs;
+    *g = ldexp((double)(hi - lo) + d + 16.0, -24) + ldexp(d * (1.0 / sqrt(d)) * qk, -23);
+    *vmax = v_max;
+}
+
 /* Forward (and dQ) of the selected rows; the statistics of every row it
  * visits go to stats when full. */
 static void TYPED(check_rows)(const bench_sdpa_problem *p, const sdpa_selection *sel,
@@ -89,6 +115,15 @@ static void TYPED(check_rows)(const bench_sdpa_problem *p, const sdpa_selection 
                 const size_t stat = (b * s->NH + h) * s->Tq + t;
                 if (lse_written)
                     sdpa_compare_lse(&e->lse, (double)lse[stat], row_lse);
+                if (w->u > 0.0 && row_lse != SDPA_NEG_INF) { /* a half type's bound */
+                    double gamma, vmax;
+                    TYPED(row_bound)(p, b, h, t, lo, hi, &gamma, &vmax);
+                    for (size_t i = 0; i < s->hs_v; ++i)
+                        sdpa_bound(&e->out,
+                                   w->u * fabs(w->o[i]) + (w->u_P + 4.0 * gamma) * vmax);
+                    if (lse_written)
+                        sdpa_bound(&e->lse, 4.0 * gamma + ldexp(fabs(row_lse), -23));
+                }
                 e->rows++;
                 if (!backward)
                     continue;
@@ -111,8 +146,10 @@ static void TYPED(check_rows)(const bench_sdpa_problem *p, const sdpa_selection 
                             w->dq[i] += scale * dS * (double)k[i];
                     }
                 const size_t q_row = bench_sdpa_at(&at->q, b, h, t);
-                for (size_t i = 0; i < s->hs; ++i)
+                for (size_t i = 0; i < s->hs; ++i) {
                     sdpa_compare(&e->dQ, (double)dQ[q_row + i], w->dq[i]);
+                    sdpa_bound(&e->dQ, w->u * fabs(w->dq[i])); /* a half type's rounding */
+                }
                 if (full) {
                     w->stat_lse[stat] = row_lse;
                     w->stat_D[stat] = D;
@@ -137,6 +174,12 @@ static void TYPED(stats_from_attn)(const bench_sdpa_problem *p, const sdpa_selec
                     const size_t o_row = bench_sdpa_at(&p->strides.o, b, h, t);
                     w->stat_lse[stat] = (double)lse[stat];
                     w->stat_D[stat] = TYPED(dot)(dout + o_row, out + o_row, s->hs_v);
+                    if (w->stat_dD) { /* a half type's out is rounded: D off by at most */
+                        double sum = 0.0;
+                        for (size_t i = 0; i < s->hs_v; ++i)
+                            sum += fabs((double)dout[o_row + i] * (double)out[o_row + i]);
+                        w->stat_dD[stat] = w->u * (1.0 + 2.0 * w->u) * sum;
+                    }
                 }
 }
 
@@ -160,6 +203,8 @@ static void TYPED(check_keys)(const bench_sdpa_problem *p, const sdpa_selection 
                     w->dq[i] = 0.0; /* dK_j */
                 for (size_t i = 0; i < s->hs_v; ++i)
                     w->o[i] = 0.0; /* dV_j */
+                for (size_t i = 0; w->kbound && i < s->hs; ++i)
+                    w->kbound[i] = 0.0; /* the reference's own error of dK_j (stat_dD) */
                 const REAL *k = TYPED(row)(p->K, &at->k, b, g, j);
                 const REAL *v = TYPED(row)(p->V, &at->v, b, g, j);
                 for (size_t h = g * G; h < (g + 1) * G; ++h)
@@ -179,13 +224,19 @@ static void TYPED(check_keys)(const bench_sdpa_problem *p, const sdpa_selection 
                             w->dq[i] += scale * dS * (double)q[i];
                         for (size_t i = 0; i < s->hs_v; ++i)
                             w->o[i] += P * (double)d[i];
+                        for (size_t i = 0; w->kbound && i < s->hs; ++i)
+                            w->kbound[i] += scale * P * w->stat_dD[stat] * fabs((double)q[i]);
                     }
                 const size_t k_at = bench_sdpa_at(&at->k, b, g, j);
                 const size_t v_at = bench_sdpa_at(&at->v, b, g, j);
-                for (size_t i = 0; i < s->hs; ++i)
+                for (size_t i = 0; i < s->hs; ++i) {
                     sdpa_compare(&e->dK, (double)dK[k_at + i], w->dq[i]);
-                for (size_t i = 0; i < s->hs_v; ++i)
+                    sdpa_bound(&e->dK, w->u * fabs(w->dq[i]) + (w->kbound ? w->kbound[i] : 0.0));
+                }
+                for (size_t i = 0; i < s->hs_v; ++i) {
                     sdpa_compare(&e->dV, (double)dV[v_at + i], w->o[i]);
+                    sdpa_bound(&e->dV, w->u * fabs(w->o[i]));
+                }
                 e->keys++;
             }
     }

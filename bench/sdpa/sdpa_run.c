@@ -69,11 +69,9 @@ static void report_point(sdpa_run *run, bench_sdpa_point *point, const char *err
 {
     const bench_sdpa_options *o = run->options;
     const bench_sdpa_config *c = &point->config;
-    point->ceiling_gflops =
-        bench_ceiling_gflops(&run->record.ceiling, c->shape.dtype, c->shape.threads);
-    point->peak_gflops = bench_fma_peak_gflops(
-        &run->record.fma_peak, c->shape.dtype == BENCH_F32 ? BENCH_FMA_F32 : BENCH_FMA_F64,
-        c->shape.threads);
+    point->ceiling_gflops = bench_ceiling_gflops(
+        &run->record.ceiling, bench_dtype_float_part(c->shape.dtype), c->shape.threads);
+    point->peak_gflops = bench_sdpa_peak_gflops(&run->record.fma_peak, &c->shape);
     point->bandwidth_gbps = bench_bandwidth_gbps(&run->record.bandwidth, c->shape.threads);
     bench_progress_hide(progress);
     bench_sdpa_table_print_row(stdout, point, o->peers, any_dropout(o));
@@ -219,7 +217,17 @@ static int measure_machine(sdpa_run *run, const bench_sdpa_options *o, int any_c
 {
     bench_sdpa_record *r = &run->record;
     bench_machine_describe(&r->machine);
-    if (bench_ceiling_measure(&r->ceiling, o->dtypes, o->dtype_count, o->threads.values,
+    int gemms[BENCH_DTYPE_COUNT]; /* sgemm for f32, bf16 and f16 rows; dgemm for f64 */
+    size_t gemm_count = 0;
+    for (size_t d = 0; d < o->dtype_count; ++d) {
+        const int gemm = (int)bench_dtype_float_part((bench_dtype)o->dtypes[d]);
+        int seen = 0;
+        for (size_t k = 0; k < gemm_count; ++k)
+            seen |= gemms[k] == gemm;
+        if (!seen)
+            gemms[gemm_count++] = gemm;
+    }
+    if (bench_ceiling_measure(&r->ceiling, gemms, gemm_count, o->threads.values,
                               o->threads.count, o->ceiling_n) != 0)
         fprintf(stderr, "attn-bench sdpa: out of memory for the ceiling's GEMM\n");
     if (bench_fma_peak_measure(&r->fma_peak, o->threads.values, o->threads.count) != 0)

@@ -5,6 +5,7 @@
 # peer script's lines reach the header, the CSV and the JSON, as the torch
 # and the python peer, in one round and in several; --help documents the mode.
 TARGETS="$(cd "$(dirname "$0")/../targets" && pwd)"
+PEERS="$(cd "$(dirname "$0")/../peers" && pwd)"
 . "$(dirname "$0")/common.sh"
 
 # ---- the quick sweep, no peer ----------------------------------------------------------
@@ -108,6 +109,49 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
 grep -Eq ' (bshd|bhsd) +5 \|' loop.txt || fail "the table does not show the layout and the steps"
 pass "decode loops in both layouts: checked, 3 rounds of 5 steps, the mean step's pairs and bytes"
 
+# half precision (attn.h's bf16 and f16): forward and backward, masks,
+# lengths, both layouts, decode loops; each passes its check against attn.h's
+# bound, the CSV has the dtype, 2-byte K+V, its own tolerances, and the share
+# of peak against the bf16 dot product (bf16, where the CPU has it) or f32's
+"$BENCH" sdpa --peers none --B 2 --NH 4 --NH-kv 2 --Tq 1,5 --Tk 13 --hs 8 --hs-v 12 \
+  --lengths full,4/13 --mask none,full --causal 1 --window 0,3 --op forward,backward \
+  --dtype f32,bf16,f16 --layout bshd,bhsd --threads 1 --engine own --bandwidth-mib 4 --ceiling 64,48 \
+  --repeats 1 --warmup 0 --min-time 0 --csv half.csv --json half.json --progress none \
+  >half.txt 2>err.txt || fail "bf16, f16: $(head -c 500 err.txt)"
+"$BENCH" sdpa --peers none --B 2 --NH 4 --NH-kv 2 --Tq 1 --Tk 13 --hs 8 --scenario decode-loop \
+  --steps 3 --dtype bf16,f16 --layout bshd,bhsd --threads 1 --engine own --bandwidth-mib 0 --ceiling 0 \
+  --repeats 1 --warmup 0 --min-time 0 --csv half-loop.csv --json none --progress none \
+  >half-loop.txt 2>err.txt || fail "bf16, f16 decode loops: $(head -c 500 err.txt)"
+grep -Eq '^bf16 +backward ' half.txt && grep -Eq '^f16 +forward ' half.txt || fail "no bf16/f16 rows in the table"
+if command -v python3 >/dev/null 2>&1; then
+  python3 - <<'PY' || fail "half.csv/half.json"
+import csv, json
+rows = list(csv.DictReader(open("half.csv"))) + list(csv.DictReader(open("half-loop.csv")))
+assert {r["dtype"] for r in rows} == {"f32", "bf16", "f16"}, {r["dtype"] for r in rows}
+assert len(rows) == 3 * 2 * 2 * 2 * 2 * 2 * 2 + 2 * 2, len(rows)
+peak = json.load(open("half.json"))["fma_peak"]
+kinds = {e["kind"]: e["gflops"] for e in peak["entries"] if e["threads"] == 1}
+for r in rows:
+    assert r["status"] == "timed" and r["check"] == "passed", r
+    assert float(r["check_error"]) <= float(r["check_tolerance"]), r
+    size = {"f32": 4, "bf16": 2, "f16": 2}[r["dtype"]]
+    keys = 13 + 2 if r["scenario"] == "decode-loop" else None  # the loop's mean step: Tk + (3+1)/2
+    if keys:
+        assert float(r["kv_bytes"]) == 2 * keys * 2 * (8 + 8) * size, r
+    if r["dtype"] == "f32":
+        continue
+    u = 2.0 ** -8 if r["dtype"] == "bf16" else 2.0 ** -11
+    if r["check_worst"] in ("dQ", "dK", "dV"):  # 1e-3 + u
+        assert abs(float(r["check_tolerance"]) - (1e-3 + u)) < 1e-3 * (1e-3 + u), r
+    else:  # attn.h's bound over max|ref|: at least u
+        assert float(r["check_tolerance"]) >= u * (1 - 1e-3), r
+    if r["scenario"] == "call":  # half.csv's rows: the peak of half.json
+        want = kinds["bf16-dot"] if r["dtype"] == "bf16" and peak["bf16_dot"] else kinds["f32"]
+        assert abs(float(r["fma_peak_gflops"]) - want) <= 1e-3 * want, (r, kinds)
+PY
+fi
+pass "bf16 and f16: forward, backward, masks, lengths, windows, layouts, decode loops checked against attn.h's bound; the CSV's dtype, 2-byte K+V, tolerances and peak"
+
 # a large-enough configuration for the sampled check
 "$BENCH" sdpa --peers none --B 3 --NH 4 --NH-kv 1 --Tq 400 --Tk 600 --hs 64 --lengths 500/600/240 \
   --op backward --dtype f32 --check-rows 8 --repeats 1 --warmup 0 --min-time 0 --ceiling 0 \
@@ -129,6 +173,7 @@ expect_status 2 "no configuration to run: a decode loop with Tq other than 1" \
 expect_status 2 "no configuration to run: a decode loop with lengths, a mask, a window or backward" \
   sdpa --scenario decode-loop --Tq 1 --op backward --peers none
 expect_status 2 "--layout: 'bsdh' is not a list of bshd, bhsd" sdpa --layout bsdh
+expect_status 2 "--dtype: 'f8' is not a list of f32, f64, bf16, f16" sdpa --dtype f8
 expect_status 2 "--peers: 'numpy' is not a list of torch, python, ort, openvino, ggml, none" sdpa --peers numpy
 expect_status 2 "--rounds" sdpa --rounds 0
 expect_status 2 "--mask: 'causal' is not a list of none, padding, full" sdpa --mask causal
@@ -153,7 +198,8 @@ expect_status 0 "sdpa +attention on given Q, K, V" help
 for topic in "FLOP COUNTS" "8\*hs \+ 6\*hs_v" "BANDWIDTH" "BYTES" "mask_ld = 0|mask_sh = mask_ld = 0" \
     "torch.__config__" "openblas_set_num_threads" "--lengths" "--engine" "--cache" "LAYOUTS" \
     "sh = T\*hs, sb = NH\*T\*hs" "DECODE LOOP" "k_cache\[:, :, S-1\]" "--rounds" \
-    "attn.torch.scaled_dot_product_attention"; do
+    "attn.torch.scaled_dot_product_attention" "HALF PRECISION" "attn_sdpa_forward_bf16" \
+    "u \|x\| \+ \(u_P \+ 4 g\) max_j \|V_j\|" "torch.bfloat16"; do
   grep -Eq -- "$topic" help.txt || fail "sdpa --help does not mention $topic"
 done
 pass "sdpa --help documents the counts, the bandwidth, the masks, the peer and the options"
@@ -178,7 +224,7 @@ for line in iter(sys.stdin.readline, ""):
     if now != rounds:
         print("pending " + " ".join(fields), flush=True)
         continue
-    out = "float32" if fields[0] == "f32" else "float64"
+    out = {"f32": "float32", "f64": "float64", "bf16": "bfloat16", "f16": "float16"}[fields[0]]
     median = "3.0e-3" if attn else "2.0e-3"
     print("result " + " ".join(fields) + f" {median} 1.5e-3 5 {out} 1.0e-7 is_causal 1 F.sdpa", flush=True)
 PY
@@ -226,6 +272,56 @@ assert d["peers"][1]["status"] == "ran" and d["peers"][1]["measured"] == 4, d["p
 assert d["settings"]["rounds"] == 3, d["settings"]
 PY
 pass "a stand-in script as the torch and the python peer, in rounds, the layouts interleaved: header lines, one measurement for both engines, pending answers, an unsupported note, the JSON"
+
+# the stand-in as the torch peer of bf16 and f16 rows: its lines say the dtype
+rm -f torch-lines.txt
+"$BENCH" sdpa --torch-script fake_torch.py --torch-python python3 --peers torch --threads 1 --engine own \
+  --dtype bf16,f16 --B 1 --NH 4 --NH-kv 2 --Tq 1 --Tk 16 --hs 8 --repeats 1 --warmup 0 --min-time 0 \
+  --ceiling 0 --bandwidth-mib 0 --csv peer-half.csv --json none --progress none >peer-half.txt 2>err.txt \
+  || fail "stand-in peer, bf16 and f16: $(head -c 500 err.txt)"
+[ "$(cut -d' ' -f1 torch-lines.txt | tr '\n' ' ')" = "bf16 f16 " ] || fail "the peer's lines: $(cat torch-lines.txt)"
+python3 - <<'PY' || fail "peer-half.csv"
+import csv
+rows = list(csv.DictReader(open("peer-half.csv")))
+assert [(r["dtype"], r["torch_out_dtype"]) for r in rows] == [("bf16", "bfloat16"), ("f16", "float16")], rows
+PY
+pass "the torch peer gets bf16 and f16 lines (DTYPE, the first field)"
+
+# the peers' half-precision rules (sdpa_peer_protocol.py, engine_sdpa_cases.py), with NumPy
+if python3 -c "import numpy" 2>/dev/null; then
+  PYTHONPATH="$PEERS" python3 - <<'PY' || fail "the peers' bf16/f16 check"
+import math
+import numpy as np
+import engine_sdpa_cases, peer_common, sdpa_peer_protocol as proto
+line = "bf16 forward 1 2 1 1 8 4 4 0 0 none full warm bhsd call 0 1/1".split()
+c = proto.Config(line)
+assert c.half and proto.Inputs(c, 1).np_dtype == np.float32
+try:
+    engine_sdpa_cases.require_supported(c)
+    raise AssertionError("an engine took a bf16 row")
+except peer_common.Unsupported as exc:
+    assert "half-precision" in str(exc), exc
+rng = np.random.default_rng(3)
+Q, K, V = rng.uniform(-1, 1, (1, 2, 1, 4)), rng.uniform(-1, 1, (1, 1, 8, 4)), rng.uniform(-1, 1, (1, 1, 8, 4))
+exact = np.zeros((1, 2, 1, 4))
+for h in range(2):  # one key/value head for both query heads; scale 1/sqrt(4)
+    s = (K[0, 0] @ Q[0, h, 0]) / 2.0
+    w = np.exp(s - s.max())
+    exact[0, h, 0] = (w / w.sum()) @ V[0, 0]
+error, tolerance = proto.reference_check(c, Q, K, V, None, exact)
+assert error < 1e-12 and 2.0 ** -8 <= tolerance < 0.1, (error, tolerance)
+off = exact.copy(); off[0, 1, 0, 2] += 0.2 * np.abs(exact).max()
+error, _ = proto.reference_check(c, Q, K, V, None, off)
+try:
+    proto.require_within(error, tolerance)
+    raise AssertionError("an output 20% off passed")
+except proto.CheckFailed:
+    pass
+f32 = proto.Config(["f32"] + line[1:])
+assert proto.reference_check(f32, Q, K, V, None, exact)[1] is None  # no bound: not enforced
+PY
+  pass "the peers: bf16 rows parse, engines skip them with a note, the torch check holds them to attn.h's bound"
+fi
 
 "$BENCH" sdpa --torch-script does-not-exist.py --peers torch --Tq 1 --Tk 8 --NH 2 --NH-kv 2 --hs 4 --ceiling 0 \
   --bandwidth-mib 0 --repeats 1 --min-time 0 --csv none.csv --json none >none.txt 2>err.txt \
