@@ -31,18 +31,24 @@ extern "C" {
  * x the exact result of the same half inputs in real arithmetic, n a row's
  * visible keys, d = hs, u = 2^-8 (bf16) or 2^-11 (f16) and
  *   g = 2^-24 (n + d + 16) + 2^-23 d scale max_j sum_i |Q_i K_ji|,
- * every element of out satisfies
- *   |out - x| <= u |x| + (u_P + 4 g) max_j |V_j|,  u_P = u (bf16), 0 (f16),
- * max over the row's visible keys; lse within 4 g + 2^-23 |lse| of its
- * exact value. The backward computes in float from the half inputs and
- * dout: out recomputed in float (a->out is checked, not read), so the row
- * sums <dout, out> carry no rounding of out; each gradient rounded once.
+ * every element c of out satisfies
+ *   |out - x| <= u |x| + (u_P + 4 g) max_j |V_jc| + eta,
+ * u_P = u (bf16), 0 (f16), the max over the row's visible keys, eta half
+ * the smallest subnormal of the type (2^-134 bf16, 2^-25 f16: results in
+ * the subnormal range round on its absolute grid); lse within
+ * 4 g + 2^-23 |lse| of its exact value. The scale's limit is float's
+ * (FLT_MAX): the scores are floats. The backward computes in float from
+ * the half inputs and dout: out recomputed in float (a->out is checked,
+ * not read), so the row sums <dout, out> carry no rounding of out; each
+ * gradient rounded once.
  *
- * On this version every kernel set runs them on the float engine: the half
- * inputs a call reads (keys below each key length only) are widened into
- * the plan's staging buffers, and out or the gradients rounded back from
- * float ones. A half plan therefore holds, beside a float plan's memory,
- * float copies of Q, K, V and out (B*(NH*Tq*(hs+hs_v) + NH_kv*Tk*(hs+hs_v))
+ * On this version every kernel set runs them on the float engine. A call
+ * of one query (a decode step) reads K and V in place in 16 bits, widened
+ * in registers by the few-row kernels; other calls widen the half inputs
+ * they read (keys below each key length only) into the plan's float
+ * copies, and out or the gradients are rounded back from float ones. A
+ * half plan therefore holds, beside a float plan's memory, float copies
+ * of Q, K, V and out (B*(NH*Tq*(hs+hs_v) + NH_kv*Tk*(hs+hs_v))
  * floats), in training twice that. */
 typedef struct attn_bf16 {
     uint16_t bits;

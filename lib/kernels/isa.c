@@ -10,6 +10,9 @@
  * attn_isa_supported says 0 for it, so it is never chosen.
  */
 #include <pthread.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #if defined(__aarch64__) && defined(__linux__)
@@ -190,6 +193,17 @@ attn_half_kernels attn_half_kernels_of(attn_isa isa, int bf16)
     return valid(isa) ? half_table[isa][bf16 != 0] : none;
 }
 
+#if defined(__x86_64__)
+/* F16C (vcvtph2ps, vcvtps2ph: the avx2 set's float16 conversions), from
+ * CPUID leaf 1 (ECX bit 29): clang 14 has no "f16c" for
+ * __builtin_cpu_supports. Every AVX2 CPU has it. */
+static int has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+#endif
+
 int attn_isa_supported(attn_isa isa)
 {
     switch (isa) {
@@ -198,8 +212,7 @@ int attn_isa_supported(attn_isa isa)
 #if defined(__x86_64__)
     case ATTN_ISA_AVX2:
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               __builtin_cpu_supports("f16c");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
     case ATTN_ISA_AVX512:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");

@@ -15,13 +15,14 @@
  *   shape (B, NH, NH_kv, Tq, Tk, hs, hs_v), flags (the projected plans'
  *   ATTN_MATERIALIZED and ATTN_TILED and unknown bits too), scale and window,
  *   its threads and dropout, then up to 6 attn_sdpa_forward and attn_sdpa_backward calls
- *   in either precision with any batch, head and row strides of Q, K, V, out
+ *   in its precision or another (_f32, _f64, and for ATTN_BF16 and ATTN_F16
+ *   plans _bf16, _f16: fuzz_sdpa_half.c) with any batch, head and row strides of Q, K, V, out
  *   (take_layout: dense, padded, too small or huge rows; (B,NH,T,hs), with
  *   gaps, a cache longer than T, overlapping sequences or heads, heads among
  *   the rows, any three dimensions), key lengths (NULL, any up to Tk, above
  *   it; the unfilled slots of K and V NaN), masks (NULL, every broadcast layout, any strides, -inf
  *   entries) and lse or not, and PLAN_KIND calls both ways; or the one-shot
- *   attn_sdpa_f32/f64 on the same choices.
+ *   attn_sdpa_f32/f64/bf16/f16 on the same choices.
  * Dimensions are mostly 1..8, sometimes 9..512, 0, or huge (2^31, 2^32,
  * 2^62, SIZE_MAX/2, SIZE_MAX, ...). Arrays get exactly the bytes their shape
  * documents (so ASan sees a read or write one element past an array) when
@@ -110,7 +111,8 @@
  * arguments, choices), fuzz_model.c (the status model), fuzz_oracles.c
  * (the numeric oracles), fuzz_calls.c, fuzz_mha.c and fuzz_plan.c (the
  * projected calls), fuzz_dropout.c (dropout settings and their oracles),
- * and the sdpa ones (fuzz_sdpa.h); what they share: fuzz_common.h.
+ * and the sdpa ones (fuzz_sdpa.h; the 16-bit types' calls and their
+ * oracle, attn.h's bound: fuzz_sdpa_half.c); what they share: fuzz_common.h.
  *
  * BLAS: fuzz_cblas.c (linked ahead of OpenBLAS) computes the library's
  * cblas_?gemm and cblas_?trmm calls in instrumented loops and checks their

@@ -60,6 +60,8 @@ typedef struct prec {
     double min;     /* smallest normal */
     double u;       /* unit roundoff */
     double exp_err; /* the kernels' exp accuracy (kernels.h) */
+    int half;       /* 0, or ATTN_BF16 / ATTN_F16: the sdpa calls' 16-bit types (es 2;
+                     * arithmetic, the mask and lse float: stat_prec) */
 } prec;
 
 /* Neumaier's compensated sum: the references sum in double with an error
@@ -77,6 +79,7 @@ typedef struct arg {
     size_t alloc_bytes;
     unsigned char *snapshot;
     int output;
+    size_t es; /* its element size (0: not an array of elements), for its alignment */
 } arg;
 
 typedef struct call {
@@ -239,5 +242,15 @@ dropout_setting take_dropout(reader *r, attn_plan *plan, int inference);
 void dropout_twin_projected(const prec *p, attn_plan *plan, const dropout_setting *d,
                             const void *const in[5], const void *out, const void *weights,
                             size_t out_bytes, size_t weights_bytes, void **out0, void **weights0);
+
+/* ---- fuzz_sdpa_half.c ---- */
+
+extern const prec prec_bf16;
+extern const prec prec_f16;
+/* the element type of the mask and lse of p's sdpa calls: float for the 16-bit types */
+const prec *stat_prec(const prec *p);
+/* a 16-bit value of p (half) widened, and a double rounded to p (nearest even) */
+double half_get(const prec *p, uint16_t bits);
+uint16_t half_set(const prec *p, double v);
 
 #endif /* ATTN_FUZZ_COMMON_H */

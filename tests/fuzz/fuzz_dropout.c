@@ -84,22 +84,22 @@ static void dropout_switch(attn_plan *plan, const dropout_setting *d, int back)
 void dropout_twin_sdpa(const prec *p, sdpa_dims s, attn_plan *plan, const dropout_setting *d,
                        const sdpa_call *a, const sdpa_io *x, sdpa_io *twin)
 {
-    const size_t es = p->es;
+    const size_t es = p->es, ls = stat_prec(p)->es; /* lse: float in half calls */
     *twin = *x;
     twin->out = alloc(a->nO * es);
     fill_sentinel(twin->out, a->nO * es);
-    twin->lse = x->lse != NULL ? alloc(a->nL * es) : NULL;
+    twin->lse = x->lse != NULL ? alloc(a->nL * ls) : NULL;
     dropout_switch(plan, d, 0);
-    ORACLE(call_sdpa(p->f64, 0, plan, 0, a, twin, NULL, 0.0, 0u, 0) == ATTN_OK,
+    ORACLE(call_sdpa(p, 0, plan, 0, a, twin, NULL, 0.0, 0u, 0) == ATTN_OK,
            "the forward without dropout failed where the one with it passed");
-    ORACLE(x->lse == NULL || memcmp(x->lse, twin->lse, a->nL * es) == 0,
+    ORACLE(x->lse == NULL || memcmp(x->lse, twin->lse, a->nL * ls) == 0,
            "lse with dropout (p %g) differs from lse without", d->p);
     dropout_switch(plan, d, 1);
     sdpa_io again = *x;
     again.out = alloc(a->nO * es);
     fill_sentinel(again.out, a->nO * es);
-    again.lse = x->lse != NULL ? alloc(a->nL * es) : NULL;
-    ORACLE(call_sdpa(p->f64, 0, plan, 0, a, &again, NULL, 0.0, 0u, 0) == ATTN_OK &&
+    again.lse = x->lse != NULL ? alloc(a->nL * ls) : NULL;
+    ORACLE(call_sdpa(p, 0, plan, 0, a, &again, NULL, 0.0, 0u, 0) == ATTN_OK &&
                sdpa_same(p, s, a, SO, x->out, again.out),
            "the dropout setting put back gave other bytes");
 }

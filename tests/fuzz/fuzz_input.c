@@ -91,18 +91,26 @@ double take_scale(reader *r)
 /* ---- element types --------------------------------------------------------- */
 
 const prec prec_f32 = {
-    0, sizeof(float), (double)FLT_MAX, (double)FLT_MIN, (double)FLT_EPSILON / 2, 2e-7};
+    0, sizeof(float), (double)FLT_MAX, (double)FLT_MIN, (double)FLT_EPSILON / 2, 2e-7, 0};
 
-const prec prec_f64 = {1, sizeof(double), DBL_MAX, DBL_MIN, DBL_EPSILON / 2, 1e-14};
+const prec prec_f64 = {1, sizeof(double), DBL_MAX, DBL_MIN, DBL_EPSILON / 2, 1e-14, 0};
 
 double get(const prec *p, const void *b, size_t i)
 {
+    if (p->half) {
+        uint16_t h;
+        memcpy(&h, (const unsigned char *)b + 2 * i, sizeof h);
+        return half_get(p, h);
+    }
     return p->f64 ? ((const double *)b)[i] : (double)((const float *)b)[i];
 }
 
 void set(const prec *p, void *b, size_t i, double v)
 {
-    if (p->f64)
+    if (p->half) {
+        const uint16_t h = half_set(p, v);
+        memcpy((unsigned char *)b + 2 * i, &h, sizeof h);
+    } else if (p->f64)
         ((double *)b)[i] = v;
     else
         ((float *)b)[i] = (float)v; /* out of range gives +-inf (IEEE) */
@@ -190,6 +198,7 @@ void *add_array(call *c, reader *r, size_t elements, int output, int present)
     arg *a = &c->a[c->n++];
     memset(a, 0, sizeof *a);
     a->output = output;
+    a->es = c->p->es;
     if (!present)
         return NULL;
     if (c->huge) {
@@ -276,8 +285,11 @@ void apply_alias(call *c, alias al, int first_output)
     if (o->ptr == NULL || t->ptr == NULL || t->snapshot == NULL || o->bytes == 0 ||
         o->bytes > t->alloc_bytes)
         return;
-    const size_t room = (t->alloc_bytes - o->bytes) / c->p->es + 1;
-    const size_t off = al.offset % room * c->p->es;
+    /* at a multiple of the output's element size: aligned (a half call's
+     * float lse too) */
+    const size_t es = o->es ? o->es : c->p->es;
+    const size_t room = (t->alloc_bytes - o->bytes) / es + 1;
+    const size_t off = al.offset % room * es;
     o->ptr = (unsigned char *)t->ptr + off;
     TRACE("  argument %d placed in argument %d, %zu bytes in\n", oi, al.target, off);
     o->alloc_bytes = 0; /* not owned: its bytes are the target's */

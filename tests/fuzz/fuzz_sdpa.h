@@ -1,6 +1,7 @@
 /*
  * What the sdpa files of fuzz_api (fuzz_sdpa_model.c, fuzz_sdpa_call.c,
- * fuzz_sdpa_alias.c, fuzz_sdpa_oracles.c, fuzz_sdpa_steps.c) share:
+ * fuzz_sdpa_alias.c, fuzz_sdpa_oracles.c, fuzz_sdpa_steps.c,
+ * fuzz_sdpa_half.c) share:
  * attention on given Q, K, V, its dimensions, one call's arguments and
  * arrays, and each file's functions used by the others.
  */
@@ -46,10 +47,17 @@ typedef struct sdpa_io {
     void *out, *lse, *dQ, *dK, *dV;
 } sdpa_io;
 
+/* The attn_sdpa_args_* of a call (one initializer for every type). */
+#define SDPA_ARGS(a, x)                                                                     \
+    {(x)->Q,         (a)->st[SQ][2], (x)->K,         (a)->st[SK][2], (x)->V,                    \
+     (a)->st[SV][2], (x)->mask,      (a)->mask_ld,   (a)->mask_sb,   (a)->mask_sh,              \
+     (x)->lengths,   (x)->out,       (a)->st[SO][2], (x)->lse,       (a)->st[SQ][0],            \
+     (a)->st[SQ][1], (a)->st[SK][0], (a)->st[SK][1], (a)->st[SV][0], (a)->st[SV][1],            \
+     (a)->st[SO][0], (a)->st[SO][1]}
+
 /* ---- fuzz_sdpa_model.c ---- */
 
-attn_status model_sdpa_create(sdpa_dims s, size_t es, double scale, double largest,
-                              unsigned flags);
+attn_status model_sdpa_create(sdpa_dims s, const prec *p, double scale, unsigned flags);
 attn_status model_sdpa_flags(unsigned flags);
 int sdpa_small(sdpa_dims s);
 size_t sat_mul(size_t a, size_t b);
@@ -64,12 +72,12 @@ void sdpa_array_dims(sdpa_dims s, int i, size_t *H, size_t *T, size_t *w);
 size_t sdpa_at(const sdpa_call *a, int i, size_t b, size_t h, size_t t);
 sdpa_call take_sdpa_call(reader *r, sdpa_dims s, int n_null, int n_outputs, int n_args);
 void sdpa_call_resolve(sdpa_call *c, sdpa_dims s);
-attn_status model_sdpa_args(sdpa_dims s, size_t es, const sdpa_call *a);
+attn_status model_sdpa_args(sdpa_dims s, const prec *p, const sdpa_call *a);
 sdpa_arrays add_sdpa_arrays(call *c, reader *r, sdpa_dims s, const sdpa_call *a,
                             int backward, int out_is_input, int with_lse);
-attn_status call_sdpa(int f64, int kind, attn_plan *plan, int null_args, const sdpa_call *a,
-                      const sdpa_io *x, const attn_sdpa_shape *shape, double scale,
-                      unsigned flags, size_t window);
+attn_status call_sdpa(const prec *p, int kind, attn_plan *plan, int null_args,
+                      const sdpa_call *a, const sdpa_io *x, const attn_sdpa_shape *shape,
+                      double scale, unsigned flags, size_t window);
 sdpa_io io_from(const call *c, const sdpa_arrays *x, int backward);
 
 /* ---- fuzz_sdpa_alias.c ---- */
@@ -83,6 +91,8 @@ void settle_sdpa_outputs(call *c, const prec *p, sdpa_dims s, const sdpa_call *a
 
 /* ---- fuzz_sdpa_oracles.c ---- */
 
+void sdpa_visible(sdpa_dims s, int causal, size_t window, const size_t *lengths, size_t b,
+                  size_t t, size_t *lo, size_t *hi);
 void check_sdpa_forward(const prec *p, sdpa_dims s, double scale, int causal,
                         size_t window, const sdpa_call *a, const sdpa_io *x);
 int sdpa_same(const prec *p, sdpa_dims s, const sdpa_call *a, int i, const void *x,
@@ -95,6 +105,19 @@ void check_sdpa_backward(const prec *p, sdpa_dims s, double scale, int causal,
 
 void dropout_twin_sdpa(const prec *p, sdpa_dims s, attn_plan *plan, const dropout_setting *d,
                        const sdpa_call *a, const sdpa_io *x, sdpa_io *twin);
+
+/* ---- fuzz_sdpa_half.c ---- */
+
+/* the prec of an sdpa plan's dtype (ATTN_F32 for any it refuses), and the dtype of a prec */
+const prec *sdpa_prec_of(attn_dtype dtype);
+attn_dtype sdpa_dtype_of(const prec *p);
+/* call_sdpa for the 16-bit types */
+attn_status call_sdpa_half(const prec *p, int kind, attn_plan *plan, int null_args,
+                           const sdpa_call *a, const sdpa_io *x, const attn_sdpa_shape *shape,
+                           double scale, unsigned flags, size_t window);
+/* check_sdpa_forward for the 16-bit types: attn.h's bound */
+void check_sdpa_half_forward(const prec *p, sdpa_dims s, double scale, int causal,
+                             size_t window, const sdpa_call *a, const sdpa_io *x);
 
 /* ---- fuzz_sdpa_steps.c ---- */
 

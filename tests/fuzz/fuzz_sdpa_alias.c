@@ -115,20 +115,20 @@ static int strided_share(const strided *x, const strided *y)
 static int sdpa_arrays_of(const prec *p, sdpa_dims s, const sdpa_call *a, const sdpa_io *x,
                           int backward, strided in[8], int *n_in, strided out[3])
 {
-    const size_t es = p->es;
+    const size_t es = p->es, ms = stat_prec(p)->es; /* the mask and lse: float in half calls */
     in[0] = sdpa_strided(s, a, SQ, x->Q, es);
     in[1] = sdpa_strided(s, a, SK, x->K, es);
     in[2] = sdpa_strided(s, a, SV, x->V, es);
-    in[3] = run_of(x->mask, a->nM * es);
+    in[3] = run_of(x->mask, a->nM * ms);
     in[4] = run_of(x->lengths, x->lengths ? s.B * sizeof(size_t) : 0);
     *n_in = 5;
     if (!backward) {
         out[0] = sdpa_strided(s, a, SO, x->out, es);
-        out[1] = run_of(x->lse, a->nL * es);
+        out[1] = run_of(x->lse, a->nL * ms);
         return 2;
     }
     in[5] = sdpa_strided(s, a, SO, x->out, es);
-    in[6] = run_of(x->lse, a->nL * es);
+    in[6] = run_of(x->lse, a->nL * ms);
     in[7] = sdpa_strided(s, a, SO, x->dout, es);
     *n_in = 8;
     out[0] = sdpa_strided(s, a, SQ, x->dQ, es);

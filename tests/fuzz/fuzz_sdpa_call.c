@@ -142,7 +142,7 @@ void sdpa_call_resolve(sdpa_call *c, sdpa_dims s)
  * what it steps over, however large that is), SIZE_OVERFLOW (an extent, in
  * elements or bytes), BLAS_RANGE (a row stride above INT_MAX, whatever the
  * rows), BAD_LENGTH. */
-attn_status model_sdpa_args(sdpa_dims s, size_t es, const sdpa_call *a)
+attn_status model_sdpa_args(sdpa_dims s, const prec *p, const sdpa_call *a)
 {
     if (a->repeats[SQ] || a->repeats[SK] || a->repeats[SV] || a->repeats[SO])
         return ATTN_ERR_BAD_STRIDE;
@@ -164,9 +164,11 @@ attn_status model_sdpa_args(sdpa_dims s, size_t es, const sdpa_call *a)
         if (a->mask_sb && (over || a->mask_sb < seq))
             return ATTN_ERR_BAD_STRIDE;
     }
+    /* bytes: p's elements, the mask's those of stat_prec (float in half calls) */
     const size_t extents[5] = {a->nQ, a->nK, a->nV, a->nO, a->nM};
     for (int i = 0; i < 5; i++) {
         size_t bytes;
+        const size_t es = i < 4 ? p->es : stat_prec(p)->es;
         if (extents[i] == SIZE_MAX || __builtin_mul_overflow(extents[i], es, &bytes))
             return ATTN_ERR_SIZE_OVERFLOW;
     }
@@ -228,18 +230,24 @@ sdpa_arrays add_sdpa_arrays(call *c, reader *r, sdpa_dims s, const sdpa_call *a,
         const size_t need = sat_add(a->al.offset, outs[backward][a->al.output]);
         n[a->al.target] = need > n[a->al.target] ? need : n[a->al.target];
     }
+    /* the mask and lse in their own element type (float in half calls) */
+    const prec *ep = c->p, *sp = stat_prec(c->p);
     x.Q = add_array(c, r, n[0], 0, nu != 0);
     x.K = add_array(c, r, n[1], 0, nu != 1);
     x.V = add_array(c, r, n[2], 0, nu != 2);
+    c->p = sp;
     x.mask = add_array(c, r, n[3], 0, a->has_mask);
     if (x.mask != NULL && !c->huge)
-        mask_fill_inf(c->p, x.mask, a->nM, s.Tk, a->mask_fill);
+        mask_fill_inf(sp, x.mask, a->nM, s.Tk, a->mask_fill);
+    c->p = ep;
     x.lengths = add_raw(c, a->lengths, s.B * sizeof(size_t), a->has_lengths);
     if (a->has_lengths && a->nan_slots && !c->huge && x.K != NULL && x.V != NULL &&
-        model_sdpa_args(s, c->p->es, a) == ATTN_OK)
-        nan_fill_slots(c->p, s, a, x.K, x.V);
+        model_sdpa_args(s, ep, a) == ATTN_OK)
+        nan_fill_slots(ep, s, a, x.K, x.V);
     x.out = add_array(c, r, n[5], !out_is_input, nu != 3);
+    c->p = sp;
     x.lse = add_array(c, r, n[6], !out_is_input, backward ? nu != 4 : with_lse);
+    c->p = ep;
     if (backward) {
         x.dout = add_array(c, r, n[7], 0, nu != 5);
         x.dQ = add_array(c, r, n[8], 1, nu != 6);
@@ -248,14 +256,6 @@ sdpa_arrays add_sdpa_arrays(call *c, reader *r, sdpa_dims s, const sdpa_call *a,
     }
     return x;
 }
-
-/* the arguments of one precision (one body for both) */
-#define SDPA_ARGS(a, x)                                                                     \
-    {(x)->Q,         (a)->st[SQ][2], (x)->K,         (a)->st[SK][2], (x)->V,                    \
-     (a)->st[SV][2], (x)->mask,      (a)->mask_ld,   (a)->mask_sb,   (a)->mask_sh,              \
-     (x)->lengths,   (x)->out,       (a)->st[SO][2], (x)->lse,       (a)->st[SQ][0],            \
-     (a)->st[SQ][1], (a)->st[SK][0], (a)->st[SK][1], (a)->st[SV][0], (a)->st[SV][1],            \
-     (a)->st[SO][0], (a)->st[SO][1]}
 
 static attn_sdpa_args_f32 sdpa_args32(const sdpa_call *a, const sdpa_io *x)
 {
@@ -269,12 +269,15 @@ static attn_sdpa_args_f64 sdpa_args64(const sdpa_call *a, const sdpa_io *x)
     return g;
 }
 
-/* kind 0 forward, 1 backward, 2 one-shot (shape, scale, flags, window) */
-attn_status call_sdpa(int f64, int kind, attn_plan *plan, int null_args, const sdpa_call *a,
-                      const sdpa_io *x, const attn_sdpa_shape *shape, double scale,
-                      unsigned flags, size_t window)
+/* kind 0 forward, 1 backward, 2 one-shot (shape, scale, flags, window), in
+ * p's precision (the 16-bit types: call_sdpa_half) */
+attn_status call_sdpa(const prec *p, int kind, attn_plan *plan, int null_args,
+                      const sdpa_call *a, const sdpa_io *x, const attn_sdpa_shape *shape,
+                      double scale, unsigned flags, size_t window)
 {
-    if (f64) {
+    if (p->half)
+        return call_sdpa_half(p, kind, plan, null_args, a, x, shape, scale, flags, window);
+    if (p->f64) {
         const attn_sdpa_args_f64 g = sdpa_args64(a, x);
         const attn_sdpa_args_f64 *gp = null_args ? NULL : &g;
         return kind == 0   ? attn_sdpa_forward_f64(plan, gp)

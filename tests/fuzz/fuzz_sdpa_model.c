@@ -56,10 +56,12 @@ static void sdpa_splits(sdpa_dims s, size_t *splits, size_t *groups)
 }
 
 /* attn_sdpa_plan_create's SIZE_OVERFLOW: the dense arrays' byte counts, the
- * arena (row sums, partial results, dQ parts; each padded to 64 bytes) and a
- * worker's tile (128*512 scores, 128 rows of hs_v, 3*128 statistics, a row
- * of Tk, rounding). */
-static int sdpa_sizes_fit(sdpa_dims s, size_t es, unsigned flags)
+ * arena (row sums, partial results, dQ parts; for a 16-bit plan (half) the
+ * float copies of Q, K, V, out, in training also of dout, dQ, dK, dV
+ * (attn.h, "half precision"); each padded to 64 bytes) and a worker's tile
+ * (128*512 scores, 128 rows of hs_v, 3*128 statistics, a row of Tk,
+ * rounding); es the arithmetic's element size. */
+static int sdpa_sizes_fit(sdpa_dims s, size_t es, unsigned flags, int half)
 {
     int ok = 1;
     const size_t q_rows = PRODUCT(&ok, s.B, s.Tq), k_rows = PRODUCT(&ok, s.B, s.Tk);
@@ -82,10 +84,21 @@ static int sdpa_sizes_fit(sdpa_dims s, size_t es, unsigned flags)
     if (!ok)
         return 0;
     const int inference = (flags & ATTN_INFERENCE) != 0;
-    const size_t counts[3] = {splits > 1 ? partials : 0, inference ? 0 : rows,
-                              !inference && groups > 1 ? parts : 0};
+    size_t counts[11] = {splits > 1 ? partials : 0, inference ? 0 : rows,
+                         !inference && groups > 1 ? parts : 0};
+    if (half) {
+        const size_t q = PRODUCT(&ok, s.B, s.Tq, s.NH, s.hs);
+        const size_t o = PRODUCT(&ok, s.B, s.Tq, s.NH, s.hs_v);
+        const size_t k = PRODUCT(&ok, s.B, s.Tk, s.NH_kv, s.hs);
+        const size_t v = PRODUCT(&ok, s.B, s.Tk, s.NH_kv, s.hs_v);
+        if (!ok)
+            return 0;
+        const size_t stage[8] = {q, k, v, o, o, q, k, v};
+        for (int i = 0; i < (inference ? 4 : 8); i++)
+            counts[3 + i] = stage[i];
+    }
     size_t at;
-    if (!blocks_fit(counts, 3, es, &at))
+    if (!blocks_fit(counts, 11, es, &at))
         return 0;
     size_t tile, head_rows;
     const size_t fixed = SDPA_QUERY_BLOCK * SDPA_TILE_KEYS + 3 * SDPA_QUERY_BLOCK + 32;
@@ -97,23 +110,25 @@ static int sdpa_sizes_fit(sdpa_dims s, size_t es, unsigned flags)
     return 1;
 }
 
-/* attn_sdpa_plan_create's checks after NULL, dtype and flags */
-attn_status model_sdpa_create(sdpa_dims s, size_t es, double scale, double largest,
-                              unsigned flags)
+/* attn_sdpa_plan_create's checks after NULL, dtype and flags; a 16-bit plan
+ * computes in float (its sizes and scale are a float plan's, with its float
+ * copies) */
+attn_status model_sdpa_create(sdpa_dims s, const prec *p, double scale, unsigned flags)
 {
+    const prec *cp = p->half ? &prec_f32 : p;
     const size_t dims[6] = {s.B, s.NH, s.NH_kv, s.Tq, s.Tk, s.hs};
     if (any_zero(6, dims))
         return ATTN_ERR_ZERO_DIMENSION;
     if (s.NH % s.NH_kv != 0)
         return ATTN_ERR_BAD_SHAPE;
-    if (!sdpa_sizes_fit(s, es, flags))
+    if (!sdpa_sizes_fit(s, cp->es, flags, p->half != 0))
         return ATTN_ERR_SIZE_OVERFLOW;
     /* the dimensions a product of the engines gets (fit: checked above) */
     const size_t blas[6] = {s.Tk, s.hs, s.hs_v, s.NH * s.hs,
                             s.NH_kv * (s.hs > s.hs_v ? s.hs : s.hs_v), s.NH * s.hs_v};
     if (over_int(6, blas))
         return ATTN_ERR_BLAS_RANGE;
-    if (scale_bad(scale, largest))
+    if (scale_bad(scale, cp->max))
         return ATTN_ERR_BAD_SCALE;
     return ATTN_OK;
 }

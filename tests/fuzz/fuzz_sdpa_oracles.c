@@ -8,8 +8,8 @@
 /* ---- numeric oracles of a successful call ------------------------------------------------ */
 
 /* keys [*lo, *hi) that query t of sequence b sees */
-static void sdpa_visible(sdpa_dims s, int causal, size_t window, const size_t *lengths, size_t b,
-                         size_t t, size_t *lo, size_t *hi)
+void sdpa_visible(sdpa_dims s, int causal, size_t window, const size_t *lengths, size_t b,
+                  size_t t, size_t *lo, size_t *hi)
 {
     const size_t L = lengths != NULL ? lengths[b] : s.Tk;
     const long long p = (long long)L - (long long)s.Tq + (long long)t; /* small shapes */
@@ -38,6 +38,10 @@ static void sdpa_visible(sdpa_dims s, int causal, size_t window, const size_t *l
 void check_sdpa_forward(const prec *p, sdpa_dims s, double scale, int causal,
                         size_t window, const sdpa_call *a, const sdpa_io *x)
 {
+    if (p->half) {
+        check_sdpa_half_forward(p, s, scale, causal, window, a, x);
+        return;
+    }
     const double u = p->u;
     const size_t group = s.NH / s.NH_kv;
     double *z = doubles(s.Tk), *bound = doubles(s.Tk), *w = doubles(s.Tk);
@@ -261,7 +265,7 @@ void check_sdpa_backward(const prec *p, sdpa_dims s, double scale, int causal,
                       sdpa_row_scan(p, s, a, SV, x->V, b, j, 0, &mv);
     }
     for (size_t i = 0; x->mask != NULL && i < a->nM; i++) {
-        const double v = get(p, x->mask, i);
+        const double v = get(stat_prec(p), x->mask, i);
         finite &= isfinite(v) || v == -(double)INFINITY;
     }
     /* the products Q K^T, dS K and dS^T Q are accumulated unscaled (the

@@ -1,7 +1,9 @@
 /*
  * fuzz_api's sdpa plans and steps: attn_sdpa_plan_create, its threads,
- * up to 6 attn_sdpa_forward and attn_sdpa_backward calls in either
- * precision, PLAN_KIND calls both ways, and the one-shots.
+ * up to 6 attn_sdpa_forward and attn_sdpa_backward calls in the plan's
+ * precision or another (_f32, _f64, _bf16, _f16: DTYPE_MISMATCH), PLAN_KIND
+ * calls both ways, and the one-shots; the 16-bit types' pieces are in
+ * fuzz_sdpa_half.c.
  */
 #include "fuzz_sdpa.h"
 
@@ -39,7 +41,7 @@ static void sdpa_kind_step(const sdpa_plan_state *ps, const prec *cp, uint8_t sb
         sdpa_call a;
         memset(&a, 0, sizeof a);
         const sdpa_io x = {d[0], d[1], d[2], NULL, d[3], NULL, d[5], d[6], d[7], d[8], d[9]};
-        st = call_sdpa(cp->f64, (sb & 4) ? 1 : 0, proj, 0, &a, &x, NULL, 0.0, 0u, 0);
+        st = call_sdpa(cp, (sb & 4) ? 1 : 0, proj, 0, &a, &x, NULL, 0.0, 0u, 0);
         attn_plan_destroy(proj);
     } else if (sb & 4) {
         current_op = cp->f64 ? "attn_backward_f64 on an sdpa plan" : "attn_backward_f32 on an sdpa plan";
@@ -57,8 +59,12 @@ static void sdpa_kind_step(const sdpa_plan_state *ps, const prec *cp, uint8_t sb
 static void sdpa_step(const sdpa_plan_state *ps, reader *r, const prec *cp, uint8_t sb,
                       int backward)
 {
-    current_op = backward ? (cp->f64 ? "attn_sdpa_backward_f64" : "attn_sdpa_backward_f32")
-                          : (cp->f64 ? "attn_sdpa_forward_f64" : "attn_sdpa_forward_f32");
+    static const char *const names[2][4] = {
+        {"attn_sdpa_forward_f32", "attn_sdpa_forward_f64", "attn_sdpa_forward_bf16",
+         "attn_sdpa_forward_f16"},
+        {"attn_sdpa_backward_f32", "attn_sdpa_backward_f64", "attn_sdpa_backward_bf16",
+         "attn_sdpa_backward_f16"}};
+    current_op = names[backward][sdpa_dtype_of(cp) - ATTN_F32];
     const sdpa_dims s = ps->s;
     /* the backward's out and lse: from a forward of the same inputs (0x80 clear), or values */
     const int from_forward = backward && !(sb & 0x80);
@@ -78,12 +84,12 @@ static void sdpa_step(const sdpa_plan_state *ps, reader *r, const prec *cp, uint
                          (backward && (!x.lse || !arr.dout || !x.dQ || !x.dK || !x.dV));
     if (null_plan || null_args || any_null)
         want = ATTN_ERR_NULL_POINTER;
-    else if (cp->f64 != ps->p->f64)
+    else if (cp != ps->p)
         want = ATTN_ERR_DTYPE_MISMATCH;
     else if (backward && (ps->flags & ATTN_INFERENCE))
         want = ATTN_ERR_INFERENCE_PLAN;
     else
-        want = model_sdpa_args(s, cp->es, &a);
+        want = model_sdpa_args(s, cp, &a);
     if (c.huge && want == ATTN_OK)
         return;
     const double scale = used_scale(cp, ps->scale, s.hs);
@@ -93,7 +99,7 @@ static void sdpa_step(const sdpa_plan_state *ps, reader *r, const prec *cp, uint
         const char *op = current_op;
         current_op = "the forward before a backward";
         sdpa_io f = x;
-        ORACLE(call_sdpa(cp->f64, 0, plan, 0, &a, &f, NULL, 0.0, 0u, 0) == ATTN_OK,
+        ORACLE(call_sdpa(cp, 0, plan, 0, &a, &f, NULL, 0.0, 0u, 0) == ATTN_OK,
                "the forward of a valid backward's inputs failed");
         current_op = op;
     }
@@ -102,7 +108,7 @@ static void sdpa_step(const sdpa_plan_state *ps, reader *r, const prec *cp, uint
     x = io_from(&c, &arr, backward);
     if (want == ATTN_OK)
         want = sdpa_aliases(cp, s, &a, &x, backward) ? ATTN_ERR_ALIASING : ATTN_OK;
-    const attn_status st = call_sdpa(cp->f64, backward, plan, null_args, &a, &x, NULL, 0.0, 0u, 0);
+    const attn_status st = call_sdpa(cp, backward, plan, null_args, &a, &x, NULL, 0.0, 0u, 0);
     if (st == ATTN_OK && want == ATTN_OK) {
         settle_sdpa_outputs(&c, cp, s, &a, &x, backward);
         check_sdpa_disjoint(cp, s, &a, &x, backward);
@@ -111,7 +117,7 @@ static void sdpa_step(const sdpa_plan_state *ps, reader *r, const prec *cp, uint
         return;
     /* the same call again, into new outputs: the same bytes */
     sdpa_io y = x;
-    const size_t es = cp->es;
+    const size_t es = cp->es, ls = stat_prec(cp)->es; /* lse: float in half calls */
     if (backward) {
         y.dQ = alloc(a.nQ * es), y.dK = alloc(a.nK * es), y.dV = alloc(a.nV * es);
         fill_sentinel(y.dQ, a.nQ * es), fill_sentinel(y.dK, a.nK * es);
@@ -119,9 +125,9 @@ static void sdpa_step(const sdpa_plan_state *ps, reader *r, const prec *cp, uint
     } else {
         y.out = alloc(a.nO * es);
         fill_sentinel(y.out, a.nO * es);
-        y.lse = x.lse != NULL ? alloc(a.nL * es) : NULL;
+        y.lse = x.lse != NULL ? alloc(a.nL * ls) : NULL;
     }
-    ORACLE(call_sdpa(cp->f64, backward, plan, 0, &a, &y, NULL, 0.0, 0u, 0) == ATTN_OK,
+    ORACLE(call_sdpa(cp, backward, plan, 0, &a, &y, NULL, 0.0, 0u, 0) == ATTN_OK,
            "the same call again failed");
     if (backward)
         ORACLE(sdpa_same(cp, s, &a, SQ, x.dQ, y.dQ) && sdpa_same(cp, s, &a, SK, x.dK, y.dK) &&
@@ -129,7 +135,7 @@ static void sdpa_step(const sdpa_plan_state *ps, reader *r, const prec *cp, uint
                "the same backward again gave other bytes");
     else
         ORACLE(sdpa_same(cp, s, &a, SO, x.out, y.out) &&
-                   (x.lse == NULL || memcmp(x.lse, y.lse, a.nL * es) == 0),
+                   (x.lse == NULL || memcmp(x.lse, y.lse, a.nL * ls) == 0),
                "the same forward again gave other bytes");
     if (backward) {
         /* dropped weights: the structure only, no finiteness bound */
@@ -144,19 +150,34 @@ static void sdpa_step(const sdpa_plan_state *ps, reader *r, const prec *cp, uint
     }
 }
 
+/* The precision of a step's call on a plan of precision p: p, or with bits
+ * 0x42 both set another: with 0x08 a 16-bit type's (bf16, or f16 on a bf16
+ * plan), else on a float plan the other float precision, on a 16-bit plan
+ * f32 (f64 with 0x10). */
+static const prec *step_prec(const prec *p, uint8_t sb)
+{
+    if ((sb & 0x42) != 0x42)
+        return p;
+    if (sb & 0x08)
+        return p == &prec_bf16 ? &prec_f16 : &prec_bf16;
+    if (p->half)
+        return (sb & 0x10) ? &prec_f64 : &prec_f32;
+    return p->f64 ? &prec_f32 : &prec_f64;
+}
+
 /* dtype byte, B NH NH_kv Tq Tk hs, hs_v byte (>= 0x80: a dimension follows),
  * scale, flags byte (bits 0-1 ATTN_CAUSAL/ATTN_INFERENCE, 4 ATTN_MATERIALIZED,
  * 8 ATTN_TILED, 0x20 the one-shot instead of a plan, 0x80 an unknown bit
  * follows), window byte (>= 0x80: a dimension follows), NULL choice (plan,
  * shape); then the one-shot's call, or the threads byte and up to 6 steps
- * (step byte: 1 backward, 0x42 the other precision, 0x30 a PLAN_KIND call
+ * (step byte: 1 backward, 0x42 another precision (step_prec), 0x30 a PLAN_KIND call
  * (0x08 on a projected plan, 4 backward), 0x80 a backward's out and lse not
  * from a forward, then the call's fields: take_sdpa_call, the arrays). */
 void fuzz_sdpa(reader *r)
 {
     current_op = "attn_sdpa_plan_create";
     const attn_dtype dtype = take_dtype(r);
-    const prec *p = dtype == ATTN_F64 ? &prec_f64 : &prec_f32;
+    const prec *p = sdpa_prec_of(dtype);
     attn_sdpa_shape shape;
     shape.B = take_dim(r);
     shape.NH = take_dim(r);
@@ -178,7 +199,7 @@ void fuzz_sdpa(reader *r)
     const size_t window = take(r) >= 0x80 ? take_dim(r) : 0;
     const int null_at = take_null(r, 2);
     const int null_plan = null_at == 0, null_shape = null_at == 1;
-    const int valid_dtype = dtype == ATTN_F32 || dtype == ATTN_F64;
+    const int valid_dtype = sdpa_dtype_of(p) == dtype;
     const sdpa_dims s = {shape.B,  shape.NH, shape.NH_kv,
                          shape.Tq, shape.Tk, shape.hs, shape.hs_v ? shape.hs_v : shape.hs};
     TRACE("attn_sdpa%s(dtype %d, B %zu, NH %zu, NH_kv %zu, Tq %zu, Tk %zu, hs %zu, hs_v %zu, "
@@ -187,12 +208,14 @@ void fuzz_sdpa(reader *r)
           s.hs, shape.hs_v, scale, flags, window, null_at);
 
     if (one_shot) {
-        /* attn_sdpa_f32/f64 (by the dtype's precision): the create's checks, then
-         * the forward's */
-        current_op = p->f64 ? "attn_sdpa_f64" : "attn_sdpa_f32";
+        /* attn_sdpa_f32/f64/bf16/f16 (by the dtype's precision): the create's
+         * checks, then the forward's */
+        static const char *const one_shots[4] = {"attn_sdpa_f32", "attn_sdpa_f64",
+                                                 "attn_sdpa_bf16", "attn_sdpa_f16"};
+        current_op = one_shots[sdpa_dtype_of(p) - ATTN_F32];
         attn_status want = model_sdpa_flags(flags);
         if (want == ATTN_OK)
-            want = model_sdpa_create(s, p->es, scale, p->max, flags | ATTN_INFERENCE);
+            want = model_sdpa_create(s, p, scale, flags | ATTN_INFERENCE);
         const int small = want == ATTN_OK && sdpa_small(s);
         if (want == ATTN_OK && !small)
             return; /* it would make a plan larger than the harness runs, whatever the arrays */
@@ -217,12 +240,12 @@ void fuzz_sdpa(reader *r)
         else if (want == ATTN_OK && (!arr.Q || !arr.K || !arr.V || !x.out))
             want = ATTN_ERR_NULL_POINTER;
         else if (want == ATTN_OK)
-            want = model_sdpa_args(s, p->es, &a);
+            want = model_sdpa_args(s, p, &a);
         if (c.huge && want == ATTN_OK)
             return;
         if (want == ATTN_OK && sdpa_aliases(p, s, &a, &x, 0))
             want = ATTN_ERR_ALIASING;
-        const attn_status st = call_sdpa(p->f64, 2, NULL, null_args, &a, &x,
+        const attn_status st = call_sdpa(p, 2, NULL, null_args, &a, &x,
                                          null_shape ? NULL : &shape, scale, flags, window);
         if (st == ATTN_OK && want == ATTN_OK) {
             settle_sdpa_outputs(&c, p, s, &a, &x, 0);
@@ -232,17 +255,18 @@ void fuzz_sdpa(reader *r)
             return;
         /* the plan it is: ATTN_INFERENCE, default threads, the same bytes */
         attn_plan *plan = NULL;
-        ORACLE(attn_sdpa_plan_create(&plan, p->f64 ? ATTN_F64 : ATTN_F32, &shape, scale,
+        ORACLE(attn_sdpa_plan_create(&plan, sdpa_dtype_of(p), &shape, scale,
                                      flags | ATTN_INFERENCE, window) == ATTN_OK,
                "the plan of a successful one-shot");
         sdpa_io y = x;
         y.out = alloc(a.nO * p->es);
         fill_sentinel(y.out, a.nO * p->es);
-        y.lse = x.lse != NULL ? alloc(a.nL * p->es) : NULL;
-        const attn_status st2 = call_sdpa(p->f64, 0, plan, 0, &a, &y, NULL, 0.0, 0u, 0);
+        const size_t ls = stat_prec(p)->es;
+        y.lse = x.lse != NULL ? alloc(a.nL * ls) : NULL;
+        const attn_status st2 = call_sdpa(p, 0, plan, 0, &a, &y, NULL, 0.0, 0u, 0);
         attn_plan_destroy(plan);
         ORACLE(st2 == ATTN_OK && sdpa_same(p, s, &a, SO, x.out, y.out) &&
-                   (x.lse == NULL || memcmp(x.lse, y.lse, a.nL * p->es) == 0),
+                   (x.lse == NULL || memcmp(x.lse, y.lse, a.nL * ls) == 0),
                "the one-shot and its plan give other bytes (%s)", attn_status_string(st2));
         check_sdpa_forward(p, s, used_scale(p, scale, s.hs), (flags & ATTN_CAUSAL) != 0, window,
                            &a, &x);
@@ -255,7 +279,7 @@ void fuzz_sdpa(reader *r)
     else if (!valid_dtype)
         want = ATTN_ERR_BAD_DTYPE;
     else if ((want = model_sdpa_flags(flags)) == ATTN_OK)
-        want = model_sdpa_create(s, p->es, scale, p->max, flags);
+        want = model_sdpa_create(s, p, scale, flags);
     if (want == ATTN_OK && !sdpa_small(s))
         return; /* a plan larger than the harness runs */
     static int sentinel_object;
@@ -271,8 +295,7 @@ void fuzz_sdpa(reader *r)
     const int steps = take(r) % 7;
     for (int i = 0; i < steps; i++) {
         const uint8_t sb = take(r);
-        const int other = (sb & 0x42) == 0x42;
-        const prec *cp = (p->f64 ^ other) ? &prec_f64 : &prec_f32;
+        const prec *cp = step_prec(p, sb);
         if ((sb & 0x30) == 0x30)
             sdpa_kind_step(&ps, cp, sb);
         else
