@@ -1,6 +1,6 @@
 /*
  * The checks of an sdpa call (sdpa_check.h), on addresses and element sizes
- * whatever the precision.
+ * whatever the precision, and the one-shot of every precision.
  */
 #include "api/sdpa_check.h"
 
@@ -126,4 +126,19 @@ attn_status attn_sdpa_check_backward(const attn_plan *plan, const attn_sdpa_call
     return attn_strided_outputs_alias(grads, ATTN_COUNT(grads), in, ATTN_COUNT(in))
                ? ATTN_ERR_ALIASING
                : ATTN_OK;
+}
+
+attn_status attn_sdpa_one_shot(const attn_sdpa_shape *shape, double scale, unsigned flags,
+                               size_t window, attn_dtype dtype, const void *a,
+                               attn_status (*forward)(attn_plan *plan, const void *a))
+{
+    if (shape == NULL || a == NULL)
+        return ATTN_ERR_NULL_POINTER;
+    attn_plan *plan = NULL;
+    attn_status status =
+        attn_sdpa_plan_create(&plan, dtype, shape, scale, flags | ATTN_INFERENCE, window);
+    if (status == ATTN_OK)
+        status = forward(plan, a);
+    attn_plan_destroy(plan);
+    return status;
 }

@@ -25,6 +25,18 @@ typedef struct attn_sdpa_call {
     const size_t *key_lengths;
 } attn_sdpa_call;
 
+/* The attn_sdpa_call of `a` (a pointer to any attn_sdpa_args_*): a call of
+ * dtype_, elements of element_ bytes, the mask and lse of stat_ bytes. */
+#define ATTN_SDPA_CALL_OF(a, dtype_, element_, stat_)                                      \
+    ((attn_sdpa_call){                                                                     \
+        .dtype = (dtype_), .element = (element_), .stat_element = (stat_),                 \
+        .Q = (a)->Q, .K = (a)->K, .V = (a)->V, .mask = (a)->mask, .out = (a)->out,         \
+        .lse = (a)->lse,                                                                   \
+        .given = {{(a)->sbq, (a)->shq, (a)->ldq}, {(a)->sbk, (a)->shk, (a)->ldk},          \
+                  {(a)->sbv, (a)->shv, (a)->ldv}, {(a)->sbo, (a)->sho, (a)->ldo}},         \
+        .mask_ld = (a)->mask_ld, .mask_sb = (a)->mask_sb, .mask_sh = (a)->mask_sh,         \
+        .key_lengths = (a)->key_lengths})
+
 /* The call's strides with 0 resolved, and the extents (in elements) of its
  * arrays. */
 typedef struct attn_sdpa_checked {
@@ -45,5 +57,12 @@ attn_status attn_sdpa_check_forward(const attn_plan *plan, const attn_sdpa_call 
 attn_status attn_sdpa_check_backward(const attn_plan *plan, const attn_sdpa_call *c,
                                      const void *dout, const void *dQ, const void *dK,
                                      const void *dV, attn_sdpa_checked *x);
+
+/* A one-shot (attn_sdpa_f32 and its siblings): NULL_POINTER for shape or
+ * a, else an ATTN_INFERENCE plan of dtype created, `forward` run on it with
+ * a, the plan destroyed. */
+attn_status attn_sdpa_one_shot(const attn_sdpa_shape *shape, double scale, unsigned flags,
+                               size_t window, attn_dtype dtype, const void *a,
+                               attn_status (*forward)(attn_plan *plan, const void *a));
 
 #endif /* ATTN_SDPA_CHECK_H */

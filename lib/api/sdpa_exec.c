@@ -24,21 +24,6 @@
 
 typedef FN(attn_sdpa_args) FN(sdpa_args);
 
-/* The call as sdpa_check.h sees it, as a call of `dtype`. */
-static attn_sdpa_call FN(call_of)(const FN(sdpa_args) *a, attn_dtype dtype)
-{
-    const attn_sdpa_call c = {
-        .dtype = dtype,
-        .element = sizeof(real),
-        .stat_element = sizeof(real),
-        .Q = a->Q, .K = a->K, .V = a->V, .mask = a->mask, .out = a->out, .lse = a->lse,
-        .given = {{a->sbq, a->shq, a->ldq}, {a->sbk, a->shk, a->ldk},
-                  {a->sbv, a->shv, a->ldv}, {a->sbo, a->sho, a->ldo}},
-        .mask_ld = a->mask_ld, .mask_sb = a->mask_sb, .mask_sh = a->mask_sh,
-        .key_lengths = a->key_lengths};
-    return c;
-}
-
 /* The packed operands (own threads, attn_sdpa_prepacks) at the start of
  * the plan's scratch (plan.c), or NULL. */
 static real *FN(sdpa_packed)(const attn_plan *plan)
@@ -89,7 +74,7 @@ static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_
 {
     if (plan == NULL || a == NULL)
         return ATTN_ERR_NULL_POINTER;
-    const attn_sdpa_call c = FN(call_of)(a, dtype);
+    const attn_sdpa_call c = ATTN_SDPA_CALL_OF(a, dtype, sizeof(real), sizeof(real));
     attn_sdpa_checked x;
     const attn_status status = attn_sdpa_check_forward(plan, &c, &x);
     if (status != ATTN_OK)
@@ -115,7 +100,7 @@ static attn_status FN(backward_as)(attn_plan *plan, const FN(sdpa_args) *a, cons
 {
     if (plan == NULL || a == NULL)
         return ATTN_ERR_NULL_POINTER;
-    const attn_sdpa_call c = FN(call_of)(a, dtype);
+    const attn_sdpa_call c = ATTN_SDPA_CALL_OF(a, dtype, sizeof(real), sizeof(real));
     attn_sdpa_checked x;
     const attn_status status = attn_sdpa_check_backward(plan, &c, dout, dQ, dK, dV, &x);
     if (status != ATTN_OK)
@@ -156,16 +141,13 @@ attn_status attn_sdpa_backward_staged(attn_plan *plan, const attn_sdpa_args_f32 
 }
 #endif
 
+static attn_status FN(forward_of_any)(attn_plan *plan, const void *a)
+{
+    return FN(attn_sdpa_forward)(plan, a);
+}
+
 attn_status FN(attn_sdpa)(const attn_sdpa_shape *shape, double scale, unsigned flags,
                           size_t window, const FN(sdpa_args) *a)
 {
-    if (shape == NULL || a == NULL)
-        return ATTN_ERR_NULL_POINTER;
-    attn_plan *plan = NULL;
-    attn_status status = attn_sdpa_plan_create(&plan, PLAN_DTYPE, shape, scale,
-                                               flags | ATTN_INFERENCE, window);
-    if (status == ATTN_OK)
-        status = FN(attn_sdpa_forward)(plan, a);
-    attn_plan_destroy(plan);
-    return status;
+    return attn_sdpa_one_shot(shape, scale, flags, window, PLAN_DTYPE, a, FN(forward_of_any));
 }

@@ -24,20 +24,6 @@
 
 typedef HN(attn_sdpa_args) HN(half_args);
 
-static attn_sdpa_call HN(call_of)(const HN(half_args) *a)
-{
-    const attn_sdpa_call c = {
-        .dtype = HALF_DTYPE,
-        .element = sizeof(HALF),
-        .stat_element = sizeof(float),
-        .Q = a->Q, .K = a->K, .V = a->V, .mask = a->mask, .out = a->out, .lse = a->lse,
-        .given = {{a->sbq, a->shq, a->ldq}, {a->sbk, a->shk, a->ldk},
-                  {a->sbv, a->shv, a->ldv}, {a->sbo, a->sho, a->ldo}},
-        .mask_ld = a->mask_ld, .mask_sb = a->mask_sb, .mask_sh = a->mask_sh,
-        .key_lengths = a->key_lengths};
-    return c;
-}
-
 /* One array's rows in half (through strides st) and in its float copy
  * (dense: rows NH*width apart): rows[b] rows of each of `heads` heads of
  * each of B sequences, `width` elements each. */
@@ -138,7 +124,7 @@ attn_status HN(attn_sdpa_forward)(attn_plan *plan, const HN(half_args) *a)
 {
     if (plan == NULL || a == NULL)
         return ATTN_ERR_NULL_POINTER;
-    const attn_sdpa_call c = HN(call_of)(a);
+    const attn_sdpa_call c = ATTN_SDPA_CALL_OF(a, HALF_DTYPE, sizeof(HALF), sizeof(float));
     attn_sdpa_checked x;
     attn_status status = attn_sdpa_check_forward(plan, &c, &x);
     if (status != ATTN_OK)
@@ -162,7 +148,7 @@ attn_status HN(attn_sdpa_backward)(attn_plan *plan, const HN(half_args) *a, cons
 {
     if (plan == NULL || a == NULL)
         return ATTN_ERR_NULL_POINTER;
-    const attn_sdpa_call c = HN(call_of)(a);
+    const attn_sdpa_call c = ATTN_SDPA_CALL_OF(a, HALF_DTYPE, sizeof(HALF), sizeof(float));
     attn_sdpa_checked x;
     attn_status status = attn_sdpa_check_backward(plan, &c, dout, dQ, dK, dV, &x);
     if (status != ATTN_OK)
@@ -193,18 +179,15 @@ attn_status HN(attn_sdpa_backward)(attn_plan *plan, const HN(half_args) *a, cons
     return status;
 }
 
+static attn_status HN(forward_of_any)(attn_plan *plan, const void *a)
+{
+    return HN(attn_sdpa_forward)(plan, a);
+}
+
 attn_status HN(attn_sdpa)(const attn_sdpa_shape *shape, double scale, unsigned flags,
                           size_t window, const HN(half_args) *a)
 {
-    if (shape == NULL || a == NULL)
-        return ATTN_ERR_NULL_POINTER;
-    attn_plan *plan = NULL;
-    attn_status status = attn_sdpa_plan_create(&plan, HALF_DTYPE, shape, scale,
-                                               flags | ATTN_INFERENCE, window);
-    if (status == ATTN_OK)
-        status = HN(attn_sdpa_forward)(plan, a);
-    attn_plan_destroy(plan);
-    return status;
+    return attn_sdpa_one_shot(shape, scale, flags, window, HALF_DTYPE, a, HN(forward_of_any));
 }
 
 /* attn.h's conversions, on the process's kernel set. */
