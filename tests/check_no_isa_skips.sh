@@ -20,6 +20,8 @@ required_flags() {
     scalar) echo "-" ;;
     avx2) echo "avx2 fma" ;;
     avx512) echo "avx512f" ;;
+    avx512-bf16) echo "avx512f avx512bw avx512vl avx512_bf16" ;;
+    amx) echo "avx512f avx512bw avx512vl avx512_bf16 amx_bf16 amx_tile" ;;
     neon) echo "asimd" ;;
   esac
 }

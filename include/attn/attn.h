@@ -136,8 +136,8 @@ ATTN_API const char *attn_status_string(attn_status status);
 ATTN_API unsigned attn_version_number(void);
 ATTN_API const char *attn_version_string(void);
 
-/* Name of the softmax kernel this process uses: "avx512", "avx2", "neon" or
- * "scalar". Never NULL. */
+/* The kernel set in use: "amx" or "avx512-bf16" (avx512 with a bf16 plan's products on AMX or
+ * vdpbf16ps), "avx512", "avx2", "neon" or "scalar". Never NULL. */
 ATTN_API const char *attn_simd_name(void);
 
 /* ---- row softmax ---------------------------------------------------------

@@ -1,8 +1,10 @@
 /*
  * Run-time choice of the softmax kernel set. The CPU is asked once per
  * process (pthread_once); the result never changes afterwards, so it is
- * constant state, not mutable global state. ATTN_SIMD=scalar|avx2|avx512|neon
- * forces a set, but never one the CPU cannot run.
+ * constant state, not mutable global state.
+ * ATTN_SIMD=scalar|avx2|avx512|avx512-bf16|amx|neon forces a set, but never
+ * one the CPU cannot run. avx512-bf16 and amx are avx512 but for a bf16
+ * plan's products (kernels.h, attn_bf16_products_of).
  *
  * Which sets exist depends on the target: the scalar set everywhere, AVX2
  * and AVX-512 on x86-64, NEON on AArch64 (lib/CMakeLists.txt compiles only
@@ -120,6 +122,8 @@ static const char *const isa_names[ATTN_ISA_COUNT] = {
     [ATTN_ISA_AVX2] = "avx2",
     [ATTN_ISA_AVX512] = "avx512",
     [ATTN_ISA_NEON] = "neon",
+    [ATTN_ISA_AVX512_BF16] = "avx512-bf16",
+    [ATTN_ISA_AMX] = "amx",
 };
 
 static int valid(attn_isa isa)
@@ -135,7 +139,9 @@ static int valid(attn_isa isa)
         [ATTN_ISA_SCALAR] = prefix##_scalar_##precision,                                    \
         [ATTN_ISA_AVX2] = ATTN_ON_X86(prefix##_avx2_##precision),                           \
         [ATTN_ISA_AVX512] = ATTN_ON_X86(prefix##_avx512_##precision),                       \
-        [ATTN_ISA_NEON] = ATTN_ON_ARM(prefix##_neon_##precision)};                          \
+        [ATTN_ISA_NEON] = ATTN_ON_ARM(prefix##_neon_##precision),                           \
+        [ATTN_ISA_AVX512_BF16] = ATTN_ON_X86(prefix##_avx512_##precision),                  \
+        [ATTN_ISA_AMX] = ATTN_ON_X86(prefix##_avx512_##precision)};                         \
     prefix##_##precision##_fn prefix##_kernel_##precision(attn_isa isa)                     \
     {                                                                                       \
         return valid(isa) ? prefix##_##precision##_table[isa] : NULL;                       \
@@ -185,7 +191,9 @@ static const attn_half_kernels half_table[ATTN_ISA_COUNT][2] = {
     [ATTN_ISA_SCALAR] = ATTN_HALF_ROW(scalar, ATTN_BUILT),
     [ATTN_ISA_AVX2] = ATTN_HALF_ROW(avx2, ATTN_ON_X86),
     [ATTN_ISA_AVX512] = ATTN_HALF_ROW(avx512, ATTN_ON_X86),
-    [ATTN_ISA_NEON] = ATTN_HALF_ROW(neon, ATTN_ON_ARM)};
+    [ATTN_ISA_NEON] = ATTN_HALF_ROW(neon, ATTN_ON_ARM),
+    [ATTN_ISA_AVX512_BF16] = ATTN_HALF_ROW(avx512, ATTN_ON_X86),
+    [ATTN_ISA_AMX] = ATTN_HALF_ROW(avx512, ATTN_ON_X86)};
 
 attn_half_kernels attn_half_kernels_of(attn_isa isa, int bf16)
 {
@@ -216,6 +224,12 @@ int attn_isa_supported(attn_isa isa)
     case ATTN_ISA_AVX512:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+    case ATTN_ISA_AVX512_BF16:
+        __builtin_cpu_init();
+        return attn_isa_supported(ATTN_ISA_AVX512) && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && attn_cpu_has_bf16_dot();
+    case ATTN_ISA_AMX: /* its tiles, and avx512-bf16 for the rest */
+        return attn_isa_supported(ATTN_ISA_AVX512_BF16) && attn_cpu_has_amx_bf16();
 #endif
 #if defined(__aarch64__)
     case ATTN_ISA_NEON: /* baseline on AArch64; the kernel says so too where it can */
@@ -242,6 +256,10 @@ static void choose_isa(void)
 {
     attn_isa best = ATTN_ISA_SCALAR;
     for (int isa = ATTN_ISA_COUNT - 1; isa > ATTN_ISA_SCALAR; isa--) {
+        /* avx512-bf16 only where vdpbf16ps outruns float FMAs
+         * (bf16_products.c); otherwise avx512, unless forced */
+        if (isa == ATTN_ISA_AVX512_BF16 && !attn_cpu_bf16_dot_is_fast())
+            continue;
         if (attn_isa_supported((attn_isa)isa)) {
             best = (attn_isa)isa;
             break;
@@ -250,8 +268,7 @@ static void choose_isa(void)
     const char *forced = getenv("ATTN_SIMD");
     if (forced != NULL) {
         for (int isa = 0; isa < ATTN_ISA_COUNT; isa++)
-            if (strcmp(forced, isa_names[isa]) == 0 && isa <= (int)best &&
-                attn_isa_supported((attn_isa)isa))
+            if (strcmp(forced, isa_names[isa]) == 0 && attn_isa_supported((attn_isa)isa))
                 best = (attn_isa)isa;
     }
     chosen_isa = best;

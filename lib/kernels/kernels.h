@@ -22,15 +22,23 @@ typedef enum attn_isa {
     ATTN_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C; x86-64 builds only */
     ATTN_ISA_AVX512 = 2, /* AVX-512F + FMA; x86-64 builds only */
     ATTN_ISA_NEON = 3,   /* AArch64 Advanced SIMD; AArch64 builds only */
-    ATTN_ISA_COUNT = 4
+    /* avx512 and, for a bf16 plan's products (attn_bf16_products_of),
+     * AVX512-BF16 dot products (vdpbf16ps); x86-64 builds only */
+    ATTN_ISA_AVX512_BF16 = 4,
+    /* avx512-bf16 whose bf16 products are AMX-BF16 tiles (tdpbf16ps), with
+     * Linux's permission for the tile state; x86-64 builds only */
+    ATTN_ISA_AMX = 5,
+    ATTN_ISA_COUNT = 6
 } attn_isa;
 
 /* Whether this build has the kernels of `isa` and this CPU (and OS) can run
  * them. */
 int attn_isa_supported(attn_isa isa);
 
-/* The kernel set this process uses: the best supported one, or the one named
- * by ATTN_SIMD (scalar|avx2|avx512|neon) when it is supported. Decided once. */
+/* The kernel set this process uses: the best supported one (avx512-bf16 only
+ * where attn_cpu_bf16_dot_is_fast), or the one named by ATTN_SIMD
+ * (scalar|avx2|avx512|avx512-bf16|amx|neon) when it is supported. Decided
+ * once. */
 attn_isa attn_isa_active(void);
 
 const char *attn_isa_name(attn_isa isa);
@@ -368,5 +376,57 @@ typedef struct attn_half_kernels {
 /* The kernels of `isa` for bfloat16 (bf16 != 0) or float16; all NULL for
  * a value outside attn_isa and for a set not built here. */
 attn_half_kernels attn_half_kernels_of(attn_isa isa, int bf16);
+
+/*
+ * bfloat16 matrix products with float sums: a bf16 plan's Q K^T and P V
+ * (engine/sdpa_bf16.h). Shapes and layouts:
+ *   C (M, N) = A (M, K) B (K, N)  (accumulate 0)  or  C += A B  (1)
+ *   A  bf16 rows lda apart; K a multiple of ATTN_BF16_K_STEP (the caller
+ *      pads with zeros) and the rows up to M rounded to ATTN_BF16_M_STEP
+ *      readable (tiles read whole; rows past M reach no stored element)
+ *   B  attn_bf16_pack_*'s layout for a packed K of kb >= K (rows past K
+ *      are not read): panels of ATTN_BF16_NR columns, panel p at
+ *      p * kb * NR, element (k, j) of the panel at ((k/2) NR + j) 2 + k%2
+ *      (pairs of k side by side: the operand of vdpbf16ps and of an AMX B
+ *      tile), zero past N and past the packed rows
+ *   C  float, rows ldc apart; only its (M, N) elements are read or written
+ * Each element of C is a float sum of the exact products of bf16 numbers,
+ * in an order of the kernel's own (pairs, then tiles of 32 along K); the
+ * instructions take subnormal inputs and sums for zero.
+ * round: float -> bf16 to nearest even (vcvtne2ps2bf16: a subnormal gives
+ * a zero of its sign, a NaN a quiet NaN), for the products' A operand P.
+ */
+#define ATTN_BF16_K_STEP 32
+#define ATTN_BF16_M_STEP 32
+#define ATTN_BF16_NR 64
+typedef void (*attn_bf16_gemm_fn)(size_t M, size_t N, size_t K, const uint16_t *A, size_t lda,
+                                  const uint16_t *B, size_t kb, int accumulate, float *C,
+                                  size_t ldc);
+typedef struct attn_bf16_products {
+    attn_bf16_gemm_fn gemm;
+    attn_half_narrow_fn round;
+} attn_bf16_products;
+/* B = X^T for X (N, K) of float rows ldx apart, or B = X for X (K, N), in
+ * the layout above with the packed K = K rounded up to ATTN_BF16_K_STEP;
+ * X holds bf16 values (a bf16 plan's widened copies): the top 16 bits of
+ * each float are taken as they are (exact). Portable (bf16_pack.c). */
+void attn_bf16_pack_transposed(size_t N, size_t K, const float *X, size_t ldx, uint16_t *B);
+void attn_bf16_pack(size_t K, size_t N, const float *X, size_t ldx, uint16_t *B);
+/* Whether the CPU has AVX512-BF16, and AMX-BF16 with the OS's permission
+ * for the tile data (bf16_products.c; asked once). */
+int attn_cpu_has_bf16_dot(void);
+int attn_cpu_has_amx_bf16(void);
+/* Whether vdpbf16ps outruns float FMAs here (not on Intel's cores): the
+ * avx512-bf16 set is only the default where it does. */
+int attn_cpu_bf16_dot_is_fast(void);
+/* The products of each (avx512/bf16_dot_avx512.c, avx512/bf16_amx.c; x86-64
+ * builds only) and of `isa`: NULLs for a set without them. */
+void attn_bf16_gemm_avx512_bf16(size_t M, size_t N, size_t K, const uint16_t *A, size_t lda,
+                                const uint16_t *B, size_t kb, int accumulate, float *C,
+                                size_t ldc);
+void attn_bf16_gemm_amx(size_t M, size_t N, size_t K, const uint16_t *A, size_t lda,
+                        const uint16_t *B, size_t kb, int accumulate, float *C, size_t ldc);
+void attn_bf16_round_avx512_bf16(const float *src, uint16_t *dst, size_t n);
+attn_bf16_products attn_bf16_products_of(attn_isa isa);
 
 #endif /* ATTN_KERNELS_H */

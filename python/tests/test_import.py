@@ -33,7 +33,7 @@ def test_attn_torch_without_torch_says_why():
 
 def test_package_metadata():
     assert attn.__version__ == attn.library_version
-    assert attn.simd in ("avx512", "avx2", "neon", "scalar")
+    assert attn.simd in ("amx", "avx512-bf16", "avx512", "avx2", "neon", "scalar")
     assert attn.library_path.endswith(".so.0") or "libattn" in attn.library_path
     assert not hasattr(attn, "nothing_here")
 

@@ -74,7 +74,8 @@ static void simd_name(void **state)
     (void)state;
     const char *name = attn_simd_name();
     check_true(name != NULL, "attn_simd_name() is NULL");
-    check_true(strcmp(name, "avx512") == 0 || strcmp(name, "avx2") == 0 ||
+    check_true(strcmp(name, "amx") == 0 || strcmp(name, "avx512-bf16") == 0 ||
+                   strcmp(name, "avx512") == 0 || strcmp(name, "avx2") == 0 ||
                    strcmp(name, "neon") == 0 || strcmp(name, "scalar") == 0,
                "attn_simd_name() = \"%s\"", name);
     attn_isa active = attn_isa_active();

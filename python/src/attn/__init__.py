@@ -37,8 +37,9 @@ __all__ = ["lookup", "self_attention", "mha_forward", "mha_backward", "sdpa", "s
 #: The version of the libattn this package carries ("0.1.0").
 library_version = _lib.lib.attn_version_string().decode()
 __version__ = library_version
-#: The softmax kernel libattn picked for this CPU ("avx512", "avx2", "neon" or
-#: "scalar").
+#: The kernel set libattn picked for this CPU ("amx", "avx512-bf16", "avx512",
+#: "avx2", "neon" or "scalar"; the first two are avx512 with a bf16 plan's
+#: products on AMX tiles or vdpbf16ps).
 simd = _lib.lib.attn_simd_name().decode()
 #: The file of the loaded libattn.
 library_path = _lib.library_path

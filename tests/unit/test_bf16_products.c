@@ -1,0 +1,221 @@
+/*
+ * test_bf16_products: the bf16 matrix products of the avx512-bf16 and amx
+ * sets (kernels.h, attn_bf16_gemm_fn: vdpbf16ps and AMX-BF16 tiles) and the
+ * packing of their B operand (attn_bf16_pack, attn_bf16_pack_transposed),
+ * against a double reference of the same bf16 numbers computed here.
+ *
+ *   C (M, N) = A (M, K) B (K, N), and C += A B, for B given as X^T (X (N,
+ *   K): the scores' K^T) and as X (X (K, N): the values), shapes with every
+ *   tail (M, N, K not multiples of the tiles, one row, one column, K up to
+ *   256, N across several panels), A and X of bf16 numbers drawn over
+ *   2^-20 .. 2^20 in magnitude with both signs and zeros; B = X also
+ *   packed with more rows than the product reads (kb > K: a causal
+ *   diagonal's keys inside a K block of V), which must not reach C.
+ *   round: float -> bf16 against the tests' reference narrowing
+ *   (support/sdpa_half.c) on random floats of every class and on ties,
+ *   counts not multiples of the vector; subnormal inputs give a zero of
+ *   their sign (the instruction's documented behaviour), a NaN a NaN.
+ * Tolerance per element: the products of bf16 numbers are exact in float;
+ * the float sums add at most 2^-24 relative per addition, K + 1 of them
+ * along any order of summation (pairs, tiles), so
+ *   |C - ref| <= (K + 2) 2^-24 (sum_k |a_ik b_kj| + |C0_ij|) + (K + 2) 2^-126
+ * (the last term: both instruction families treat subnormal inputs and
+ * results as zero; none are drawn here, so it only covers flushed sums).
+ * Elements of C outside (M, N) keep their sentinel; rows past M of A are
+ * garbage (NaN) to show they reach no stored element. A set the CPU lacks
+ * is skipped (its name printed).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+#include "support/rng.h"
+#include "support/sdpa_half.h"
+#include "support/test_common.h"
+
+static float bf16_value(test_rng *rng)
+{
+    if (rng_below(rng, 16) == 0)
+        return 0.0f;
+    const double mag = ldexp(1.0 + rng_uniform(rng), (int)rng_below(rng, 41) - 20);
+    float f = (float)(rng_below(rng, 2) ? -mag : mag);
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u &= 0xffff0000u; /* a bf16 number */
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint16_t bits16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (uint16_t)(u >> 16);
+}
+
+static size_t round_up(size_t n, size_t m)
+{
+    return (n + m - 1) / m * m;
+}
+
+/* One product of shape (M, N, K), B from X^T (transposed) or X of `extra`
+ * more rows (not multiplied). */
+static void one(attn_bf16_gemm_fn gemm, const char *name, size_t M, size_t N, size_t K,
+                size_t extra, int transposed, int accumulate, test_rng *rng)
+{
+    const size_t Kp = round_up(K, ATTN_BF16_K_STEP), Mp = round_up(M, ATTN_BF16_M_STEP);
+    const size_t Kx = extra > 0 ? Kp + extra : K, kb = round_up(Kx, ATTN_BF16_K_STEP);
+    const size_t lda = Kp + 8, ldx = (transposed ? Kx : N) + 3, ldc = N + 5;
+    float *A = talloc(M * K * sizeof(float));
+    uint16_t *A16 = talloc(Mp * lda * sizeof(uint16_t));
+    const size_t xrows = transposed ? N : Kx;
+    float *X = talloc(xrows * ldx * sizeof(float));
+    uint16_t *B = talloc(round_up(N, ATTN_BF16_NR) * kb * sizeof(uint16_t));
+    float *C = talloc((M + 1) * ldc * sizeof(float));
+    double *want = talloc_doubles(M * N), *mag = talloc_doubles(M * N);
+    for (size_t i = 0; i < M * K; i++)
+        A[i] = bf16_value(rng);
+    for (size_t i = 0; i < xrows * ldx; i++)
+        X[i] = bf16_value(rng);
+    for (size_t i = 0; i < Mp * lda; i++) /* garbage rows past M: quiet NaN */
+        A16[i] = 0x7fc1;
+    for (size_t i = 0; i < M; i++)
+        for (size_t k = 0; k < lda; k++)
+            A16[i * lda + k] = k < K ? bits16(A[i * K + k]) : 0;
+    for (size_t i = 0; i < (M + 1) * ldc; i++)
+        C[i] = -1234.5f; /* sentinel outside (M, N) */
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++)
+            C[i * ldc + j] = accumulate ? bf16_value(rng) : NAN; /* beta 0 never reads C */
+    if (transposed)
+        attn_bf16_pack_transposed(N, Kx, X, ldx, B);
+    else
+        attn_bf16_pack(Kx, N, X, ldx, B);
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++) {
+            double s = accumulate ? (double)C[i * ldc + j] : 0.0, m = fabs(s);
+            for (size_t k = 0; k < K; k++) {
+                const double x = transposed ? X[j * ldx + k] : X[k * ldx + j];
+                s += (double)A[i * K + k] * x;
+                m += fabs((double)A[i * K + k] * x);
+            }
+            want[i * N + j] = s;
+            mag[i * N + j] = m;
+        }
+    gemm(M, N, Kp, A16, lda, B, kb, accumulate, C, ldc);
+    double worst = 0.0;
+    for (size_t i = 0; i < M; i++)
+        for (size_t j = 0; j < N; j++) {
+            const double tol = (double)(K + 2) * (0x1p-24 * mag[i * N + j] + 0x1p-126);
+            const double e = fabs((double)C[i * ldc + j] - want[i * N + j]);
+            const double r = isnan(e) ? HUGE_VAL : e / tol;
+            worst = r > worst ? r : worst;
+        }
+    check_true(worst <= 1.0,
+               "%s: M %zu N %zu K %zu (packed %zu) %s %s: largest error/tolerance %.3g", name, M,
+               N, K, Kx, transposed ? "X^T" : "X", accumulate ? "C +=" : "C =", worst);
+    for (size_t i = 0; i <= M; i++)
+        for (size_t j = i < M ? N : 0; j < ldc; j++)
+            check_true(C[i * ldc + j] == -1234.5f, "%s: M %zu N %zu K %zu: C[%zu][%zu] written",
+                       name, M, N, K, i, j);
+}
+
+static void products(void **state)
+{
+    const attn_isa isa = *(const attn_isa *)*state;
+    const attn_bf16_gemm_fn gemm = attn_bf16_products_of(isa).gemm;
+#if defined(__x86_64__)
+    check_true(gemm != NULL, "%s: no bf16 products", attn_isa_name(isa));
+#endif
+    if (gemm == NULL || !attn_isa_supported(isa)) {
+        print_message("  skipped: this CPU (or OS) does not run the %s set\n", attn_isa_name(isa));
+        skip();
+    }
+    static const size_t shapes[][3] = {{1, 1, 1},    {1, 64, 32},    {5, 70, 32},
+                                       {37, 130, 64}, {33, 100, 50}, {128, 512, 128},
+                                       {64, 64, 256}, {6, 129, 2},   {31, 33, 96}};
+    test_rng rng;
+    rng_seed(&rng, 2501);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int transposed = 0; transposed < 2; transposed++)
+            for (int accumulate = 0; accumulate < 2; accumulate++)
+                for (size_t extra = 0; extra <= (transposed ? 0 : 40); extra += 40)
+                    one(gemm, attn_isa_name(isa), shapes[s][0], shapes[s][1], shapes[s][2],
+                        extra, transposed, accumulate, &rng);
+    print_message("  %s: %zu shapes within (K + 2) 2^-24 of the double reference\n",
+                  attn_isa_name(isa), sizeof shapes / sizeof shapes[0]);
+}
+
+static float float_of(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* The products' rounding of P against the reference narrowing. */
+static void rounding(void **state)
+{
+    const attn_isa isa = *(const attn_isa *)*state;
+    const attn_half_narrow_fn round = attn_bf16_products_of(isa).round;
+    if (round == NULL || !attn_isa_supported(isa)) {
+        print_message("  skipped: this CPU (or build) does not run the %s set\n",
+                      attn_isa_name(isa));
+        skip();
+    }
+    enum { N = 4099 };
+    float *x = talloc(N * sizeof(float));
+    uint16_t *got = talloc((N + 1) * sizeof(uint16_t));
+    test_rng rng;
+    rng_seed(&rng, 2502);
+    for (int pass = 0; pass < 64; pass++) {
+        for (size_t i = 0; i < N; i++) {
+            const uint32_t u = (uint32_t)rng_u64(&rng);
+            /* every class, and ties: the low 16 bits 0x8000 */
+            x[i] = float_of(i % 3 == 0 ? (u & 0xffff0000u) | 0x8000u : u);
+        }
+        const size_t n = N - (size_t)pass; /* tails of every length */
+        got[n] = 0xabcd;
+        round(x, got, n);
+        check_true(got[n] == 0xabcd, "%s: round wrote past n", attn_isa_name(isa));
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t bits = (uint32_t)got[i] << 16;
+            if (isnan(x[i])) {
+                check_true(isnan(float_of(bits)), "%s: round(NaN) = 0x%04x", attn_isa_name(isa),
+                           got[i]);
+                continue;
+            }
+            const int sub = fpclassify(x[i]) == FP_SUBNORMAL;
+            const uint16_t want = sub ? (uint16_t)(signbit(x[i]) ? 0x8000 : 0)
+                                      : half_bf16.encode(x[i]);
+            check_true(got[i] == want, "%s: round(%a) = 0x%04x, want 0x%04x", attn_isa_name(isa),
+                       (double)x[i], got[i], want);
+        }
+    }
+}
+
+/* Sets without products have none. */
+static void others_have_none(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ATTN_ISA_COUNT; i++)
+        if (i != ATTN_ISA_AVX512_BF16 && i != ATTN_ISA_AMX)
+            check_true(attn_bf16_products_of((attn_isa)i).gemm == NULL &&
+                           attn_bf16_products_of((attn_isa)i).round == NULL,
+                       "%s has bf16 products", attn_isa_name((attn_isa)i));
+}
+
+int main(void)
+{
+    static const attn_isa dot = ATTN_ISA_AVX512_BF16, amx = ATTN_ISA_AMX;
+    const struct CMUnitTest tests[] = {
+        CASE_WITH_STATE("avx512-bf16/products", products, &dot),
+        CASE_WITH_STATE("amx/products", products, &amx),
+        CASE_WITH_STATE("avx512-bf16/rounding", rounding, &dot),
+        CASE_WITH_STATE("amx/rounding", rounding, &amx),
+        cmocka_unit_test(others_have_none),
+    };
+    return cmocka_run_group_tests_name("bf16_products", tests, NULL, NULL);
+}
