@@ -89,6 +89,13 @@ static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_
         args.rows_dot_half = kv->rows_dot;
         args.rows_axpy_half = kv->rows_axpy;
     }
+#if ATTN_REAL_BITS == 32
+    /* engine/sdpa_bf16.h: a bf16 plan's packed products in bf16 */
+    if (dtype == ATTN_BF16 && kv == NULL && args.packed != NULL &&
+        args.layout.shape.hs % ATTN_BF16_K_STEP == 0 && args.panel == ATTN_BF16_NR) {
+        args.bf16 = attn_bf16_products_of(plan->isa);
+    }
+#endif
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_sdpa_forward_run)(&args, &engine);
     FN(plan_engine_done)(plan, &engine);

@@ -38,6 +38,9 @@ typedef struct FN(attn_sdpa_run_args) {
     const uint16_t *K_half, *V_half;
     attn_rows_dot_half_fn rows_dot_half;
     attn_rows_axpy_half_fn rows_axpy_half;
+    /* A bf16 plan's forward products in bf16 (engine/sdpa_bf16.h), or
+     * bf16.gemm NULL. */
+    attn_bf16_products bf16;
     const real *Q, *K, *V; /* (B,NH,Tq,hs), (B,NH_kv,Tk,hs), (B,NH_kv,Tk,hs_v) by strides */
     size_t ldq, ldk, ldv;  /* row strides: handed to BLAS */
     size_t sbq, shq, sbk, shk, sbv, shv, sbo, sho; /* sequence and head strides */

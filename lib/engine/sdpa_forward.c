@@ -18,7 +18,9 @@
  *                                undropped sum, so out = (P o M/(1-p)) V / l
  *   Y (R, hs_v) = alpha Y + P V[k0:k1]     V packed likewise
  * then out = Y / l, lse = m + log l. A causal diagonal is a triangular
- * product: no query multiplies the value of a key after it. An item split
+ * product: no query multiplies the value of a key after it (a bf16 plan on
+ * a CPU with bf16 products makes the two products in bf16, sdpa_bf16.h,
+ * the diagonal's too where its values are finite). An item split
  * over its key tiles (few items: a decode step) leaves Y, m, l of each
  * split, merged by a last phase: m = max m_s, l = sum e^(m_s - m) l_s,
  * out = sum e^(m_s - m) Y_s / l. A row whose scores reach +inf is redone
@@ -28,6 +30,7 @@
 #include <string.h>
 
 #include "engine/sdpa.h"
+#include "engine/sdpa_bf16.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
@@ -42,9 +45,11 @@ typedef struct FN(sdpa_item) {
 } FN(sdpa_item);
 
 /* The worker's tile: scores (ATTN_QUERY_BLOCK x ATTN_TILE_KEYS), output rows
- * (R, hs_v), running max, sum and alpha per row, a row of Tk. */
+ * (R, hs_v), running max, sum and alpha per row, a row of Tk, bf16 rows
+ * (ATTN_SDPA_BF16_ELEMENTS). */
 typedef struct FN(sdpa_tile) {
     real *S, *Y, *max, *sum, *alpha, *row;
+    uint16_t *rows16, *q16;
 } FN(sdpa_tile);
 
 static FN(sdpa_tile) FN(tile_of)(const FN(attn_sdpa_run_args) *a, real *work)
@@ -56,6 +61,8 @@ static FN(sdpa_tile) FN(tile_of)(const FN(attn_sdpa_run_args) *a, real *work)
     t.sum = t.max + ATTN_QUERY_BLOCK;
     t.alpha = t.sum + ATTN_QUERY_BLOCK;
     t.row = t.alpha + ATTN_QUERY_BLOCK;
+    t.rows16 = (uint16_t *)(void *)(t.row + a->layout.shape.Tk);
+    t.q16 = t.rows16 + (size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS;
     return t;
 }
 
@@ -121,7 +128,8 @@ static const real *FN(packed_keys)(const FN(attn_sdpa_run_args) *a, const FN(sdp
  * there is one; for a single query (its heads' rows shq apart) with the
  * few-row kernel, every key read once for all the rows. */
 static void FN(item_scores)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
-                            const FN(sdpa_item) *it, size_t k0, size_t kc, real *S)
+                            const FN(sdpa_item) *it, size_t k0, size_t kc, real *S,
+                            uint16_t *q16, int q16_ready)
 {
     const size_t hs = a->layout.shape.hs;
     const real *packed = FN(packed_keys)(a, it, k0);
@@ -134,6 +142,11 @@ static void FN(item_scores)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
             FN(attn_sdpa_rows_dot)(a, 1, MIN((size_t)ATTN_ROWS_MAX, it->heads - h), kc,
                                    FN(attn_sdpa_q)(a, it->b, it->h0 + h, it->t0), a->shq, it->b,
                                    it->g, k0, S + h * kc, kc);
+    } else if (a->bf16.gemm != NULL && packed != NULL) {
+        const size_t each = (q16_ready ? attn_sdpa_round_up(it->queries, ATTN_BF16_M_STEP) : 0);
+        for (size_t h = 0; h < it->heads; h++)
+            FN(attn_sdpa_bf16_scores)(a, it->b, it->g, it->h0 + h, it->t0, it->queries, k0, kc,
+                                      S + h * it->queries * kc, q16 + h * each * hs, q16_ready);
     } else {
         const real *K = FN(attn_sdpa_k)(a, it->b, it->g, k0);
         for (size_t h = 0; h < it->heads; h++)
@@ -196,7 +209,12 @@ static void FN(add_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *m
         return;
     const real *packed = FN(attn_sdpa_packed_v)(a, it->b * a->layout.shape.NH_kv + it->g);
     const size_t L = a->key_lengths != NULL ? a->key_lengths[it->b] : a->layout.shape.Tk;
-    if (packed != NULL && key % ATTN_GEMM_KC == 0 && (n % ATTN_GEMM_KC == 0 || key + n == L))
+    if (a->bf16.gemm != NULL && packed != NULL && key % ATTN_GEMM_KC == 0 &&
+        FN(attn_sdpa_bf16_values)(a, it->b, it->g, key, rows, n, w->S + r0 * kc + c0, kc,
+                                  w->Y + r0 * hs_v, w->rows16))
+        return;
+    if (packed != NULL && a->bf16.gemm == NULL && key % ATTN_GEMM_KC == 0 &&
+        (n % ATTN_GEMM_KC == 0 || key + n == L))
         packed += key * attn_sdpa_round_up(hs_v, a->panel);
     else
         packed = NULL;
@@ -238,15 +256,21 @@ static void FN(item_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
         const size_t first = (size_t)(u - d), strip = (size_t)(wnd - u), c = (size_t)u - k0;
         for (size_t h = 0; h < it->heads; h++) {
             const size_t r0 = h * nq;
+            flops += attn_product_flops(strip, hs_v, (strip + 1) / 2) +
+                     attn_product_flops(nq - first, hs_v, c) +
+                     attn_product_flops(nq - first - strip, hs_v, strip);
+            /* bf16: one product, the diagonal's zero weights included */
+            if (a->bf16.gemm != NULL &&
+                FN(attn_sdpa_bf16_values)(a, it->b, it->g, k0, nq - first, c + strip,
+                                          w->S + (r0 + first) * kc, kc,
+                                          w->Y + (r0 + first) * hs_v, w->rows16))
+                continue;
             FN(attn_mm_lower)(mm, strip, hs_v, w->S + (r0 + first) * kc + c, kc,
                               FN(attn_sdpa_v)(a, it->b, it->g, (size_t)u), a->ldv,
                               w->Y + (r0 + first) * hs_v, hs_v);
             FN(add_values)(a, mm, it, k0, kc, r0 + first, nq - first, 0, c, w);
             FN(add_values)(a, mm, it, k0, kc, r0 + first + strip, nq - first - strip, c, strip,
                            w);
-            flops += attn_product_flops(strip, hs_v, (strip + 1) / 2) +
-                     attn_product_flops(nq - first, hs_v, c) +
-                     attn_product_flops(nq - first - strip, hs_v, strip);
         }
     } else {
         flops = attn_product_flops(it->rows, hs_v, kc);
@@ -335,10 +359,13 @@ static void FN(forward_item)(void *context, size_t index, unsigned worker)
     const size_t low = (size_t)it.kmin / ATTN_TILE_KEYS;
     const size_t tiles = it.kmax > it.kmin ? high - low + 1 : 0;
     const size_t m0 = it.split * tiles / splits, m1 = (it.split + 1) * tiles / splits;
+    const int q16_ready = a->bf16.gemm != NULL && a->packed != NULL && m1 > m0 &&
+                          FN(attn_sdpa_bf16_queries)(a, it.b, it.h0, it.heads, it.t0, it.queries,
+                                                     w.q16);
     for (size_t m = m0; m < m1; m++) {
         const size_t k0 = MAX((high - m) * ATTN_TILE_KEYS, (size_t)it.kmin);
         const size_t k1 = MIN((high - m + 1) * ATTN_TILE_KEYS, (size_t)it.kmax);
-        FN(item_scores)(a, &mm, &it, k0, k1 - k0, w.S);
+        FN(item_scores)(a, &mm, &it, k0, k1 - k0, w.S, w.q16, q16_ready);
         FN(item_softmax)(a, &mm, &it, k0, k1 - k0, m == m0, &w);
         FN(item_values)(a, &mm, &it, k0, k1 - k0, &w);
     }
@@ -403,8 +430,12 @@ static void FN(merge_item)(void *context, size_t index, unsigned worker)
 static void FN(pack_item)(void *context, size_t item, unsigned worker)
 {
     const FN(sdpa_forward_phase) *f = context;
-    ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_PACK, 0.0,
-                  FN(attn_sdpa_pack_item)(f->a, f->e, item, 0));
+    if (f->a->bf16.gemm != NULL)
+        ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_PACK, 0.0,
+                      FN(attn_sdpa_pack_bf16)(f->a, item));
+    else
+        ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_PACK, 0.0,
+                      FN(attn_sdpa_pack_item)(f->a, f->e, item, 0));
 }
 
 void FN(attn_sdpa_forward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e)

@@ -179,12 +179,19 @@ static inline size_t attn_sdpa_partial_elements(const attn_sdpa_layout *l)
     return l->shape.hs_v + 2;
 }
 
+/* Elements (of any precision: at least 4 bytes) holding a bf16 plan's
+ * rows in bf16 for the bf16 products (engine/sdpa_bf16.h): P, up to
+ * ATTN_QUERY_BLOCK rows of ATTN_TILE_KEYS, then an item's Q rows, up to
+ * ATTN_SDPA_BF16_Q bf16 numbers. */
+#define ATTN_SDPA_BF16_Q ((size_t)2 * ATTN_QUERY_BLOCK * ATTN_GEMM_KC)
+#define ATTN_SDPA_BF16_ELEMENTS (((size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS + ATTN_SDPA_BF16_Q) / 2)
+
 /* Elements of a worker's tile: the scores (ATTN_SDPA_SCORES_ELEMENTS), the
- * item's output rows, three statistics per row, and one row of Tk scores (a
- * row recomputed alone). */
+ * item's output rows, three statistics per row, one row of Tk scores (a
+ * row recomputed alone) and the bf16 rows. */
 static inline size_t attn_sdpa_tile_elements(const attn_sdpa_layout *l)
 {
-    return ATTN_SDPA_SCORES_ELEMENTS +
+    return ATTN_SDPA_SCORES_ELEMENTS + ATTN_SDPA_BF16_ELEMENTS +
            (size_t)ATTN_QUERY_BLOCK * l->shape.hs_v + 3 * (size_t)ATTN_QUERY_BLOCK +
            l->shape.Tk;
 }

@@ -64,7 +64,8 @@ static int sdpa_worker_elements(const attn_sdpa_layout *l, size_t *pack, size_t 
     largest = largest > ATTN_TILE_KEYS ? largest : ATTN_TILE_KEYS;
     /* attn_sdpa_tile_elements, checked */
     size_t tile, head_rows;
-    const size_t fixed = ATTN_SDPA_SCORES_ELEMENTS + 3 * (size_t)ATTN_QUERY_BLOCK;
+    const size_t fixed =
+        ATTN_SDPA_SCORES_ELEMENTS + ATTN_SDPA_BF16_ELEMENTS + 3 * (size_t)ATTN_QUERY_BLOCK;
     if (!attn_mul(ATTN_QUERY_BLOCK, s.hs_v, &head_rows) || !attn_add(head_rows, s.Tk, &tile) ||
         !attn_add(tile, fixed + 2 * ATTN_WORKER_ROUND, &tile))
         return 0;

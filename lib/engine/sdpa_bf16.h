@@ -1,0 +1,167 @@
+/*
+ * A bf16 plan's forward products on a CPU with bf16 products (kernels.h,
+ * attn_bf16_products: the avx512-bf16 and amx sets): the float engine of
+ * sdpa_forward.c with its two products in bf16. Shapes, per item and key
+ * tile [k0, k0 + kc):
+ *   S (queries, kc) = Q_h (queries, hs) K[k0:k0+kc]^T   per head; Q rows
+ *                     rounded to bf16 (exact but for subnormals, which the
+ *                     instructions take for zero anyway), K^T packed in bf16
+ *                     once per call
+ *   Y (rows, hs_v) += P (rows, n) V[key:key+n]          P rounded to bf16
+ *                     (nearest even: attn.h's u_P), V packed in bf16 in the
+ *                     float pack's K blocks of ATTN_GEMM_KC keys
+ * with float sums. The packs take the place of the float ones (half their
+ * size; sdpa_layout.h sizes them); the last element of each (b, g)'s V
+ * region, which they leave free, holds whether its values below L_b are
+ * all finite. An item's Q rows are rounded once (each head's rows padded
+ * to ATTN_BF16_M_STEP) when they fit ATTN_SDPA_BF16_Q, else per tile. The
+ * products read whole tiles: P's columns are padded with zeros to
+ * ATTN_BF16_K_STEP keys, and those keys' values (below L_b) must be finite
+ * (0 x inf would make a NaN no key of the row's put there); the causal
+ * diagonal's keys too, to be multiplied by the zero weights of the queries
+ * before them in one product. Where a (b, g) has a value that is not, the
+ * float path of sdpa_forward.c runs on the widened copies.
+ * Used when run_args.bf16.gemm is set (sdpa_exec.c: a bf16 plan's forward
+ * of several queries on its own threads, hs a multiple of
+ * ATTN_BF16_K_STEP). Compiled into the float engine only: the double one
+ * has no bf16 plans (bf16.gemm is NULL there).
+ */
+#ifndef ATTN_SDPA_BF16_H
+#define ATTN_SDPA_BF16_H
+
+#include <string.h>
+
+#include "engine/sdpa.h"
+
+_Static_assert(ATTN_GEMM_KC % ATTN_BF16_K_STEP == 0 && ATTN_QUERY_BLOCK % ATTN_BF16_M_STEP == 0,
+               "K blocks and query blocks hold whole tiles of the bf16 products");
+
+static inline size_t FN(bf16_round_up)(size_t n, size_t m)
+{
+    return (n + m - 1) / m * m;
+}
+
+static inline size_t FN(bf16_length)(const FN(attn_sdpa_run_args) *a, size_t b)
+{
+    return a->key_lengths != NULL ? a->key_lengths[b] : a->layout.shape.Tk;
+}
+
+/* The bf16 pack of V's K block from key k0 of (b, g), and its packed K. */
+static inline const uint16_t *FN(bf16_v_block)(const FN(attn_sdpa_run_args) *a, size_t b,
+                                               size_t g, size_t k0, size_t *kb)
+{
+    const attn_sdpa_shape *s = &a->layout.shape;
+    const size_t L = FN(bf16_length)(a, b);
+    *kb = FN(bf16_round_up)(L - k0 < ATTN_GEMM_KC ? L - k0 : ATTN_GEMM_KC, ATTN_BF16_K_STEP);
+    return (const uint16_t *)(const void *)(FN(attn_sdpa_packed_v)(a, b * s->NH_kv + g) +
+                                            k0 * FN(bf16_round_up)(s->hs_v, a->panel));
+}
+
+/* The flag of (b, g): whether its values below L_b are all finite. */
+static inline real *FN(bf16_finite_flag)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g)
+{
+    return FN(attn_sdpa_packed_v)(a, b * a->layout.shape.NH_kv + g) + a->packs.v_each - 1;
+}
+
+/* Item: the bf16 packs of (b, g) = item, keys below L_b: K^T from key 0
+ * (the panel of key j at j * hs), V in K blocks; its flag. */
+static inline void FN(attn_sdpa_pack_bf16)(const FN(attn_sdpa_run_args) *a, size_t item)
+{
+#if ATTN_REAL_BITS == 32
+    const attn_sdpa_shape *s = &a->layout.shape;
+    const size_t b = item / s->NH_kv, g = item % s->NH_kv, L = FN(bf16_length)(a, b);
+    int finite = 1;
+    for (size_t j = 0; j < L; j++) {
+        const real *v = FN(attn_sdpa_v)(a, b, g, j);
+        for (size_t c = 0; c < s->hs_v; c++)
+            finite &= v[c] - v[c] == REAL_C(0.0); /* NaN for an infinite or NaN value */
+    }
+    *FN(bf16_finite_flag)(a, b, g) = finite ? REAL_C(1.0) : REAL_C(0.0);
+    attn_bf16_pack_transposed(L, s->hs, FN(attn_sdpa_k)(a, b, g, 0), a->ldk,
+                              (uint16_t *)(void *)FN(attn_sdpa_packed_kt)(a, item));
+    for (size_t k0 = 0; k0 < L; k0 += ATTN_GEMM_KC) {
+        size_t kb;
+        uint16_t *block = (uint16_t *)(uintptr_t)FN(bf16_v_block)(a, b, g, k0, &kb);
+        attn_bf16_pack(L - k0 < ATTN_GEMM_KC ? L - k0 : ATTN_GEMM_KC, s->hs_v,
+                       FN(attn_sdpa_v)(a, b, g, k0), a->ldv, block);
+    }
+#else
+    (void)a, (void)item;
+#endif
+}
+
+/* rows x n of x (rows ldx apart) as bf16 rows np = n rounded up to
+ * ATTN_BF16_K_STEP apart, zero past n and in the rows after `rows` up to
+ * ATTN_BF16_M_STEP. */
+static inline void FN(bf16_rows)(const FN(attn_sdpa_run_args) *a, size_t rows, size_t n,
+                                 const real *x, size_t ldx, uint16_t *dst)
+{
+#if ATTN_REAL_BITS == 32
+    const size_t np = FN(bf16_round_up)(n, ATTN_BF16_K_STEP);
+    for (size_t r = 0; r < rows; r++) {
+        a->bf16.round(x + r * ldx, dst + r * np, n);
+        memset(dst + r * np + n, 0, (np - n) * sizeof(uint16_t));
+    }
+    const size_t padded = FN(bf16_round_up)(rows, ATTN_BF16_M_STEP);
+    memset(dst + rows * np, 0, (padded - rows) * np * sizeof(uint16_t));
+#else
+    (void)a, (void)rows, (void)n, (void)x, (void)ldx, (void)dst;
+#endif
+}
+
+/* The item's Q rows, heads [h0, h0 + heads) of queries [t0, t0 + queries)
+ * of sequence b, into q16 (head i's rows at i * rows_each * hs), or false
+ * when they do not fit. */
+static inline int FN(attn_sdpa_bf16_queries)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h0,
+                                             size_t heads, size_t t0, size_t queries,
+                                             uint16_t *q16)
+{
+    const size_t hs = a->layout.shape.hs;
+    const size_t each = FN(bf16_round_up)(queries, ATTN_BF16_M_STEP) * hs;
+    if (heads * each > ATTN_SDPA_BF16_Q)
+        return 0;
+    for (size_t i = 0; i < heads; i++)
+        FN(bf16_rows)(a, queries, hs, FN(attn_sdpa_q)(a, b, h0 + i, t0), a->ldq, q16 + i * each);
+    return 1;
+}
+
+/* S (queries, kc) of head h0 + i = Q rows K[k0, k0 + kc)^T from the bf16
+ * pack (k0 a multiple of the panel); Q's rows from q16 (converted: `ready`)
+ * or rounded now into it. */
+static inline void FN(attn_sdpa_bf16_scores)(const FN(attn_sdpa_run_args) *a, size_t b,
+                                             size_t g, size_t h, size_t t0, size_t queries,
+                                             size_t k0, size_t kc, real *S, uint16_t *q16,
+                                             int ready)
+{
+    const attn_sdpa_shape *s = &a->layout.shape;
+    const uint16_t *kt =
+        (const uint16_t *)(const void *)FN(attn_sdpa_packed_kt)(a, b * s->NH_kv + g);
+    if (!ready)
+        FN(bf16_rows)(a, queries, s->hs, FN(attn_sdpa_q)(a, b, h, t0), a->ldq, q16);
+    a->bf16.gemm(queries, kc, s->hs, q16, s->hs, kt + k0 * s->hs, s->hs, 0, (float *)S, kc);
+}
+
+/* Y (rows, hs_v) += P (rows, n; ldp) V[key, key + n) from the bf16 pack,
+ * key a multiple of ATTN_GEMM_KC, other keys' values below L_b multiplied
+ * by zeros of P as well (the padding, a causal diagonal's). False, with
+ * nothing done, when (b, g) has a value that is not finite. */
+static inline int FN(attn_sdpa_bf16_values)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g,
+                                            size_t key, size_t rows, size_t n, const real *P,
+                                            size_t ldp, real *Y, uint16_t *rows16)
+{
+    const size_t np = FN(bf16_round_up)(n, ATTN_BF16_K_STEP);
+    if (*FN(bf16_finite_flag)(a, b, g) == REAL_C(0.0))
+        return 0;
+    FN(bf16_rows)(a, rows, n, P, ldp, rows16);
+    for (size_t k = 0; k < n; k += ATTN_GEMM_KC) {
+        size_t kb;
+        const uint16_t *block = FN(bf16_v_block)(a, b, g, key + k, &kb);
+        const size_t K = FN(bf16_round_up)(n - k < ATTN_GEMM_KC ? n - k : ATTN_GEMM_KC,
+                                           ATTN_BF16_K_STEP);
+        a->bf16.gemm(rows, a->layout.shape.hs_v, K, rows16 + k, np, block, kb, 1, (float *)Y,
+                     a->layout.shape.hs_v);
+    }
+    return 1;
+}
+
+#endif /* ATTN_SDPA_BF16_H */
