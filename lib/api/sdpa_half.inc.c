@@ -11,7 +11,8 @@
  * its half arrays widened into the plan's float copies (plan.h,
  * ATTN_BUF_STAGE_*: dense (B,T,NH,hs) rows), the float engine run on them
  * (sdpa_exec.h), and out or the gradients narrowed back through the
- * caller's strides: each element rounded once.
+ * caller's strides: each element rounded once. The conversions run on the
+ * plan's threads, in chunks of rows.
  */
 #include <stdint.h>
 
@@ -19,6 +20,7 @@
 
 #include "api/sdpa_check.h"
 #include "api/sdpa_exec.h"
+#include "engine/shared_threads.h"
 #include "kernels/kernels.h"
 #include "plan/plan.h"
 
@@ -46,36 +48,77 @@ static size_t HN(dense_at)(const HN(half_rows) *r, size_t b, size_t h, size_t t)
     return ((b * r->all_rows + t) * r->heads + h) * r->width;
 }
 
-static void HN(widen_rows)(const HN(half_rows) *r, const HALF *src, float *dst,
-                           attn_half_widen_fn widen)
+/* Rows [t0, t1) of sequence b widened (widen set) or narrowed. */
+static void HN(convert_rows)(const HN(half_rows) *r, size_t b, size_t t0, size_t t1,
+                             const uint16_t *half_src, uint16_t *half_dst, const float *src,
+                             float *dst, attn_half_widen_fn widen, attn_half_narrow_fn narrow)
 {
-    const uint16_t *bits = (const uint16_t *)src;
     const int heads_run = r->st.sh == r->width; /* one call for a row of every head */
-    for (size_t b = 0; b < r->B; b++)
-        for (size_t t = 0; t < HN(rows_of)(r, b); t++) {
-            const uint16_t *row = bits + b * r->st.sb + t * r->st.ld;
-            if (heads_run)
-                widen(row, dst + HN(dense_at)(r, b, 0, t), r->heads * r->width);
+    const size_t n = heads_run ? r->heads * r->width : r->width;
+    for (size_t t = t0; t < t1; t++)
+        for (size_t h = 0; h < (heads_run ? 1 : r->heads); h++) {
+            const size_t at = b * r->st.sb + t * r->st.ld + h * r->st.sh;
+            if (widen != NULL)
+                widen(half_src + at, dst + HN(dense_at)(r, b, h, t), n);
             else
-                for (size_t h = 0; h < r->heads; h++)
-                    widen(row + h * r->st.sh, dst + HN(dense_at)(r, b, h, t), r->width);
+                narrow(src + HN(dense_at)(r, b, h, t), half_dst + at, n);
         }
 }
 
-static void HN(narrow_rows)(const HN(half_rows) *r, const float *src, HALF *dst,
-                            attn_half_narrow_fn narrow)
+/* One array's conversion, in chunks of CHUNK_ROWS rows of a sequence. */
+enum { CHUNK_ROWS = 16 };
+typedef struct HN(conversion) {
+    const HN(half_rows) *r;
+    const uint16_t *half_src;
+    uint16_t *half_dst;
+    const float *src;
+    float *dst;
+    attn_half_widen_fn widen;
+    attn_half_narrow_fn narrow;
+    size_t chunks; /* per sequence */
+} HN(conversion);
+
+static void HN(convert_chunk)(void *context, size_t item, unsigned worker)
 {
-    uint16_t *bits = (uint16_t *)dst;
-    const int heads_run = r->st.sh == r->width;
-    for (size_t b = 0; b < r->B; b++)
-        for (size_t t = 0; t < HN(rows_of)(r, b); t++) {
-            uint16_t *row = bits + b * r->st.sb + t * r->st.ld;
-            if (heads_run)
-                narrow(src + HN(dense_at)(r, b, 0, t), row, r->heads * r->width);
-            else
-                for (size_t h = 0; h < r->heads; h++)
-                    narrow(src + HN(dense_at)(r, b, h, t), row + h * r->st.sh, r->width);
-        }
+    const HN(conversion) *c = context;
+    const size_t b = item / c->chunks, t0 = item % c->chunks * CHUNK_ROWS;
+    const size_t rows = HN(rows_of)(c->r, b);
+    (void)worker;
+    if (t0 < rows)
+        HN(convert_rows)(c->r, b, t0, t0 + CHUNK_ROWS < rows ? t0 + CHUNK_ROWS : rows, c->half_src,
+                         c->half_dst, c->src, c->dst, c->widen, c->narrow);
+}
+
+/* The conversion on the plan's threads (its own pool or the shared one when
+ * free; else the caller's alone). */
+static void HN(convert)(const attn_plan *plan, HN(conversion) *c)
+{
+    c->chunks = (c->r->all_rows + CHUNK_ROWS - 1) / CHUNK_ROWS;
+    if (c->r->B * c->chunks <= 1) { /* a decode step's rows: no threads */
+        for (size_t b = 0; b < c->r->B; b++)
+            HN(convert_chunk)(c, b * c->chunks, 0);
+        return;
+    }
+    attn_pool *pool = plan->alone                          ? NULL
+                      : plan->shared && plan->threads > 1 ? attn_shared_pool_acquire()
+                                                          : plan->pool;
+    attn_pool_run(pool, c->r->B * c->chunks, HN(convert_chunk), c);
+    if (plan->shared && !plan->alone)
+        attn_shared_pool_release(pool);
+}
+
+static void HN(widen_rows)(const attn_plan *plan, const HN(half_rows) *r, const HALF *src,
+                           float *dst, attn_half_widen_fn widen)
+{
+    HN(conversion) c = {r, (const uint16_t *)src, NULL, NULL, dst, widen, NULL, 0};
+    HN(convert)(plan, &c);
+}
+
+static void HN(narrow_rows)(const attn_plan *plan, const HN(half_rows) *r, const float *src,
+                            HALF *dst, attn_half_narrow_fn narrow)
+{
+    HN(conversion) c = {r, NULL, (uint16_t *)dst, src, NULL, NULL, narrow, 0};
+    HN(convert)(plan, &c);
 }
 
 /* The rows of array `array` (ATTN_SDPA_Q...) of the call; keys only below
@@ -102,12 +145,12 @@ static attn_sdpa_args_f32 HN(staged)(attn_plan *plan, const HN(half_args) *a,
     float *K = attn_plan_buffer(plan, ATTN_BUF_STAGE_K);
     float *V = attn_plan_buffer(plan, ATTN_BUF_STAGE_V);
     const HN(half_rows) q = HN(rows)(plan, x, ATTN_SDPA_Q, NULL);
-    HN(widen_rows)(&q, a->Q, Q, widen);
+    HN(widen_rows)(plan, &q, a->Q, Q, widen);
     if (!in_place) {
         const HN(half_rows) k = HN(rows)(plan, x, ATTN_SDPA_K, a->key_lengths);
         const HN(half_rows) v = HN(rows)(plan, x, ATTN_SDPA_V, a->key_lengths);
-        HN(widen_rows)(&k, a->K, K, widen); /* keys j >= L_b are never read */
-        HN(widen_rows)(&v, a->V, V, widen);
+        HN(widen_rows)(plan, &k, a->K, K, widen); /* keys j >= L_b are never read */
+        HN(widen_rows)(plan, &v, a->V, V, widen);
     }
     const attn_sdpa_args_f32 f = {
         .Q = Q, .K = K, .V = V,
@@ -138,7 +181,7 @@ attn_status HN(attn_sdpa_forward)(attn_plan *plan, const HN(half_args) *a)
     status = attn_sdpa_forward_staged(plan, &f, in_place ? &kv : NULL);
     if (status == ATTN_OK) {
         const HN(half_rows) o = HN(rows)(plan, &x, ATTN_SDPA_OUT, NULL);
-        HN(narrow_rows)(&o, f.out, a->out, hk.narrow);
+        HN(narrow_rows)(plan, &o, f.out, a->out, hk.narrow);
     }
     return status;
 }
@@ -168,13 +211,13 @@ attn_status HN(attn_sdpa_backward)(attn_plan *plan, const HN(half_args) *a, cons
     attn_sdpa_args_f32 f_out = f;
     f_out.lse = NULL;
     status = attn_sdpa_forward_staged(plan, &f_out, NULL);
-    HN(widen_rows)(&o, dout, dout_f, cv.widen);
+    HN(widen_rows)(plan, &o, dout, dout_f, cv.widen);
     if (status == ATTN_OK)
         status = attn_sdpa_backward_staged(plan, &f, dout_f, dQ_f, dK_f, dV_f);
     if (status == ATTN_OK) {
-        HN(narrow_rows)(&q, dQ_f, dQ, cv.narrow);
-        HN(narrow_rows)(&k, dK_f, dK, cv.narrow); /* rows j >= L_b: 0 */
-        HN(narrow_rows)(&v, dV_f, dV, cv.narrow);
+        HN(narrow_rows)(plan, &q, dQ_f, dQ, cv.narrow);
+        HN(narrow_rows)(plan, &k, dK_f, dK, cv.narrow); /* rows j >= L_b: 0 */
+        HN(narrow_rows)(plan, &v, dV_f, dV, cv.narrow);
     }
     return status;
 }
