@@ -142,15 +142,16 @@ static inline void FN(attn_sdpa_bf16_scores)(const FN(attn_sdpa_run_args) *a, si
 }
 
 /* Y (rows, hs_v) += P (rows, n; ldp) V[key, key + n) from the bf16 pack,
- * key a multiple of ATTN_GEMM_KC, other keys' values below L_b multiplied
- * by zeros of P as well (the padding, a causal diagonal's). False, with
- * nothing done, when (b, g) has a value that is not finite. */
+ * other keys' values below L_b multiplied by zeros of P as well (the
+ * padding, a causal diagonal's). False, with nothing done, when key starts
+ * no K block of the pack (a window's first tile) or (b, g) has a value that
+ * is not finite. */
 static inline int FN(attn_sdpa_bf16_values)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g,
                                             size_t key, size_t rows, size_t n, const real *P,
                                             size_t ldp, real *Y, uint16_t *rows16)
 {
     const size_t np = FN(bf16_round_up)(n, ATTN_BF16_K_STEP);
-    if (*FN(bf16_finite_flag)(a, b, g) == REAL_C(0.0))
+    if (key % ATTN_GEMM_KC != 0 || *FN(bf16_finite_flag)(a, b, g) == REAL_C(0.0))
         return 0;
     FN(bf16_rows)(a, rows, n, P, ldp, rows16);
     for (size_t k = 0; k < n; k += ATTN_GEMM_KC) {

@@ -209,7 +209,7 @@ static void FN(add_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *m
         return;
     const real *packed = FN(attn_sdpa_packed_v)(a, it->b * a->layout.shape.NH_kv + it->g);
     const size_t L = a->key_lengths != NULL ? a->key_lengths[it->b] : a->layout.shape.Tk;
-    if (a->bf16.gemm != NULL && packed != NULL && key % ATTN_GEMM_KC == 0 &&
+    if (a->bf16.gemm != NULL && packed != NULL &&
         FN(attn_sdpa_bf16_values)(a, it->b, it->g, key, rows, n, w->S + r0 * kc + c0, kc,
                                   w->Y + r0 * hs_v, w->rows16))
         return;
@@ -260,7 +260,7 @@ static void FN(item_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
                      attn_product_flops(nq - first, hs_v, c) +
                      attn_product_flops(nq - first - strip, hs_v, strip);
             /* bf16: one product, the diagonal's zero weights included */
-            if (a->bf16.gemm != NULL &&
+            if (a->bf16.gemm != NULL && a->packed != NULL &&
                 FN(attn_sdpa_bf16_values)(a, it->b, it->g, k0, nq - first, c + strip,
                                           w->S + (r0 + first) * kc, kc,
                                           w->Y + (r0 + first) * hs_v, w->rows16))

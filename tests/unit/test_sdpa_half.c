@@ -441,6 +441,12 @@ static const hcase long_cases[] = {
      2, 1, 1000, 64, 0, C, 0, len_cache, HM_NONE, 0, HL_CACHE, 1, 1},
     {"decode: Tq 4 (speculative), window 64, in a cache", 1, 8, 2, 4, 700, 32, 48, C, 64, NULL,
      HM_NONE, 0, HL_CACHE, 1, 1},
+    /* prefills of 128 queries and more on own threads: on the amx and
+     * avx512-bf16 sets a bf16 plan multiplies in bf16 (engine/sdpa_bf16.h) */
+    {"prefill 200, not causal, key-padding mask, GQA 8/2, hs_v 96", 1, 8, 2, 200, 200, 64, 96,
+     0, 0, NULL, HM_KEYPAD, 0, HL_DENSE, 1, 0},
+    {"prefill 192, causal window 100, MHA in (B,NH,T,hs)", 1, 2, 2, 192, 192, 32, 0, C, 100,
+     NULL, HM_NONE, 0, HL_BHSD, 1, 0},
     {"prefill 300 (beyond a tile), GQA 4/2, causal", 1, 4, 2, 300, 300, 64, 0, C, 0, NULL,
      HM_NONE, 0, HL_DENSE, 1, 1},
     /* sanitizer and unoptimized builds, valgrind, ATTN_SDPA_SHORT=1 (sdpa_calls.h) */
@@ -487,9 +493,14 @@ static void special_rows(void **state)
 /* ---- NaN confinement ---------------------------------------------------------------------- */
 
 static const size_t len_nan[2] = {24, 10}, len_nan_decode[1] = {2000};
+static const size_t len_nan_prefill[2] = {150, 97};
 static const hcase nan_cases[] = {
     {"GQA 8/2, causal, lengths 24 and 10 of 24", 2, 8, 2, 6, 24, 16, 0, C, 0, len_nan, HM_NONE,
      0, HL_DENSE, 1, 1},
+    /* bf16 products (amx, avx512-bf16): NaN keys past each length never
+     * multiplied, not even by the zeros that pad P to whole tiles */
+    {"prefill 160, GQA 8/2, causal, lengths 150 and 97 of 160", 2, 8, 2, 160, 160, 32, 0, C, 0,
+     len_nan_prefill, HM_NONE, 0, HL_DENSE, 1, 1},
     {"decode split, GQA 8/2, length 2000 of 3000", 1, 8, 2, 1, 3000, 64, 0, C, 0,
      len_nan_decode, HM_NONE, 0, HL_BHSD, 1, 1},
 };
