@@ -36,19 +36,27 @@ extern "C" {
  * u_P = u (bf16), 0 (f16), the max over the row's visible keys, eta half
  * the smallest subnormal of the type (2^-134 bf16, 2^-25 f16: results in
  * the subnormal range round on its absolute grid); lse within
- * 4 g + 2^-23 |lse| of its exact value. The scale's limit is float's
+ * 4 g + 2^-23 |lse| of its exact value. Where the products are made in
+ * bf16 (below), the instructions take subnormal inputs and sums for zero:
+ * g then gains 2^-126 d scale (1 + max|Q| + max|K|), and the bound
+ * (n + 1) 2^-126 (1 + max_j |V_jc|). The scale's limit is float's
  * (FLT_MAX): the scores are floats. The backward computes in float from
  * the half inputs and dout: out recomputed in float (a->out is checked,
  * not read), so the row sums <dout, out> carry no rounding of out; each
  * gradient rounded once.
  *
- * On this version every kernel set runs them on the float engine. A call
- * of one query (a decode step) reads K and V in place in 16 bits, widened
- * in registers by the few-row kernels; other calls widen the half inputs
- * they read (keys below each key length only) into the plan's float
- * copies, and out or the gradients are rounded back from float ones. A
- * half plan therefore holds, beside a float plan's memory, float copies
- * of Q, K, V and out (B*(NH*Tq*(hs+hs_v) + NH_kv*Tk*(hs+hs_v))
+ * Kernels: a call of one query (a decode step) reads K and V in place in
+ * 16 bits, widened in registers by the few-row kernels; other calls widen
+ * the half inputs they read (keys below each key length only) into the
+ * plan's float copies, on the plan's threads, and out or the gradients are
+ * rounded back from float ones. A bf16 forward of 128 queries or more on
+ * attn's own threads, hs a multiple of 32, multiplies Q K^T and P V in bf16
+ * with float sums where attn_simd_name() is "amx" (AMX-BF16 tiles: Intel
+ * Sapphire Rapids on) or "avx512-bf16" (vdpbf16ps: the default on AMD Zen
+ * 4/5; Intel issues it at half its float FMA rate); a (b, g) with a value
+ * that is not finite takes the float products. Everything else runs on the
+ * float engine. A half plan holds, beside a float plan's memory, float
+ * copies of Q, K, V and out (B*(NH*Tq*(hs+hs_v) + NH_kv*Tk*(hs+hs_v))
  * floats), in training twice that. */
 typedef struct attn_bf16 {
     uint16_t bits;
