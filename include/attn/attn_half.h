@@ -43,19 +43,23 @@ extern "C" {
  * (FLT_MAX): the scores are floats. The backward computes in float from
  * the half inputs and dout: out recomputed in float (a->out is checked,
  * not read), so the row sums <dout, out> carry no rounding of out; each
- * gradient rounded once.
+ * gradient rounded once. Where its products are made in bf16 (below), P
+ * and dS are rounded to bf16 before them, as PyTorch's flash backward
+ * does: each gradient element gains u_P times the sum of the magnitudes
+ * of its terms.
  *
  * Kernels: a call of one query (a decode step) reads K and V in place in
  * 16 bits, widened in registers by the few-row kernels; other calls widen
  * the half inputs they read (keys below each key length only) into the
  * plan's float copies, on the plan's threads, and out or the gradients are
- * rounded back from float ones. A bf16 forward of 128 queries or more on
- * attn's own threads, hs a multiple of 32, multiplies Q K^T and P V in bf16
- * with float sums where attn_simd_name() is "amx" (AMX-BF16 tiles: Intel
+ * rounded back from float ones. A bf16 forward or backward of 128 queries
+ * or more on attn's own threads, hs (and, backward, hs_v) a multiple of 32,
+ * makes its products in bf16 with float sums where attn_simd_name() is
+ * "amx" (AMX-BF16 tiles: Intel
  * Sapphire Rapids on) or "avx512-bf16" (vdpbf16ps: the default on AMD Zen
  * 4/5; Intel issues it at half its float FMA rate); a (b, g) with a value
- * that is not finite takes the float products. Everything else runs on the
- * float engine. A half plan holds, beside a float plan's memory, float
+ * (V, backward K too) that is not finite takes the float products.
+ * Everything else runs on the float engine. A half plan holds, beside a float plan's memory, float
  * copies of Q, K, V and out (B*(NH*Tq*(hs+hs_v) + NH_kv*Tk*(hs+hs_v))
  * floats), in training twice that. */
 typedef struct attn_bf16 {

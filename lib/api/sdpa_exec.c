@@ -117,6 +117,13 @@ static attn_status FN(backward_as)(attn_plan *plan, const FN(sdpa_args) *a, cons
     args.dQ = dQ;
     args.dK = dK;
     args.dV = dV;
+#if ATTN_REAL_BITS == 32
+    /* engine/sdpa_bf16_backward.h: a bf16 plan's products in bf16 */
+    if (dtype == ATTN_BF16 && args.packed != NULL &&
+        args.layout.shape.hs % ATTN_BF16_K_STEP == 0 &&
+        args.layout.shape.hs_v % ATTN_BF16_K_STEP == 0 && args.panel == ATTN_BF16_NR)
+        args.bf16 = attn_bf16_products_of(plan->isa);
+#endif
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_sdpa_backward_run)(&args, &engine);
     FN(plan_engine_done)(plan, &engine);

@@ -26,11 +26,14 @@
  * rowdot of every (b, h); the items of sdpa_layout.h (one (b, g) and one
  * group of its key blocks; dK, dV of those keys zeroed first, dQ of the
  * group's heads too, or the group's dQ part); the sum of the dQ parts.
+ * A bf16 plan on a CPU with bf16 products makes the five products in bf16
+ * (sdpa_bf16_backward.h).
  */
 #include <math.h>
 #include <string.h>
 
 #include "engine/sdpa.h"
+#include "engine/sdpa_bf16_backward.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
@@ -94,7 +97,7 @@ static size_t FN(seen_columns)(const FN(attn_sdpa_run_args) *a, size_t b, size_t
  * recomputed from lse. */
 static void FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
                                   size_t b, size_t h, size_t t0, size_t rows, size_t k0,
-                                  size_t kc, real *P)
+                                  size_t kc, real *P, uint16_t *a16)
 {
     const attn_sdpa_shape *s = &a->layout.shape;
     const size_t g = h / a->layout.group;
@@ -103,9 +106,12 @@ static void FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn
     const real *Q = FN(attn_sdpa_q)(a, b, h, t0);
     /* key blocks start on panels of the packed K^T (sdpa_layout.h) */
     const real *kt = FN(attn_sdpa_packed_kt)(a, b * s->NH_kv + g);
-    FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, s->hs, REAL_C(1.0), Q,
-                               a->ldq, FN(attn_sdpa_k)(a, b, g, k0), a->ldk,
-                               kt != NULL ? kt + k0 * s->hs : NULL, REAL_C(0.0), P, TILE_LD);
+    if (a->bf16.gemm != NULL) /* bf16 products (sdpa_bf16_backward.h) */
+        FN(attn_sdpa_bf16_by_keys)(a, rows, kc, s->hs, Q, a->ldq, kt, k0, P, TILE_LD, a16);
+    else
+        FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, s->hs, REAL_C(1.0), Q,
+                                   a->ldq, FN(attn_sdpa_k)(a, b, g, k0), a->ldk,
+                                   kt != NULL ? kt + k0 * s->hs : NULL, REAL_C(0.0), P, TILE_LD);
     for (size_t r = 0; r < rows; r++) {
         const size_t t = t0 + r;
         real *p = P + r * TILE_LD;
@@ -143,12 +149,13 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
                               size_t h, size_t group, size_t t0, size_t rows, size_t k0,
                               size_t block, real *P, real *dS)
 {
+    const attn_bf16_rows w = FN(attn_sdpa_bf16_backward_rows)(P);
     const attn_sdpa_shape *s = &a->layout.shape;
     const size_t g = h / a->layout.group, hs = s->hs, hs_v = s->hs_v;
     const size_t kc = FN(seen_columns)(a, b, t0, rows, k0, block);
     if (kc == 0)
         return;
-    FN(recompute_weights)(a, mm, b, h, t0, rows, k0, kc, P);
+    FN(recompute_weights)(a, mm, b, h, t0, rows, k0, kc, P, w.a);
     const real *dout = FN(attn_sdpa_dout)(a, b, h, t0);
     const real *Q = FN(attn_sdpa_q)(a, b, h, t0);
     const real *K = FN(attn_sdpa_k)(a, b, g, k0);
@@ -159,9 +166,12 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
     real *dQ = FN(dq_rows)(a, b, h, group, t0, &ldq);
     uint64_t start = attn_profile_begin(mm->profile);
     const real *vt = FN(attn_sdpa_packed_vt)(a, b * s->NH_kv + g);
-    FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, hs_v, REAL_C(1.0), dout,
-                               a->ldo, V, a->ldv, vt != NULL ? vt + k0 * hs_v : NULL,
-                               REAL_C(0.0), dS, TILE_LD);
+    if (a->bf16.gemm != NULL)
+        FN(attn_sdpa_bf16_by_keys)(a, rows, kc, hs_v, dout, a->ldo, vt, k0, dS, TILE_LD, w.a);
+    else
+        FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, hs_v, REAL_C(1.0),
+                                   dout, a->ldo, V, a->ldv, vt != NULL ? vt + k0 * hs_v : NULL,
+                                   REAL_C(0.0), dS, TILE_LD);
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_WEIGHTS, start,
                      attn_product_flops(rows, kc, hs_v));
     start = attn_profile_begin(mm->profile);
@@ -184,6 +194,21 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
         memset(ds, 0, lo * sizeof(real));
     }
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SOFTMAX, start, 0.0);
+    if (a->bf16.gemm != NULL) { /* dS scaled once, then rounded for dK and dQ */
+        ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES,
+                      attn_product_flops(kc, hs_v, rows),
+                      FN(attn_sdpa_bf16_by_queries)(a, rows, kc, hs_v, P, TILE_LD, dout, a->ldo,
+                                                    dV, a->ldv, &w));
+        start = attn_profile_begin(mm->profile);
+        for (size_t r = 0; r < rows; r++)
+            for (size_t j = 0; j < kc; j++)
+                dS[r * TILE_LD + j] *= a->scale;
+        FN(attn_sdpa_bf16_by_queries)(a, rows, kc, hs, dS, TILE_LD, Q, a->ldq, dK, a->ldk, &w);
+        FN(attn_sdpa_bf16_dq)(a, b, g, rows, k0, kc, dS, TILE_LD, dQ, ldq, w.a);
+        attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SCORES, start,
+                         2.0 * attn_product_flops(rows, hs, kc));
+        return;
+    }
     ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES, attn_product_flops(kc, hs_v, rows),
                   FN(attn_mm_gemm)(mm, ATTN_TRANS, ATTN_NO_TRANS, kc, hs_v, rows, REAL_C(1.0), P,
                                    TILE_LD, dout, a->ldo, REAL_C(1.0), dV, a->ldv));
@@ -217,6 +242,13 @@ static void FN(backward_item)(void *context, size_t item, unsigned worker)
     const attn_sdpa_shape *s = &a->layout.shape;
     const size_t groups = a->layout.groups, group = item % groups, bg = item / groups;
     const size_t b = bg / s->NH_kv, g = bg % s->NH_kv, heads = a->layout.group;
+    FN(attn_sdpa_run_args) plain; /* a (b, g) with bf16 packs but values not finite */
+    if (a->bf16.gemm != NULL && !FN(attn_sdpa_bf16_backward_on)(a, b, g)) {
+        plain = *a;
+        plain.packed = NULL;
+        plain.bf16.gemm = NULL;
+        a = &plain;
+    }
     const size_t L = a->key_lengths != NULL ? a->key_lengths[b] : s->Tk;
     const FN(attn_mm) mm = FN(attn_engine_mm)(f->e, worker);
     real *P = FN(attn_engine_tile)(f->e, worker), *dS = P + ATTN_QUERY_BLOCK * TILE_LD;
@@ -286,8 +318,12 @@ static void FN(dq_sum_item)(void *context, size_t item, unsigned worker)
 static void FN(pack_item)(void *context, size_t item, unsigned worker)
 {
     const FN(sdpa_backward_phase) *f = context;
-    ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_BACKWARD_PACK, 0.0,
-                  FN(attn_sdpa_pack_item)(f->a, f->e, item, 1));
+    if (f->a->bf16.gemm != NULL)
+        ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_BACKWARD_PACK, 0.0,
+                      FN(attn_sdpa_pack_bf16_backward)(f->a, item));
+    else
+        ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_BACKWARD_PACK, 0.0,
+                      FN(attn_sdpa_pack_item)(f->a, f->e, item, 1));
 }
 
 void FN(attn_sdpa_backward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_engine) *e)

@@ -46,15 +46,26 @@ static inline size_t FN(bf16_length)(const FN(attn_sdpa_run_args) *a, size_t b)
     return a->key_lengths != NULL ? a->key_lengths[b] : a->layout.shape.Tk;
 }
 
-/* The bf16 pack of V's K block from key k0 of (b, g), and its packed K. */
-static inline const uint16_t *FN(bf16_v_block)(const FN(attn_sdpa_run_args) *a, size_t b,
-                                               size_t g, size_t k0, size_t *kb)
+/* The bf16 pack of the K block from key k0 of (b, g) in the V region
+ * (the forward's V, the backward's K: width columns), and its packed K. */
+static inline const uint16_t *FN(bf16_block)(const FN(attn_sdpa_run_args) *a, size_t b,
+                                             size_t g, size_t k0, size_t width, size_t *kb)
 {
     const attn_sdpa_shape *s = &a->layout.shape;
     const size_t L = FN(bf16_length)(a, b);
     *kb = FN(bf16_round_up)(L - k0 < ATTN_GEMM_KC ? L - k0 : ATTN_GEMM_KC, ATTN_BF16_K_STEP);
     return (const uint16_t *)(const void *)(FN(attn_sdpa_packed_v)(a, b * s->NH_kv + g) +
-                                            k0 * FN(bf16_round_up)(s->hs_v, a->panel));
+                                            k0 * FN(bf16_round_up)(width, a->panel));
+}
+static inline const uint16_t *FN(bf16_v_block)(const FN(attn_sdpa_run_args) *a, size_t b,
+                                               size_t g, size_t k0, size_t *kb)
+{
+    return FN(bf16_block)(a, b, g, k0, a->layout.shape.hs_v, kb);
+}
+static inline const uint16_t *FN(bf16_k_block)(const FN(attn_sdpa_run_args) *a, size_t b,
+                                               size_t g, size_t k0, size_t *kb)
+{
+    return FN(bf16_block)(a, b, g, k0, a->layout.shape.hs, kb);
 }
 
 /* The flag of (b, g): whether its values below L_b are all finite. */

@@ -395,6 +395,10 @@ attn_half_kernels attn_half_kernels_of(attn_isa isa, int bf16);
  * instructions take subnormal inputs and sums for zero.
  * round: float -> bf16 to nearest even (vcvtne2ps2bf16: a subnormal gives
  * a zero of its sign, a NaN a quiet NaN), for the products' A operand P.
+ * round_transposed: A = (scale X)^T rounded so, X (rows, kc) float rows
+ * ldx apart: dst (kp, np), kp = kc and np = rows rounded up to
+ * ATTN_BF16_M_STEP and ATTN_BF16_K_STEP, dst[j np + q] = bf16(scale
+ * X[q][j]), zero past rows and kc (the backward's P^T and dS^T).
  */
 #define ATTN_BF16_K_STEP 32
 #define ATTN_BF16_M_STEP 32
@@ -402,9 +406,12 @@ attn_half_kernels attn_half_kernels_of(attn_isa isa, int bf16);
 typedef void (*attn_bf16_gemm_fn)(size_t M, size_t N, size_t K, const uint16_t *A, size_t lda,
                                   const uint16_t *B, size_t kb, int accumulate, float *C,
                                   size_t ldc);
+typedef void (*attn_bf16_round_transposed_fn)(size_t rows, size_t kc, const float *X,
+                                              size_t ldx, float scale, uint16_t *dst);
 typedef struct attn_bf16_products {
     attn_bf16_gemm_fn gemm;
     attn_half_narrow_fn round;
+    attn_bf16_round_transposed_fn round_transposed;
 } attn_bf16_products;
 /* B = X^T for X (N, K) of float rows ldx apart, or B = X for X (K, N), in
  * the layout above with the packed K = K rounded up to ATTN_BF16_K_STEP;
@@ -427,6 +434,8 @@ void attn_bf16_gemm_avx512_bf16(size_t M, size_t N, size_t K, const uint16_t *A,
 void attn_bf16_gemm_amx(size_t M, size_t N, size_t K, const uint16_t *A, size_t lda,
                         const uint16_t *B, size_t kb, int accumulate, float *C, size_t ldc);
 void attn_bf16_round_avx512_bf16(const float *src, uint16_t *dst, size_t n);
+void attn_bf16_round_transposed_avx512_bf16(size_t rows, size_t kc, const float *X, size_t ldx,
+                                            float scale, uint16_t *dst);
 attn_bf16_products attn_bf16_products_of(attn_isa isa);
 
 #endif /* ATTN_KERNELS_H */

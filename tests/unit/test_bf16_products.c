@@ -11,6 +11,9 @@
  *   2^-20 .. 2^20 in magnitude with both signs and zeros; B = X also
  *   packed with more rows than the product reads (kb > K: a causal
  *   diagonal's keys inside a K block of V), which must not reach C.
+ *   round_transposed: (scale X)^T rounded, for row and column counts that
+ *   are and are not multiples of the tiles, scale 1 and 1/sqrt(hs): each
+ *   element against the reference narrowing, the padding zero.
  *   round: float -> bf16 against the tests' reference narrowing
  *   (support/sdpa_half.c) on random floats of every class and on ties,
  *   counts not multiples of the vector; subnormal inputs give a zero of
@@ -196,6 +199,43 @@ static void rounding(void **state)
     }
 }
 
+/* The backward's transposed rounding against the reference. */
+static void rounding_transposed(void **state)
+{
+    const attn_isa isa = *(const attn_isa *)*state;
+    const attn_bf16_round_transposed_fn rt = attn_bf16_products_of(isa).round_transposed;
+    if (rt == NULL || !attn_isa_supported(isa)) {
+        print_message("  skipped: this CPU (or build) does not run the %s set\n",
+                      attn_isa_name(isa));
+        skip();
+    }
+    static const size_t shapes[][2] = {{1, 1}, {128, 256}, {37, 200}, {64, 31}, {100, 129}};
+    const size_t ldx = 272; /* the backward's tile row */
+    float *X = talloc(128 * ldx * sizeof(float));
+    uint16_t *dst = talloc(256 * 128 * sizeof(uint16_t));
+    test_rng rng;
+    rng_seed(&rng, 2503);
+    for (size_t i = 0; i < 128 * ldx; i++)
+        X[i] = (float)(rng_normal(&rng) * ldexp(1.0, (int)rng_below(&rng, 20) - 10));
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int scaled = 0; scaled < 2; scaled++) {
+            const size_t rows = shapes[s][0], kc = shapes[s][1];
+            const size_t np = round_up(rows, ATTN_BF16_K_STEP), kp = round_up(kc, ATTN_BF16_M_STEP);
+            const float scale = scaled ? 0.08838834764831845f : 1.0f;
+            memset(dst, 0xab, 256 * 128 * sizeof(uint16_t)); /* garbage: the padding is written */
+            rt(rows, kc, X, ldx, scale, dst);
+            size_t bad = 0;
+            for (size_t j = 0; j < kp; j++)
+                for (size_t q = 0; q < np; q++) {
+                    const uint16_t want =
+                        q < rows && j < kc ? half_bf16.encode(scale * X[q * ldx + j]) : 0;
+                    bad += dst[j * np + q] != want;
+                }
+            check_true(bad == 0, "%s: round_transposed rows %zu kc %zu scale %g: %zu wrong",
+                       attn_isa_name(isa), rows, kc, (double)scale, bad);
+        }
+}
+
 /* Sets without products have none. */
 static void others_have_none(void **state)
 {
@@ -203,7 +243,8 @@ static void others_have_none(void **state)
     for (int i = 0; i < ATTN_ISA_COUNT; i++)
         if (i != ATTN_ISA_AVX512_BF16 && i != ATTN_ISA_AMX)
             check_true(attn_bf16_products_of((attn_isa)i).gemm == NULL &&
-                           attn_bf16_products_of((attn_isa)i).round == NULL,
+                           attn_bf16_products_of((attn_isa)i).round == NULL &&
+                           attn_bf16_products_of((attn_isa)i).round_transposed == NULL,
                        "%s has bf16 products", attn_isa_name((attn_isa)i));
 }
 
@@ -215,6 +256,8 @@ int main(void)
         CASE_WITH_STATE("amx/products", products, &amx),
         CASE_WITH_STATE("avx512-bf16/rounding", rounding, &dot),
         CASE_WITH_STATE("amx/rounding", rounding, &amx),
+        CASE_WITH_STATE("avx512-bf16/rounding_transposed", rounding_transposed, &dot),
+        CASE_WITH_STATE("amx/rounding_transposed", rounding_transposed, &amx),
         cmocka_unit_test(others_have_none),
     };
     return cmocka_run_group_tests_name("bf16_products", tests, NULL, NULL);

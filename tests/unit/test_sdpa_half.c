@@ -64,7 +64,9 @@
  * doubled for the second-order terms and the
  * blocked summation order. eps is ~1e-4 to 1e-3 here, well below u for
  * bf16: a backward that rounded an intermediate (P, dS, dP) to the type,
- * or took D from the out rounded to the type, fails. Rows of dK, dV for
+ * or took D from the out rounded to the type, fails. Except where attn.h
+ * says the products are made in bf16 (bf16_products below: P and dS
+ * rounded, as PyTorch's flash backward does): there eps gains u_P. Rows of dK, dV for
  * keys j >= L_b and dQ rows without weight have A = 0: exactly 0. And out
  * is not read: the backward given an out of NaN gives the same bytes.
  *
@@ -249,8 +251,21 @@ static void half_check_backward(const hproblem *pr, const hgrads *g, const doubl
     check_grad(pr->ht, dV, g->dV, g->aV, nv, g->eps_kv, worst, what, "dV");
 }
 
+/* Whether a bf16 training plan on attn's own threads multiplies in bf16
+ * (attn_half.h: the amx and avx512-bf16 sets, 128 queries or more, hs and
+ * hs_v multiples of 32, at most 256): its backward rounds P and dS to bf16
+ * before their products, which adds u_P A to each gradient's error. */
+static int bf16_products(const hproblem *pr, int own_threads)
+{
+    const char *set = attn_simd_name();
+    return pr->ht->dtype == ATTN_BF16 && own_threads &&
+           (strcmp(set, "amx") == 0 || strcmp(set, "avx512-bf16") == 0) &&
+           pr->c.Tq >= 128 && pr->c.hs % 32 == 0 && pr->hs_v % 32 == 0 && pr->c.hs <= 256 &&
+           pr->hs_v <= 256;
+}
+
 static void backward_run(const hproblem *pr, attn_plan *plan, const fwd *f, worsts *w,
-                         const char *what)
+                         int own_threads, const char *what)
 {
     void *g[3], *g0[3];
     size_t n[3];
@@ -268,7 +283,11 @@ static void backward_run(const hproblem *pr, attn_plan *plan, const fwd *f, wors
                     "%s: the backward wrote outside %s's elements", what, a == 0   ? "dQ"
                                                                          : a == 1 ? "dK"
                                                                                   : "dV");
-    const hgrads ref = half_reference_backward(pr);
+    hgrads ref = half_reference_backward(pr);
+    if (bf16_products(pr, own_threads)) {
+        ref.eps_q += pr->ht->u_P;
+        ref.eps_kv += pr->ht->u_P;
+    }
     half_check_backward(pr, &ref, half_gather(pr, 0, g[0]), half_gather(pr, 1, g[1]),
                         half_gather(pr, 2, g[2]), &w->grads, what);
     /* out is checked, not read (attn.h): an out of NaN gives the same bytes */
@@ -338,7 +357,7 @@ static void run_problem(const hproblem *pr, worsts *w)
             continue;
         half_check_forward(pr, f.dense, f.lse, &w->out, &w->nonzero, what);
         if (c->backward)
-            backward_run(pr, plan, &f, w, what);
+            backward_run(pr, plan, &f, w, engines[e] != 0, what);
         sdpa_drop_plan(plan);
     }
     snprintf(what, sizeof what, "%s %s \"%s\", inference plan and one-shot", attn_simd_name(),

@@ -79,3 +79,42 @@ void attn_bf16_round_avx512_bf16(const float *src, uint16_t *dst, size_t n)
         _mm256_mask_storeu_epi16(dst + i, k, (__m256i)r);
     }
 }
+
+/* 16 columns' words (X[q][j], X[q + 1][j]) rounded, for the 16 pairs of
+ * rows q = 2 p from row 2 p0, masked to the rows that exist. */
+static __m512i pair_words(const float *X, size_t ldx, size_t j, size_t rows, size_t p0,
+                          __m512 scale)
+{
+    const __m512i pair = _mm512_mullo_epi32(_mm512_set1_epi32((int)(2 * ldx)),
+                                            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                                              11, 12, 13, 14, 15));
+    const __m512i q = _mm512_add_epi32(_mm512_set1_epi32((int)(2 * p0)),
+                                       _mm512_slli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7,
+                                                                           8, 9, 10, 11, 12, 13,
+                                                                           14, 15),
+                                                         1));
+    const __mmask16 even = _mm512_cmplt_epu32_mask(q, _mm512_set1_epi32((int)rows));
+    const __mmask16 odd =
+        _mm512_cmplt_epu32_mask(_mm512_add_epi32(q, _mm512_set1_epi32(1)),
+                                _mm512_set1_epi32((int)rows));
+    const float *base = X + 2 * p0 * ldx + j;
+    const __m512 lo = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), even, pair, base, 4);
+    const __m512 hi = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), odd, pair, base + ldx, 4);
+    const __m512i l = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(lo, scale)));
+    const __m512i h = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(hi, scale)));
+    return _mm512_or_si512(l, _mm512_slli_epi32(h, 16));
+}
+
+void attn_bf16_round_transposed_avx512_bf16(size_t rows, size_t kc, const float *X, size_t ldx,
+                                            float scale, uint16_t *dst)
+{
+    const size_t np = (rows + ATTN_BF16_K_STEP - 1) / ATTN_BF16_K_STEP * ATTN_BF16_K_STEP;
+    const size_t kp = (kc + ATTN_BF16_M_STEP - 1) / ATTN_BF16_M_STEP * ATTN_BF16_M_STEP;
+    const __m512 s = _mm512_set1_ps(scale);
+    for (size_t j = 0; j < kc; j++) /* row j of dst: np / 2 words, 16 at a time */
+        for (size_t p0 = 0; 2 * p0 < np; p0 += 16)
+            _mm512_storeu_si512(dst + j * np + 2 * p0,
+                                2 * p0 < rows ? pair_words(X, ldx, j, rows, p0, s)
+                                              : _mm512_setzero_si512());
+    memset(dst + kc * np, 0, (kp - kc) * np * sizeof(uint16_t));
+}
