@@ -321,6 +321,8 @@ TORCH_CASES = {  # name: (B, NH, NH_kv, L, S, E, Ev), keywords
     "bool mask": ((2, 4, 4, 24, 40, 32, 32), {"mask": "bool"}),
     "float mask": ((2, 4, 4, 24, 40, 32, 32), {"mask": "float"}),
     "Ev != E": ((2, 3, 3, 20, 20, 16, 8), {"is_causal": True}),
+    # 128 queries and more: bf16 products on the amx and avx512-bf16 sets
+    "prefill gqa": ((1, 8, 2, 300, 300, 64, 64), {"is_causal": True, "enable_gqa": True}),
 }
 
 
