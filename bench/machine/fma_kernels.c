@@ -136,6 +136,48 @@ __attribute__((target("avx512f,avx512bf16"))) static double avx512_bf16_dot(size
     FMA_CHAINS(BF16_SUM)
     return (double)_mm512_cvtss_f32(acc0);
 }
+
+/* ---- AMX-BF16: tdpbf16ps ------------------------------------------------------- */
+/* Tiles 0-3 accumulate, 4-7 hold 2^-10 in every bf16 (loaded once); a step
+ * is tdpbf16ps on each accumulator; iterations / BENCH_FMA_AMX_DIVISOR
+ * steps (fma_peak.h). The tile state is released at the end. */
+typedef struct amx_config {
+    unsigned char palette, start_row, reserved[14];
+    unsigned short colsb[16];
+    unsigned char rows[16];
+} amx_config;
+__attribute__((target("amx-tile,amx-bf16"))) static double amx_bf16(size_t iterations,
+                                                                     double *lane0)
+{
+    unsigned short ones[16 * 32];
+    float c[16 * 16];
+    for (size_t i = 0; i < 16 * 32; ++i)
+        ones[i] = 0x3A80;
+    amx_config cfg = {.palette = 1};
+    for (int t = 0; t < 8; t++) {
+        cfg.colsb[t] = 64;
+        cfg.rows[t] = 16;
+    }
+    _tile_loadconfig(&cfg);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, ones, 64);
+    _tile_loadd(5, ones, 64);
+    _tile_loadd(6, ones, 64);
+    _tile_loadd(7, ones, 64);
+    for (size_t i = 0; i < iterations / BENCH_FMA_AMX_DIVISOR; ++i) {
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(0, c, 64);
+    _tile_release();
+    *lane0 = (double)c[0];
+    return (double)c[0];
+}
 #endif /* BENCH_FMA_X86 */
 
 #if defined(__aarch64__)
@@ -177,9 +219,10 @@ bench_fma_kernel_fn *bench_fma_kernel_for(bench_fma_isa isa, bench_fma_kind kind
     case BENCH_FMA_AVX2:
         return kind == BENCH_FMA_F32 ? avx2_f32 : kind == BENCH_FMA_F64 ? avx2_f64 : NULL;
     case BENCH_FMA_AVX512:
-        return kind == BENCH_FMA_F32   ? avx512_f32
-               : kind == BENCH_FMA_F64 ? avx512_f64
-                                       : avx512_bf16_dot;
+        return kind == BENCH_FMA_F32        ? avx512_f32
+               : kind == BENCH_FMA_F64      ? avx512_f64
+               : kind == BENCH_FMA_BF16_DOT ? avx512_bf16_dot
+                                            : amx_bf16;
 #endif
 #if defined(__aarch64__)
     case BENCH_FMA_NEON:

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* syscall */
 #include "machine/fma_peak.h"
 
 #include <pthread.h>
@@ -10,9 +11,14 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 const char *const bench_fma_isa_names[4] = {"scalar", "neon", "avx2+fma", "avx512"};
-const char *const bench_fma_kind_names[BENCH_FMA_KIND_COUNT] = {"f32", "f64", "bf16-dot"};
+const char *const bench_fma_kind_names[BENCH_FMA_KIND_COUNT] = {"f32", "f64", "bf16-dot",
+                                                                 "amx-bf16"};
 
 /* Steps per thread and pass: about 20 ms at 2 FMAs a cycle and 3 GHz. */
 #define BENCH_FMA_ITERATIONS ((size_t)1 << 23)
@@ -47,18 +53,51 @@ int bench_fma_has_bf16_dot(void)
 #endif
 }
 
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__linux__)
+enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+static int amx_granted;
+static pthread_once_t amx_once = PTHREAD_ONCE_INIT;
+
+static void ask_amx(void)
+{
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (bench_fma_best_isa() != BENCH_FMA_AVX512 || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) ||
+        !(edx >> 22 & 1u) || !(edx >> 24 & 1u) || !__get_cpuid(1, &eax, &ebx, &ecx, &edx) ||
+        !(ecx >> 27 & 1u))
+        return;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    amx_granted = (lo >> 17 & 3u) == 3u &&
+                  syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+}
+#endif
+
+int bench_fma_has_amx_bf16(void)
+{
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__linux__)
+    pthread_once(&amx_once, ask_amx);
+    return amx_granted;
+#else
+    return 0;
+#endif
+}
+
 size_t bench_fma_lanes(bench_fma_isa isa, bench_fma_kind kind)
 {
     static const size_t vector_bytes[4] = {0, 16, 32, 64};
     if (isa == BENCH_FMA_SCALAR)
-        return kind == BENCH_FMA_BF16_DOT ? 0 : 1;
+        return kind >= BENCH_FMA_BF16_DOT ? 0 : 1;
     return vector_bytes[isa] / (kind == BENCH_FMA_F64 ? sizeof(double) : sizeof(float));
 }
 
 /* FLOPs of one step of one chain: an FMA on each lane (2), a bf16 dot
- * product two pairs per f32 lane (4). */
+ * product two pairs per f32 lane (4); the tile kernel: 4 tile products of
+ * 16384 FLOPs per BENCH_FMA_AMX_DIVISOR steps, spread over the chains. */
 static double flops_per_step(bench_fma_isa isa, bench_fma_kind kind)
 {
+    if (kind == BENCH_FMA_AMX_BF16)
+        return 4.0 * 16384.0 / BENCH_FMA_AMX_DIVISOR / BENCH_FMA_CHAINS;
     return (double)bench_fma_lanes(isa, kind) * (kind == BENCH_FMA_BF16_DOT ? 4.0 : 2.0);
 }
 
@@ -69,6 +108,8 @@ static int runs_here(bench_fma_isa isa, bench_fma_kind kind)
         return 0;
     if (kind == BENCH_FMA_BF16_DOT)
         return bench_fma_has_bf16_dot();
+    if (kind == BENCH_FMA_AMX_BF16)
+        return bench_fma_has_amx_bf16();
     return isa <= bench_fma_best_isa() && (isa != BENCH_FMA_NEON || bench_fma_best_isa() == BENCH_FMA_NEON);
 }
 
@@ -160,11 +201,13 @@ int bench_fma_peak_measure(bench_fma_peak *peak, const size_t *threads, size_t t
     memset(peak, 0, sizeof *peak);
     peak->isa = bench_fma_best_isa();
     peak->bf16_dot = bench_fma_has_bf16_dot();
+    peak->amx_bf16 = bench_fma_has_amx_bf16();
     int result = 0;
     for (size_t t = 0; t < thread_count; ++t)
         for (int kind = 0; kind < BENCH_FMA_KIND_COUNT; ++kind) {
-            const bench_fma_isa isa = kind == BENCH_FMA_BF16_DOT ? BENCH_FMA_AVX512 : peak->isa;
-            if ((kind == BENCH_FMA_BF16_DOT && !peak->bf16_dot) || peak->count == BENCH_FMA_PEAK_MAX ||
+            const bench_fma_isa isa = kind >= BENCH_FMA_BF16_DOT ? BENCH_FMA_AVX512 : peak->isa;
+            if ((kind == BENCH_FMA_BF16_DOT && !peak->bf16_dot) ||
+                (kind == BENCH_FMA_AMX_BF16 && !peak->amx_bf16) || peak->count == BENCH_FMA_PEAK_MAX ||
                 bench_fma_peak_gflops(peak, (bench_fma_kind)kind, threads[t]) > 0.0)
                 continue;
             bench_fma_peak_entry *e = &peak->entries[peak->count];
@@ -193,9 +236,11 @@ void bench_fma_peak_print_help(FILE *out)
             "FMA PEAK. A register-only micro-kernel of %d independent FMA chains a thread\n"
             "(AVX-512, AVX2+FMA, NEON or scalar: the best the CPU runs), at each\n"
             "--threads count (every thread of the row), f32 and f64 (and vdpbf16ps\n"
-            "where the CPU has AVX512_BF16), best of %d passes: the table's peak%% is\n"
-            "against the peak of the row's dtype and threads, blas%% against the GEMM\n"
-            "ceiling (information: OpenBLAS may run another core's kernels).\n",
+            "where the CPU has AVX512_BF16, AMX-BF16 tiles where it has AMX), best of\n"
+            "%d passes: the table's peak%% is against the peak of the row's dtype and\n"
+            "threads (bf16 rows: the tiles' when the library runs its amx set, else\n"
+            "vdpbf16ps'), blas%% against the GEMM ceiling (information: OpenBLAS may\n"
+            "run another core's kernels).\n",
             BENCH_FMA_CHAINS, BENCH_FMA_PASSES);
 }
 
@@ -203,9 +248,11 @@ void bench_fma_peak_print(FILE *out, const bench_fma_peak *peak)
 {
     fprintf(out,
             "# FMA peak: register-only %s kernel, %d independent FMA chains a thread, best of %d "
-            "passes, measured now (the share columns are against it); bf16 dot product: %s\n",
+            "passes, measured now (the share columns are against it); bf16 dot product: %s; "
+            "bf16 tiles: %s\n",
             bench_fma_isa_names[peak->isa], BENCH_FMA_CHAINS, BENCH_FMA_PASSES,
-            peak->bf16_dot ? "vdpbf16ps (AVX512_BF16)" : "not on this CPU (no AVX512_BF16)");
+            peak->bf16_dot ? "vdpbf16ps (AVX512_BF16)" : "not on this CPU (no AVX512_BF16)",
+            peak->amx_bf16 ? "tdpbf16ps (AMX-BF16)" : "none (no AMX-BF16, or not granted)");
     for (size_t i = 0; i < peak->count; ++i) {
         const bench_fma_peak_entry *e = &peak->entries[i];
         fprintf(out, "# FMA peak: %s, %zu thread%s: %.1f GFLOP/s (median %.1f)\n",
@@ -218,9 +265,10 @@ void bench_fma_peak_write_json(FILE *out, const bench_fma_peak *peak)
 {
     fprintf(out,
             "  \"fma_peak\": {\"method\": \"register-only FMA micro-kernel, %d chains a thread, "
-            "best of %d passes\", \"isa\": \"%s\", \"bf16_dot\": %s, \"entries\": [",
+            "best of %d passes\", \"isa\": \"%s\", \"bf16_dot\": %s, \"amx_bf16\": %s, "
+            "\"entries\": [",
             BENCH_FMA_CHAINS, BENCH_FMA_PASSES, bench_fma_isa_names[peak->isa],
-            peak->bf16_dot ? "true" : "false");
+            peak->bf16_dot ? "true" : "false", peak->amx_bf16 ? "true" : "false");
     for (size_t i = 0; i < peak->count; ++i) {
         const bench_fma_peak_entry *e = &peak->entries[i];
         fprintf(out, "%s\n    {\"kind\": \"%s\", \"threads\": %zu, \"gflops\": %.4g, "

@@ -14,7 +14,11 @@
  *
  * and, where the CPU has AVX512_BF16, the bf16 dot-product peak:
  * _mm512_dpbf16_ps (vdpbf16ps: 32 bf16 pairs summed into 16 f32 lanes,
- * 64 FLOPs an instruction). FLOP count: 2 per lane and FMA (a dot-product
+ * 64 FLOPs an instruction); where it has AMX-BF16 (and Linux grants the
+ * tile state), the tile peak: four accumulator tiles, each step
+ * _tile_dpbf16ps on every one (16 x 16 f32 sums of 32 bf16 products,
+ * 16384 FLOPs an instruction), on tiles loaded once; its kernel runs
+ * iterations / BENCH_FMA_AMX_DIVISOR steps (one is 1024 vdpbf16ps' work). FLOP count: 2 per lane and FMA (a dot-product
  * instruction: 2 per bf16 pair). Rate = count / wall time of the slowest
  * thread; the best of BENCH_FMA_PASSES passes (a peak: noise only slows it).
  *
@@ -43,9 +47,11 @@ typedef enum bench_fma_isa {
 typedef enum bench_fma_kind {
     BENCH_FMA_F32 = 0,
     BENCH_FMA_F64 = 1,
-    BENCH_FMA_BF16_DOT = 2 /* AVX512_BF16 only */
+    BENCH_FMA_BF16_DOT = 2, /* AVX512_BF16 only */
+    BENCH_FMA_AMX_BF16 = 3  /* AMX-BF16 tiles only */
 } bench_fma_kind;
-#define BENCH_FMA_KIND_COUNT 3
+#define BENCH_FMA_KIND_COUNT 4
+#define BENCH_FMA_AMX_DIVISOR 64
 
 extern const char *const bench_fma_isa_names[4];
 extern const char *const bench_fma_kind_names[BENCH_FMA_KIND_COUNT];
@@ -54,6 +60,9 @@ extern const char *const bench_fma_kind_names[BENCH_FMA_KIND_COUNT];
  * has the bf16 dot product (AVX512_BF16 with AVX-512 usable). */
 bench_fma_isa bench_fma_best_isa(void);
 int bench_fma_has_bf16_dot(void);
+/* AMX-BF16 and AMX-TILE with AVX-512, the OS managing the tile state and
+ * granting it to this process (arch_prctl, asked once). */
+int bench_fma_has_amx_bf16(void);
 
 /* f32/f64 lanes of one FMA of an instruction set (bf16 dot: the f32 lanes). */
 size_t bench_fma_lanes(bench_fma_isa isa, bench_fma_kind kind);
@@ -77,6 +86,7 @@ typedef struct bench_fma_peak_entry {
 typedef struct bench_fma_peak {
     bench_fma_isa isa;
     int bf16_dot; /* the CPU has it: measured */
+    int amx_bf16; /* likewise */
     bench_fma_peak_entry entries[BENCH_FMA_PEAK_MAX];
     size_t count;
 } bench_fma_peak;

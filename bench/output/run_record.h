@@ -7,7 +7,7 @@
  *   {"tool": "attn-bench", "schema": 1, "command": ..., "csv": ...,
  *    "settings": {...}, "machine": {...},
  *    "ceiling": [{"dtype", "threads", "n", "gflops", "best_gflops"}, ...],
- *    "fma_peak": {"isa", "bf16_dot", "entries": [{"kind", "threads", "gflops",
+ *    "fma_peak": {"isa", "bf16_dot", "amx_bf16", "entries": [{"kind", "threads", "gflops",
  *                 "median_gflops"}, ...]},
  *    "peers": [{"name", "status", "python", "script", "info", "blas", "impl",
  *               "measured", "note"}, ...],

@@ -195,7 +195,7 @@ static const char run_outputs_text[] =
 static const char run_outro[] =
     "\n"
     "JSON (--json): {tool, schema, command, csv, settings, machine, ceiling,\n"
-    "fma_peak {method, isa, bf16_dot, entries [{kind, threads, gflops,\n"
+    "fma_peak {method, isa, bf16_dot, amx_bf16, entries [{kind, threads, gflops,\n"
     "median_gflops}]}, peers, wall_seconds, other_load_cpus, columns, rows},\n"
     "rows being the CSV's\n"
     "rows as objects (numbers as numbers, empty fields as null).\n"

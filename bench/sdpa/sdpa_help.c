@@ -252,7 +252,7 @@ static const char help_outro[] =
     "JSON (--json): {tool, mode: \"sdpa\", schema, command, csv, settings,\n"
     "flop_count, machine, ceiling, bandwidth {method, buffer_bytes,\n"
     "last_level_cache_bytes, repeats, entries [{threads, gbps, best_gbps}]},\n"
-    "fma_peak {method, isa, bf16_dot, entries [{kind, threads, gflops,\n"
+    "fma_peak {method, isa, bf16_dot, amx_bf16, entries [{kind, threads, gflops,\n"
     "median_gflops}]}, peers (torch, python, ort, openvino, ggml), wall_seconds, other_load_cpus, columns, rows}, rows\n"
     "being the CSV's rows as objects (numbers as numbers, empty fields as null).\n"
     "\n"

@@ -26,6 +26,8 @@ bench_fma_kind bench_sdpa_peak_kind(const bench_fma_peak *peak, bench_dtype dtyp
 {
     if (dtype == BENCH_F64)
         return BENCH_FMA_F64;
+    if (dtype == BENCH_BF16 && peak->amx_bf16 && strcmp(attn_simd_name(), "amx") == 0)
+        return BENCH_FMA_AMX_BF16; /* the library's bf16 products run on the tiles */
     return dtype == BENCH_BF16 && peak->bf16_dot ? BENCH_FMA_BF16_DOT : BENCH_FMA_F32;
 }
 

@@ -42,12 +42,12 @@ m = d["machine"]
 for key in ("cpu_model", "cpu_simd_flags", "cpus_online", "simd_kernel", "blas_config",
             "blas_core", "blas_threads_at_start", "compiler", "compile_flags", "build_type"):
     assert key in m, key
-assert m["simd_kernel"] in ("scalar", "avx2", "avx512", "neon"), m["simd_kernel"]
+assert m["simd_kernel"] in ("scalar", "avx2", "avx512", "avx512-bf16", "amx", "neon"), m["simd_kernel"]
 assert [c["gemm"] for c in d["ceiling"]] == ["sgemm", "dgemm"], d["ceiling"]
 assert all(c["gflops"] > 0 for c in d["ceiling"])
 threads = {r["threads"] for r in d["rows"]}
 peak = d["fma_peak"]
-assert {(e["kind"], e["threads"]) for e in peak["entries"] if e["kind"] != "bf16-dot"} == \
+assert {(e["kind"], e["threads"]) for e in peak["entries"] if e["kind"] not in ("bf16-dot", "amx-bf16")} == \
     {(k, t) for k in ("f32", "f64") for t in threads}, peak
 for r in d["rows"]:
     entry = [e for e in peak["entries"] if e["kind"] == r["dtype"] and e["threads"] == r["threads"]]

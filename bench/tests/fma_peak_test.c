@@ -86,6 +86,13 @@ int main(void)
                "bf16 dot: %g FLOPs, lane 0 %g", bf16, lane0);
     else
         EXPECT(bf16 == 0.0, "bf16 dot on a CPU without it: %g FLOPs", bf16);
+    const double amx = bench_fma_kernel(BENCH_FMA_AVX512, BENCH_FMA_AMX_BF16, iterations * 64,
+                                        &lane0);
+    if (bench_fma_has_amx_bf16()) /* 1000 steps of 4 tile products; c = 1000 * 32 * 2^-20 */
+        EXPECT(amx == 1000.0 * 4 * 16384 && lane0 == 1000.0 * 32 / 1048576.0,
+               "amx bf16: %g FLOPs, lane 0 %g", amx, lane0);
+    else
+        EXPECT(amx == 0.0, "amx bf16 on a CPU without it: %g FLOPs", amx);
     for (size_t threads = 1; threads <= 2; ++threads)
         for (int kind = BENCH_FMA_F32; kind <= BENCH_FMA_F64; ++kind) {
             double best_gflops = 0.0, median_gflops = 0.0;
@@ -104,7 +111,8 @@ int main(void)
     EXPECT(bench_fma_peak_measure(&peak, thread_counts, 1) == 0 &&
                bench_fma_peak_gflops(&peak, BENCH_FMA_F32, 1) > 0.0 &&
                bench_fma_peak_gflops(&peak, BENCH_FMA_F64, 1) > 0.0 &&
-               (bench_fma_peak_gflops(&peak, BENCH_FMA_BF16_DOT, 1) > 0.0) == bench_fma_has_bf16_dot(),
+               (bench_fma_peak_gflops(&peak, BENCH_FMA_BF16_DOT, 1) > 0.0) == bench_fma_has_bf16_dot() &&
+               (bench_fma_peak_gflops(&peak, BENCH_FMA_AMX_BF16, 1) > 0.0) == bench_fma_has_amx_bf16(),
            "bench_fma_peak_measure at 1 thread");
     printf("%d failure%s\n", failures, failures == 1 ? "" : "s");
     return failures ? 1 : 0;
