@@ -28,11 +28,12 @@
  *   |lse - l| <= 4 g + 2^-23 |l|,
  * u = 2^-8 (bf16) or 2^-11 (f16), u_P = u (bf16) or 0 (f16), n the row's
  * visible keys, max over them, c the element's column (so out is finite).
- * eta, half the type's smallest subnormal (2^-134, 2^-25), is not in
- * attn.h: rounding an output below the normal range errs by up to eta
- * whatever the arithmetic (an average of 2^-24 and 0 in f16 is 2^-25, a tie
- * that rounds to 0), which attn.h's bound, relative to |x| and max|V|,
- * does not allow for when V is that small.
+ * eta is half the type's smallest subnormal (2^-134, 2^-25): rounding an
+ * output below the normal range errs by up to eta whatever the arithmetic
+ * (an average of 2^-24 and 0 in f16 is 2^-25, a tie that rounds to 0).
+ * For bf16, attn.h's terms for the bf16 products' flush of subnormals:
+ * g gains 2^-126 hs scale (1 + max|Q| + max|K|) (2 max(|Q|, |K|) here),
+ * the bound (n + 1) 2^-126 (1 + max|V|).
  */
 #include "fuzz_sdpa.h"
 
@@ -163,10 +164,11 @@ void check_sdpa_half_forward(const prec *p, sdpa_dims s, double scale, int causa
                 }
                 const size_t q_at = sdpa_at(a, SQ, b, h, t);
                 int has_nan = 0, finite = 1, plus_inf = 0, bounded = 1;
-                double m = -(double)INFINITY, S = 0.0;
+                double m = -(double)INFINITY, S = 0.0, qk_max = 0.0;
                 for (size_t i = 0; i < s.hs; i++) {
                     has_nan |= isnan(get(p, x->Q, q_at + i)) != 0;
                     finite &= isfinite(get(p, x->Q, q_at + i)) != 0;
+                    qk_max = fmax(qk_max, fabs(get(p, x->Q, q_at + i)));
                 }
                 for (size_t j = lo; j < hi; j++) {
                     const size_t k_at = sdpa_at(a, SK, b, g, j);
@@ -177,6 +179,7 @@ void check_sdpa_half_forward(const prec *p, sdpa_dims s, double scale, int causa
                         finite &= isfinite(k) != 0;
                         dot += q * k;
                         bd += fabs(q * k);
+                        qk_max = fmax(qk_max, fabs(k));
                     }
                     const double mk =
                         x->mask != NULL
@@ -211,10 +214,13 @@ void check_sdpa_half_forward(const prec *p, sdpa_dims s, double scale, int causa
                 }
                 if (!v_finite)
                     continue;
-                /* attn.h's bound (above), with eta */
+                /* attn.h's bound (above), with eta; for bf16 the flush of
+                 * subnormals by the bf16 products (attn.h) */
                 const size_t n = hi - lo;
-                const double gb =
-                    0x1p-24 * (double)(n + s.hs + 16) + 0x1p-23 * (double)s.hs * scale * S;
+                const double flush = p->half == ATTN_BF16 ? 0x1p-126 : 0.0;
+                const double gb = 0x1p-24 * (double)(n + s.hs + 16) +
+                                  0x1p-23 * (double)s.hs * scale * S +
+                                  flush * (double)s.hs * scale * (1.0 + 2.0 * qk_max);
                 exact_sum total = {0.0, 0.0};
                 for (size_t j = lo; j < hi; j++) {
                     w[j] = exp(z[j] - m); /* 0 for -inf */
@@ -231,7 +237,8 @@ void check_sdpa_half_forward(const prec *p, sdpa_dims s, double scale, int causa
                         vmax = fmax(vmax, fabs(v));
                     }
                     const double ref = exact_value(&y), got = get(p, x->out, o_at + c);
-                    const double bound = u * fabs(ref) + (u_P + 4.0 * gb) * vmax + eta;
+                    const double bound = u * fabs(ref) + (u_P + 4.0 * gb) * vmax + eta +
+                                         flush * (double)(n + 1) * (1.0 + vmax);
                     ORACLE(fabs(got - ref) <= bound,
                            "out (b %zu, h %zu, t %zu)[%zu] = %.9g, reference %.9g, attn.h's "
                            "bound %.3g (g %.3g, %zu keys, max|V| %.3g)",
