@@ -320,7 +320,7 @@ static void FN(pack_item)(void *context, size_t item, unsigned worker)
     const FN(sdpa_backward_phase) *f = context;
     if (f->a->bf16.gemm != NULL)
         ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_BACKWARD_PACK, 0.0,
-                      FN(attn_sdpa_pack_bf16_backward)(f->a, item));
+                      FN(attn_sdpa_pack_bf16)(f->a, item, 1));
     else
         ATTN_PROFILED(attn_profile_row(f->e->profile, worker), ATTN_PHASE_BACKWARD_PACK, 0.0,
                       FN(attn_sdpa_pack_item)(f->a, f->e, item, 1));

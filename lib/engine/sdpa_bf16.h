@@ -74,30 +74,46 @@ static inline real *FN(bf16_finite_flag)(const FN(attn_sdpa_run_args) *a, size_t
     return FN(attn_sdpa_packed_v)(a, b * a->layout.shape.NH_kv + g) + a->packs.v_each - 1;
 }
 
-/* Item: the bf16 packs of (b, g) = item, keys below L_b: K^T from key 0
- * (the panel of key j at j * hs), V in K blocks; its flag. */
-static inline void FN(attn_sdpa_pack_bf16)(const FN(attn_sdpa_run_args) *a, size_t item)
+/* Whether rows [0, L) of X (width wide, ld apart) are all finite. */
+static inline int FN(bf16_rows_finite)(const real *X, size_t ld, size_t L, size_t width)
+{
+    int finite = 1;
+    for (size_t j = 0; j < L; j++)
+        for (size_t c = 0; c < width; c++)
+            finite &= X[j * ld + c] - X[j * ld + c] == REAL_C(0.0); /* NaN for inf, NaN */
+    return finite;
+}
+
+/* Item: the bf16 packs of (b, g) = item, keys below L_b. Forward: K^T
+ * from key 0 (the panel of key j at j * hs) in the kt region, V in K
+ * blocks in the V region, the flag: V finite. Backward
+ * (sdpa_bf16_backward.h): K^T likewise, V^T in the vt region, K in K
+ * blocks in the V region, the flag: K and V finite. */
+static inline void FN(attn_sdpa_pack_bf16)(const FN(attn_sdpa_run_args) *a, size_t item,
+                                           int backward)
 {
 #if ATTN_REAL_BITS == 32
     const attn_sdpa_shape *s = &a->layout.shape;
     const size_t b = item / s->NH_kv, g = item % s->NH_kv, L = FN(bf16_length)(a, b);
-    int finite = 1;
-    for (size_t j = 0; j < L; j++) {
-        const real *v = FN(attn_sdpa_v)(a, b, g, j);
-        for (size_t c = 0; c < s->hs_v; c++)
-            finite &= v[c] - v[c] == REAL_C(0.0); /* NaN for an infinite or NaN value */
-    }
+    const real *K = FN(attn_sdpa_k)(a, b, g, 0), *V = FN(attn_sdpa_v)(a, b, g, 0);
+    const int finite = FN(bf16_rows_finite)(V, a->ldv, L, s->hs_v) &&
+                       (!backward || FN(bf16_rows_finite)(K, a->ldk, L, s->hs));
     *FN(bf16_finite_flag)(a, b, g) = finite ? REAL_C(1.0) : REAL_C(0.0);
-    attn_bf16_pack_transposed(L, s->hs, FN(attn_sdpa_k)(a, b, g, 0), a->ldk,
+    attn_bf16_pack_transposed(L, s->hs, K, a->ldk,
                               (uint16_t *)(void *)FN(attn_sdpa_packed_kt)(a, item));
+    if (backward)
+        attn_bf16_pack_transposed(L, s->hs_v, V, a->ldv,
+                                  (uint16_t *)(void *)FN(attn_sdpa_packed_vt)(a, item));
+    const real *X = backward ? K : V; /* the K blocks' array */
+    const size_t ld = backward ? a->ldk : a->ldv, width = backward ? s->hs : s->hs_v;
     for (size_t k0 = 0; k0 < L; k0 += ATTN_GEMM_KC) {
         size_t kb;
-        uint16_t *block = (uint16_t *)(uintptr_t)FN(bf16_v_block)(a, b, g, k0, &kb);
-        attn_bf16_pack(L - k0 < ATTN_GEMM_KC ? L - k0 : ATTN_GEMM_KC, s->hs_v,
-                       FN(attn_sdpa_v)(a, b, g, k0), a->ldv, block);
+        uint16_t *block = (uint16_t *)(uintptr_t)FN(bf16_block)(a, b, g, k0, width, &kb);
+        attn_bf16_pack(L - k0 < ATTN_GEMM_KC ? L - k0 : ATTN_GEMM_KC, width, X + k0 * ld, ld,
+                       block);
     }
 #else
-    (void)a, (void)item;
+    (void)a, (void)item, (void)backward;
 #endif
 }
 

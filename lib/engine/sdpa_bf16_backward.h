@@ -38,38 +38,6 @@ static inline attn_bf16_rows FN(attn_sdpa_bf16_backward_rows)(real *tile)
     return r;
 }
 
-/* Item: the bf16 packs of the backward's (b, g) = item: K^T (the kt
- * region), V^T (vt), K in K blocks (the forward's V place); the flag:
- * whether K and V below L_b are all finite. */
-static inline void FN(attn_sdpa_pack_bf16_backward)(const FN(attn_sdpa_run_args) *a, size_t item)
-{
-#if ATTN_REAL_BITS == 32
-    const attn_sdpa_shape *s = &a->layout.shape;
-    const size_t b = item / s->NH_kv, g = item % s->NH_kv, L = FN(bf16_length)(a, b);
-    int finite = 1;
-    for (size_t j = 0; j < L; j++) {
-        const real *k = FN(attn_sdpa_k)(a, b, g, j), *v = FN(attn_sdpa_v)(a, b, g, j);
-        for (size_t c = 0; c < s->hs; c++)
-            finite &= k[c] - k[c] == REAL_C(0.0);
-        for (size_t c = 0; c < s->hs_v; c++)
-            finite &= v[c] - v[c] == REAL_C(0.0);
-    }
-    *FN(bf16_finite_flag)(a, b, g) = finite ? REAL_C(1.0) : REAL_C(0.0);
-    attn_bf16_pack_transposed(L, s->hs, FN(attn_sdpa_k)(a, b, g, 0), a->ldk,
-                              (uint16_t *)(void *)FN(attn_sdpa_packed_kt)(a, item));
-    attn_bf16_pack_transposed(L, s->hs_v, FN(attn_sdpa_v)(a, b, g, 0), a->ldv,
-                              (uint16_t *)(void *)FN(attn_sdpa_packed_vt)(a, item));
-    for (size_t k0 = 0; k0 < L; k0 += ATTN_GEMM_KC) {
-        size_t kb;
-        uint16_t *block = (uint16_t *)(uintptr_t)FN(bf16_k_block)(a, b, g, k0, &kb);
-        attn_bf16_pack(L - k0 < ATTN_GEMM_KC ? L - k0 : ATTN_GEMM_KC, s->hs,
-                       FN(attn_sdpa_k)(a, b, g, k0), a->ldk, block);
-    }
-#else
-    (void)a, (void)item;
-#endif
-}
-
 /* Whether the tile of (b, g) runs in bf16. */
 static inline int FN(attn_sdpa_bf16_backward_on)(const FN(attn_sdpa_run_args) *a, size_t b,
                                                  size_t g)
