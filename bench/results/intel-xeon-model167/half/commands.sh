@@ -13,6 +13,9 @@ $B sdpa $COMMON $SHAPE --rounds 5 --op forward --Tq 2048 --Tk 2048 \
   --csv prefill-2048.csv --json prefill-2048.json > prefill-2048.txt 2>&1
 $B sdpa $COMMON $SHAPE --rounds 3 --op backward --Tq 2048 --Tk 2048 \
   --csv prefill-2048-backward.csv --json prefill-2048-backward.json > prefill-2048-backward.txt 2>&1
+$B sdpa --threads 2 --peers torch --progress none --dtype bf16 $SHAPE --rounds 5 \
+  --op forward,backward --Tq 2048 --Tk 2048 --layout bhsd --csv prefill-2048-bhsd.csv \
+  > prefill-2048-bhsd.txt 2>&1
 for set in avx512-bf16 avx512; do
   ATTN_SIMD=$set $B sdpa --threads 2 --progress none --dtype bf16 $SHAPE --rounds 5 --op forward \
     --Tq 2048 --Tk 2048 --csv prefill-2048-$set.csv > prefill-2048-$set.txt 2>&1
