@@ -41,6 +41,12 @@ static inline size_t FN(bf16_round_up)(size_t n, size_t m)
     return (n + m - 1) / m * m;
 }
 
+/* The first 64-byte boundary at or after p (sdpa_layout.h's slack). */
+static inline uint16_t *FN(attn_sdpa_bf16_aligned)(void *p)
+{
+    return (uint16_t *)((uintptr_t)p + (64 - (uintptr_t)p % 64) % 64);
+}
+
 static inline size_t FN(bf16_length)(const FN(attn_sdpa_run_args) *a, size_t b)
 {
     return a->key_lengths != NULL ? a->key_lengths[b] : a->layout.shape.Tk;

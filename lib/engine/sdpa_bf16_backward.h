@@ -33,7 +33,7 @@ typedef struct attn_bf16_rows {
 
 static inline attn_bf16_rows FN(attn_sdpa_bf16_backward_rows)(real *tile)
 {
-    uint16_t *base = (uint16_t *)(void *)(tile + ATTN_SDPA_SCORES_ELEMENTS);
+    uint16_t *base = FN(attn_sdpa_bf16_aligned)(tile + ATTN_SDPA_SCORES_ELEMENTS);
     const attn_bf16_rows r = {base, base + ATTN_SDPA_BF16_PART, base + 2 * ATTN_SDPA_BF16_PART};
     return r;
 }

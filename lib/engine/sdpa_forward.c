@@ -61,7 +61,7 @@ static FN(sdpa_tile) FN(tile_of)(const FN(attn_sdpa_run_args) *a, real *work)
     t.sum = t.max + ATTN_QUERY_BLOCK;
     t.alpha = t.sum + ATTN_QUERY_BLOCK;
     t.row = t.alpha + ATTN_QUERY_BLOCK;
-    t.rows16 = (uint16_t *)(void *)(t.row + a->layout.shape.Tk);
+    t.rows16 = FN(attn_sdpa_bf16_aligned)(t.row + a->layout.shape.Tk);
     t.q16 = t.rows16 + (size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS;
     return t;
 }
