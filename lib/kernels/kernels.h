@@ -399,6 +399,10 @@ attn_half_kernels attn_half_kernels_of(attn_isa isa, int bf16);
  * ldx apart: dst (kp, np), kp = kc and np = rows rounded up to
  * ATTN_BF16_M_STEP and ATTN_BF16_K_STEP, dst[j np + q] = bf16(scale
  * X[q][j]), zero past rows and kc (the backward's P^T and dS^T).
+ * softmax_online: the online block (attn_softmax_online_f32_fn above, the
+ * same max, sum and alpha as the float kernel's) with p in bf16: each
+ * weight rounded as `round` does, the forward's P written in the products'
+ * A layout directly.
  */
 #define ATTN_BF16_K_STEP 32
 #define ATTN_BF16_M_STEP 32
@@ -408,10 +412,14 @@ typedef void (*attn_bf16_gemm_fn)(size_t M, size_t N, size_t K, const uint16_t *
                                   size_t ldc);
 typedef void (*attn_bf16_round_transposed_fn)(size_t rows, size_t kc, const float *X,
                                               size_t ldx, float scale, uint16_t *dst);
+typedef float (*attn_bf16_softmax_online_fn)(const float *s, uint16_t *p, size_t n_valid,
+                                             size_t n_total, float scale, float *max,
+                                             float *sum);
 typedef struct attn_bf16_products {
     attn_bf16_gemm_fn gemm;
     attn_half_narrow_fn round;
     attn_bf16_round_transposed_fn round_transposed;
+    attn_bf16_softmax_online_fn softmax_online;
 } attn_bf16_products;
 /* B = X^T for X (N, K) of float rows ldx apart, or B = X for X (K, N), in
  * the layout above with the packed K = K rounded up to ATTN_BF16_K_STEP;
@@ -436,6 +444,8 @@ void attn_bf16_gemm_amx(size_t M, size_t N, size_t K, const uint16_t *A, size_t 
 void attn_bf16_round_avx512_bf16(const float *src, uint16_t *dst, size_t n);
 void attn_bf16_round_transposed_avx512_bf16(size_t rows, size_t kc, const float *X, size_t ldx,
                                             float scale, uint16_t *dst);
+float attn_bf16_softmax_online_avx512_bf16(const float *s, uint16_t *p, size_t n_valid,
+                                           size_t n_total, float scale, float *max, float *sum);
 attn_bf16_products attn_bf16_products_of(attn_isa isa);
 
 #endif /* ATTN_KERNELS_H */

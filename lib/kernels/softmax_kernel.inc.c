@@ -11,18 +11,6 @@
  *   EXP_ARRAY_NAME       the array exp's symbol,  e.g. attn_exp_avx2_f32
  * All follow the contracts in kernels.h.
  *
- * exp(x): n = round(x / ln 2), r = x - n ln 2 (Cody-Waite, two steps) so
- * |r| <= ln2/2; exp(r) = 1 + (r + r^2 * tail(r)) with the Taylor tail
- * 1/2! + r/3! + ... up to r^7/7! (f32: truncation 5e-9 relative) or r^12/12!
- * (f64: 2e-16); then scaled by 2^n. Adding 1 and r last keeps the rounding
- * error near half an ulp without relying on FMA. Inputs are clamped to
- * [EXP_LO_NORMAL, EXP_HI] first and the result is 0 where x < EXP_LO_NORMAL,
- * whose exp is just above the smallest normal number (so exp(-inf) and very
- * negative x give exactly 0, and no subnormal result is ever formed);
- * EXP_HI is above the largest finite value's log (so +inf and large x give
- * +inf); a NaN passes the clamp (v_min/v_max return their second operand on
- * NaN) and the flush, and stays NaN.
- *
  * Row softmax, three sweeps over the row (XNNPACK's split):
  *   1. read-only: the max M of scale*x, in MAX_CHAINS independent lane-wise
  *      maxima (one v_max chain would wait on its latency every vector);
@@ -42,65 +30,7 @@
 
 #include "kernels/kernels.h"
 
-#if ATTN_REAL_BITS == 32
-#define EXP_LO_NORMAL (-0x1.5d589ep+6f) /* the least x whose exp is at least FLT_MIN */
-#define EXP_HI 89.0f
-#define LOG2E 0x1.715476p+0f
-#define LN2_HI 0x1.62e400p-1f /* few bits, so n * LN2_HI is exact */
-#define LN2_LO 0x1.7f7d1cp-20f
-#else
-#define EXP_LO_NORMAL (-0x1.6232bdd7abcd2p+9) /* the least x whose exp is at least DBL_MIN */
-#define EXP_HI 710.0
-#define LOG2E 0x1.71547652b82fep+0
-#define LN2_HI 0x1.62e42fee00000p-1
-#define LN2_LO 0x1.a39ef35793c76p-33
-#endif
-
-/* Elements summed in the vector lanes before the partial sum is merged into
- * the row's double total: bounds the f32 rounding error of long rows (with one
- * lane, as in the scalar kernel, by ~SUM_CHUNK ulps instead of ~n). A
- * multiple of 2 * VLEN for every vocabulary. */
-#define SUM_CHUNK 256
-
-static inline vec exp_tail(vec r)
-{
-#if ATTN_REAL_BITS == 32
-    vec t = v_set1(1.0f / 5040.0f);
-    t = v_fmadd(t, r, v_set1(1.0f / 720.0f));
-    t = v_fmadd(t, r, v_set1(1.0f / 120.0f));
-    t = v_fmadd(t, r, v_set1(1.0f / 24.0f));
-    t = v_fmadd(t, r, v_set1(1.0f / 6.0f));
-    t = v_fmadd(t, r, v_set1(0.5f));
-#else
-    vec t = v_set1(1.0 / 479001600.0);
-    t = v_fmadd(t, r, v_set1(1.0 / 39916800.0));
-    t = v_fmadd(t, r, v_set1(1.0 / 3628800.0));
-    t = v_fmadd(t, r, v_set1(1.0 / 362880.0));
-    t = v_fmadd(t, r, v_set1(1.0 / 40320.0));
-    t = v_fmadd(t, r, v_set1(1.0 / 5040.0));
-    t = v_fmadd(t, r, v_set1(1.0 / 720.0));
-    t = v_fmadd(t, r, v_set1(1.0 / 120.0));
-    t = v_fmadd(t, r, v_set1(1.0 / 24.0));
-    t = v_fmadd(t, r, v_set1(1.0 / 6.0));
-    t = v_fmadd(t, r, v_set1(0.5));
-#endif
-    return t;
-}
-
-static inline vec v_exp(vec x)
-{
-    /* Results below the normal range are flushed to 0: making them (the
-     * masked -inf lanes of every row among them) costs Intel CPUs a
-     * microcode assist each, which took a third of a softmax row's time on
-     * a Sapphire Rapids core. */
-    const vec below_normal = v_set1(EXP_LO_NORMAL), input = x;
-    x = v_max(below_normal, v_min(v_set1(EXP_HI), x));
-    vec n = v_round(v_mul(x, v_set1(LOG2E)));
-    vec r = v_fmadd(n, v_set1(-LN2_HI), x);
-    r = v_fmadd(n, v_set1(-LN2_LO), r);
-    vec p = v_add(v_set1(REAL_C(1.0)), v_add(r, v_mul(v_mul(r, r), exp_tail(r))));
-    return v_zero_below(v_scale2(p, n), input, below_normal);
-}
+#include "kernels/softmax_exp.inc.c"
 
 void EXP_ARRAY_NAME(const real *x, real *y, size_t n);
 void EXP_ARRAY_NAME(const real *x, real *y, size_t n)
@@ -110,80 +40,6 @@ void EXP_ARRAY_NAME(const real *x, real *y, size_t n)
         v_store(y + i, v_exp(v_load(x + i)));
     if (i < n)
         v_store_part(y + i, v_exp(v_load_part(x + i, n - i, REAL_C(0.0))), n - i);
-}
-
-/* y[j] = 0 for n_valid <= j < n_total. */
-static inline void zero_tail(real *y, size_t n_valid, size_t n_total)
-{
-    size_t j = n_valid;
-    for (; j < n_total && j % VLEN != 0; j++)
-        y[j] = REAL_C(0.0);
-    for (; j + VLEN <= n_total; j += VLEN)
-        v_store(y + j, v_set1(REAL_C(0.0)));
-    for (; j < n_total; j++)
-        y[j] = REAL_C(0.0);
-}
-
-/* max(-REAL_MAX, max_{j<n} scale*x[j]), in MAX_CHAINS chains. */
-#define MAX_CHAINS 4
-static inline real scaled_max(const real *x, size_t n, real scale)
-{
-    const vec vscale = v_set1(scale);
-    vec max[MAX_CHAINS];
-    for (int c = 0; c < MAX_CHAINS; c++)
-        max[c] = v_set1(-ATTN_REAL_MAX);
-    size_t j = 0;
-    for (; j + MAX_CHAINS * VLEN <= n; j += MAX_CHAINS * VLEN)
-        for (int c = 0; c < MAX_CHAINS; c++)
-            max[c] = v_max(max[c], v_mul(v_load(x + j + (size_t)c * VLEN), vscale));
-    for (; j + VLEN <= n; j += VLEN)
-        max[0] = v_max(max[0], v_mul(v_load(x + j), vscale));
-    if (j < n)
-        max[1] = v_max(max[1], v_mul(v_load_part(x + j, n - j, (real)-INFINITY), vscale));
-    for (int c = 1; c < MAX_CHAINS; c++)
-        max[0] = v_max(max[0], max[c]);
-    return v_hmax(max[0]);
-}
-
-/* y[j] = exp((scale*x[j] - shift) - shift2) for j < n_valid, 0 up to
- * n_total; returns the sum of the y[j], two vectors of lanes a SUM_CHUNK at
- * a time, merged in double. shift2 is 0 (a constant once inlined) but for
- * weights recomputed from a row's max and log-sum. */
-static inline double exp_shifted_row(const real *x, real *y, size_t n_valid, size_t n_total,
-                                     real scale, real shift, real shift2)
-{
-    const vec vscale = v_set1(scale), vshift = v_set1(shift), vshift2 = v_set1(shift2);
-    double total = 0.0;
-    size_t j = 0;
-    for (size_t chunk = 0; chunk < n_valid; chunk += SUM_CHUNK) {
-        const size_t end = n_valid - chunk < SUM_CHUNK ? n_valid : chunk + SUM_CHUNK;
-        vec sum0 = v_set1(REAL_C(0.0)), sum1 = v_set1(REAL_C(0.0));
-        for (; j + 2 * VLEN <= end; j += 2 * VLEN) {
-            const vec e0 = v_exp(v_sub(v_sub(v_mul(v_load(x + j), vscale), vshift), vshift2));
-            const vec e1 =
-                v_exp(v_sub(v_sub(v_mul(v_load(x + j + VLEN), vscale), vshift), vshift2));
-            sum0 = v_add(sum0, e0);
-            sum1 = v_add(sum1, e1);
-            v_store(y + j, e0);
-            v_store(y + j + VLEN, e1);
-        }
-        for (; j + VLEN <= end; j += VLEN) {
-            const vec e = v_exp(v_sub(v_sub(v_mul(v_load(x + j), vscale), vshift), vshift2));
-            sum0 = v_add(sum0, e);
-            v_store(y + j, e);
-        }
-        if (j < end) {
-            const size_t rest = end - j;
-            const vec e = v_exp(v_sub(
-                v_sub(v_mul(v_load_part(x + j, rest, (real)-INFINITY), vscale), vshift), vshift2));
-            sum1 = v_add(sum1, e);
-            v_store_part(y + j, e, rest);
-            j = end;
-        }
-        total += (double)v_hsum(v_add(sum0, sum1));
-    }
-    zero_tail(y, n_valid, n_total);
-    return total;
 }
 
 /* y[j] *= factor for j < n. */
@@ -318,19 +174,7 @@ real SOFTMAX_ONLINE_NAME(const real *s, real *p, size_t n_valid, size_t n_total,
 real SOFTMAX_ONLINE_NAME(const real *s, real *p, size_t n_valid, size_t n_total, real scale,
                          real *running_max, real *running_sum)
 {
-    const real old_max = *running_max, block_max = scaled_max(s, n_valid, scale);
-    const real new_max = block_max > old_max ? block_max : old_max;
-    if (new_max == (real)INFINITY) {
-        zero_tail(p, 0, n_total);
-        *running_max = new_max;
-        return REAL_C(-1.0);
-    }
-    const real block_sum =
-        (real)exp_shifted_row(s, p, n_valid, n_total, scale, new_max, REAL_C(0.0));
-    const real alpha = v_hmax(v_exp(v_set1(old_max - new_max)));
-    *running_sum = *running_sum * alpha + block_sum;
-    *running_max = new_max;
-    return alpha;
+    return softmax_online_block(s, p, n_valid, n_total, scale, running_max, running_sum);
 }
 
 void SOFTMAX_FROM_LSE_NAME(const real *s, real *p, size_t n_valid, size_t n_total, real scale,

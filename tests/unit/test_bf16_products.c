@@ -14,6 +14,8 @@
  *   round_transposed: (scale X)^T rounded, for row and column counts that
  *   are and are not multiples of the tiles, scale 1 and 1/sqrt(hs): each
  *   element against the reference narrowing, the padding zero.
+ *   softmax_online: the forward's online block with bf16 weights (its
+ *   tolerances at the test).
  *   round: float -> bf16 against the tests' reference narrowing
  *   (support/sdpa_half.c) on random floats of every class and on ties,
  *   counts not multiples of the vector; subnormal inputs give a zero of
@@ -28,6 +30,7 @@
  * garbage (NaN) to show they reach no stored element. A set the CPU lacks
  * is skipped (its name printed).
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -236,6 +239,95 @@ static void rounding_transposed(void **state)
         }
 }
 
+/* The online softmax block with bf16 weights against a double reference.
+ * Given the kernel's m' (checked: the float max of the old max and of
+ * fl(scale s_j), exactly), w_j = exp(fl(scale s_j) - m') in double; the
+ * kernel's weight before rounding carries at most 2^-21 + 2^-23 |x_j|
+ * relative error (its polynomial 2.2e-7, its roundings of x and of
+ * x log2(e): softmax_bf16_avx512.c), so each bf16 weight is within
+ *   (2^-8 + 2^-21 + 2^-23 |x_j|) w_j + 2^-126
+ * (2^-8: the rounding to nearest bf16, u of attn_half.h), the sum l' within
+ *   sum_j (2^-21 + 2^-23 |x_j|) w_j + (n + 2) 2^-24 l'_ref
+ * (its float additions) of l alpha + sum_j w_j, alpha within
+ * (2^-21 + 2^-24 |m - m'|) relative of exp(m - m') (the float kernels' exp
+ * of the rounded difference; 0 below 2^-126). Masked (-inf) entries
+ * give 0, the padding to n_total is 0 and nothing past it is written; a
+ * +inf score returns -1 with every weight 0 and m' = +inf. */
+static void softmax_online(void **state)
+{
+    const attn_isa isa = *(const attn_isa *)*state;
+    const attn_bf16_softmax_online_fn sm = attn_bf16_products_of(isa).softmax_online;
+    if (sm == NULL || !attn_isa_supported(isa)) {
+        print_message("  skipped: this CPU (or build) does not run the %s set\n",
+                      attn_isa_name(isa));
+        skip();
+    }
+    enum { NMAX = 600 };
+    float *s = talloc(NMAX * sizeof(float));
+    uint16_t *p = talloc((NMAX + 2 * ATTN_BF16_K_STEP + 1) * sizeof(uint16_t));
+    test_rng rng;
+    rng_seed(&rng, 2504);
+    size_t rows = 0;
+    for (size_t n = 1; n <= NMAX; n += n < 80 ? 1 : 37)
+        for (int variant = 0; variant < 4; variant++, rows++) {
+            const float scale = variant & 1 ? 0.08838834764831845f : 1.0f;
+            const double spread = variant & 2 ? 30.0 : 1.0;
+            for (size_t j = 0; j < n; j++)
+                s[j] = rng_below(&rng, 8) == 0 ? -INFINITY : (float)(rng_normal(&rng) * spread);
+            const size_t total = round_up(n, ATTN_BF16_K_STEP) + (variant == 3 ? 32 : 0);
+            p[total] = 0xabcd;
+            /* a first block, or one after others: m and l given */
+            const float m0 = variant < 2 ? -FLT_MAX : (float)(rng_normal(&rng) * spread);
+            const float l0 = variant < 2 ? 0.0f : 3.0f;
+            float m = m0, l = l0;
+            const float alpha = sm(s, p, n, total, scale, &m, &l);
+            float want_m = m0;
+            for (size_t j = 0; j < n; j++)
+                want_m = scale * s[j] > want_m ? scale * s[j] : want_m;
+            check_true(m == want_m, "%s n %zu: max %a, want %a", attn_isa_name(isa), n, (double)m,
+                       (double)want_m);
+            const double want_alpha = exp((double)m0 - (double)want_m);
+            const double d = (double)m0 - (double)want_m; /* fl(m - m') adds 2^-24 |d| */
+            check_true(fabs((double)alpha - want_alpha) <=
+                           (0x1p-21 + 0x1p-24 * fabs(d)) * want_alpha + 0x1p-126,
+                       "%s n %zu: alpha %a, want %a", attn_isa_name(isa), n, (double)alpha,
+                       want_alpha);
+            double sum = (double)l0 * want_alpha, slack = 0.0;
+            for (size_t j = 0; j < n; j++) {
+                const double x = (double)(scale * s[j]) - (double)want_m;
+                const double w = isinf(x) ? 0.0 : exp(x);
+                const double err = isinf(x) ? 0.0 : (0x1p-21 + 0x1p-23 * fabs(x)) * w;
+                const double got = (double)float_of((uint32_t)p[j] << 16);
+                check_true(fabs(got - w) <= 0x1p-8 * w + err + 0x1p-126,
+                           "%s n %zu: weight %zu %a, want %a", attn_isa_name(isa), n, j, got, w);
+                sum += w;
+                slack += err;
+            }
+            check_true(fabs((double)l - sum) <= slack + (double)(n + 2) * 0x1p-24 * sum,
+                       "%s n %zu: sum %a, want %a", attn_isa_name(isa), n, (double)l, sum);
+            size_t nonzero = 0;
+            for (size_t j = n; j < total; j++)
+                nonzero += p[j] != 0;
+            check_true(nonzero == 0 && p[total] == 0xabcd, "%s n %zu: padding %zu, sentinel %04x",
+                       attn_isa_name(isa), n, nonzero, p[total]);
+        }
+    /* a +inf score: -1, weights 0, m' = +inf */
+    for (size_t j = 0; j < 100; j++)
+        s[j] = (float)rng_normal(&rng);
+    s[57] = INFINITY;
+    memset(p, 0xff, 128 * sizeof(uint16_t));
+    float m = -FLT_MAX, l = 0.0f;
+    const float alpha = sm(s, p, 100, 128, 1.0f, &m, &l);
+    size_t nonzero = 0;
+    for (size_t j = 0; j < 128; j++)
+        nonzero += p[j] != 0;
+    check_true(alpha == -1.0f && isinf(m) && m > 0 && nonzero == 0,
+               "%s: +inf score: alpha %g, max %g, %zu weights not 0", attn_isa_name(isa),
+               (double)alpha, (double)m, nonzero);
+    print_message("  %s: %zu rows within the bf16 rounding of the double reference\n",
+                  attn_isa_name(isa), rows);
+}
+
 /* Sets without products have none. */
 static void others_have_none(void **state)
 {
@@ -244,7 +336,8 @@ static void others_have_none(void **state)
         if (i != ATTN_ISA_AVX512_BF16 && i != ATTN_ISA_AMX)
             check_true(attn_bf16_products_of((attn_isa)i).gemm == NULL &&
                            attn_bf16_products_of((attn_isa)i).round == NULL &&
-                           attn_bf16_products_of((attn_isa)i).round_transposed == NULL,
+                           attn_bf16_products_of((attn_isa)i).round_transposed == NULL &&
+                           attn_bf16_products_of((attn_isa)i).softmax_online == NULL,
                        "%s has bf16 products", attn_isa_name((attn_isa)i));
 }
 
@@ -258,6 +351,8 @@ int main(void)
         CASE_WITH_STATE("amx/rounding", rounding, &amx),
         CASE_WITH_STATE("avx512-bf16/rounding_transposed", rounding_transposed, &dot),
         CASE_WITH_STATE("amx/rounding_transposed", rounding_transposed, &amx),
+        CASE_WITH_STATE("avx512-bf16/softmax_online", softmax_online, &dot),
+        CASE_WITH_STATE("amx/softmax_online", softmax_online, &amx),
         cmocka_unit_test(others_have_none),
     };
     return cmocka_run_group_tests_name("bf16_products", tests, NULL, NULL);
