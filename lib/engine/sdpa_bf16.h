@@ -174,6 +174,24 @@ static inline void FN(attn_sdpa_bf16_scores)(const FN(attn_sdpa_run_args) *a, si
     a->bf16.gemm(queries, kc, s->hs, q16, s->hs, kt + k0 * s->hs, s->hs, 0, (float *)S, kc);
 }
 
+/* Y (rows, hs_v) += P16 (rows, n) V[key:key + n) from the bf16 pack: P16
+ * bf16 rows ld16 apart, zero from n to n rounded up to ATTN_BF16_K_STEP and
+ * readable up to rows rounded up to ATTN_BF16_M_STEP; key starts a K block
+ * of the pack and (b, g)'s values are finite (the callers' checks). */
+static inline void FN(attn_sdpa_bf16_rounded_values)(const FN(attn_sdpa_run_args) *a, size_t b,
+                                                     size_t g, size_t key, size_t rows, size_t n,
+                                                     const uint16_t *P16, size_t ld16, real *Y)
+{
+    for (size_t k = 0; k < n; k += ATTN_GEMM_KC) {
+        size_t kb;
+        const uint16_t *block = FN(bf16_v_block)(a, b, g, key + k, &kb);
+        const size_t K = FN(bf16_round_up)(n - k < ATTN_GEMM_KC ? n - k : ATTN_GEMM_KC,
+                                           ATTN_BF16_K_STEP);
+        a->bf16.gemm(rows, a->layout.shape.hs_v, K, P16 + k, ld16, block, kb, 1, (float *)Y,
+                     a->layout.shape.hs_v);
+    }
+}
+
 /* Y (rows, hs_v) += P (rows, n; ldp) V[key, key + n) from the bf16 pack,
  * other keys' values below L_b multiplied by zeros of P as well (the
  * padding, a causal diagonal's). False, with nothing done, when key starts
@@ -183,19 +201,38 @@ static inline int FN(attn_sdpa_bf16_values)(const FN(attn_sdpa_run_args) *a, siz
                                             size_t key, size_t rows, size_t n, const real *P,
                                             size_t ldp, real *Y, uint16_t *rows16)
 {
-    const size_t np = FN(bf16_round_up)(n, ATTN_BF16_K_STEP);
     if (key % ATTN_GEMM_KC != 0 || *FN(bf16_finite_flag)(a, b, g) == REAL_C(0.0))
         return 0;
     FN(bf16_rows)(a, rows, n, P, ldp, rows16);
-    for (size_t k = 0; k < n; k += ATTN_GEMM_KC) {
-        size_t kb;
-        const uint16_t *block = FN(bf16_v_block)(a, b, g, key + k, &kb);
-        const size_t K = FN(bf16_round_up)(n - k < ATTN_GEMM_KC ? n - k : ATTN_GEMM_KC,
-                                           ATTN_BF16_K_STEP);
-        a->bf16.gemm(rows, a->layout.shape.hs_v, K, rows16 + k, np, block, kb, 1, (float *)Y,
-                     a->layout.shape.hs_v);
-    }
+    FN(attn_sdpa_bf16_rounded_values)(a, b, g, key, rows, n, rows16,
+                                      FN(bf16_round_up)(n, ATTN_BF16_K_STEP), Y);
     return 1;
+}
+
+/* The bf16 products' online softmax block (kernels.h): weights to p16. */
+static inline real FN(attn_sdpa_bf16_softmax)(const FN(attn_sdpa_run_args) *a, const real *s,
+                                              uint16_t *p16, size_t n_valid, size_t n_total,
+                                              real scale, real *max, real *sum)
+{
+#if ATTN_REAL_BITS == 32
+    return a->bf16.softmax_online(s, p16, n_valid, n_total, scale, max, sum);
+#else
+    (void)a, (void)s, (void)p16, (void)n_valid, (void)n_total, (void)scale, (void)max, (void)sum;
+    return REAL_C(-1.0);
+#endif
+}
+
+/* Whether the key tile from k0 of an item (b, g) of `queries` queries a
+ * head takes its weights in bf16 from the softmax (bf16.softmax_online:
+ * no float P, no rounding pass): its P V product runs in bf16 whole (k0
+ * starts a K block, the values are finite, several queries) and nothing
+ * acts on the float weights (dropout). */
+static inline int FN(attn_sdpa_bf16_fused)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g,
+                                           size_t k0, size_t queries)
+{
+    return a->bf16.softmax_online != NULL && a->packed != NULL && queries > 1 &&
+           k0 % ATTN_GEMM_KC == 0 && !attn_dropout_is_on(a->dropout) &&
+           *FN(bf16_finite_flag)(a, b, g) != REAL_C(0.0);
 }
 
 #endif /* ATTN_SDPA_BF16_H */

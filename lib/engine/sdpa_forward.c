@@ -62,7 +62,7 @@ static FN(sdpa_tile) FN(tile_of)(const FN(attn_sdpa_run_args) *a, real *work)
     t.alpha = t.sum + ATTN_QUERY_BLOCK;
     t.row = t.alpha + ATTN_QUERY_BLOCK;
     t.rows16 = FN(attn_sdpa_bf16_aligned)(t.row + a->layout.shape.Tk);
-    t.q16 = t.rows16 + (size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS;
+    t.q16 = t.rows16 + ATTN_SDPA_BF16_P;
     return t;
 }
 
@@ -159,32 +159,41 @@ static void FN(item_scores)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
                      attn_product_flops(it->rows, kc, hs));
 }
 
-/* The online softmax of every row over key tile [k0, k0+kc); Y rescaled. */
+/* The online softmax of every row over key tile [k0, k0+kc); Y rescaled.
+ * The weights go to S, or with p16 (sdpa_bf16.h's fused tiles) to bf16
+ * rows ld16 apart there. */
 static void FN(item_softmax)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
                              const FN(sdpa_item) *it, size_t k0, size_t kc, int first,
-                             const FN(sdpa_tile) *w)
+                             const FN(sdpa_tile) *w, uint16_t *p16)
 {
-    const size_t hs_v = a->layout.shape.hs_v;
+    const size_t hs_v = a->layout.shape.hs_v, ld16 = attn_sdpa_round_up(kc, ATTN_BF16_K_STEP);
     const uint64_t start = attn_profile_begin(mm->profile);
     for (size_t r = 0; r < it->rows; r++) {
         const size_t h = FN(row_head)(it, r), t = FN(row_query)(it, r);
         const attn_key_range range = FN(attn_sdpa_visible)(a, it->b, t);
         const real *mask = FN(attn_sdpa_mask_row)(a, it->b, h, t);
         real *s = w->S + r * kc;
+        uint16_t *s16 = p16 != NULL ? p16 + r * ld16 : NULL;
         const ptrdiff_t lo = range.lo - (ptrdiff_t)k0, hi = range.hi - (ptrdiff_t)k0;
         w->alpha[r] = REAL_C(1.0);
-        if (hi <= 0 || lo >= (ptrdiff_t)kc || hi <= lo) {
-            memset(s, 0, kc * sizeof(real)); /* sees none of these keys */
+        if (hi <= 0 || lo >= (ptrdiff_t)kc || hi <= lo) { /* sees none of these keys */
+            if (s16 != NULL)
+                memset(s16, 0, ld16 * sizeof *s16);
+            else
+                memset(s, 0, kc * sizeof(real));
             continue;
         }
         const size_t n_valid = MIN((size_t)hi, kc);
-        if (lo <= 0 && mask == NULL) {
-            w->alpha[r] = a->softmax_online(s, s, n_valid, kc, a->scale, &w->max[r], &w->sum[r]);
-        } else {
+        real scale = a->scale;
+        if (lo > 0 || mask != NULL) {
             FN(attn_sdpa_prepare_row)(s, kc, k0, range, a->scale, mask);
-            w->alpha[r] = a->softmax_online(s, s, n_valid, kc, REAL_C(1.0), &w->max[r],
-                                            &w->sum[r]);
+            scale = REAL_C(1.0);
         }
+        if (s16 != NULL)
+            w->alpha[r] = FN(attn_sdpa_bf16_softmax)(a, s, s16, n_valid, ld16, scale, &w->max[r],
+                                                     &w->sum[r]);
+        else
+            w->alpha[r] = a->softmax_online(s, s, n_valid, kc, scale, &w->max[r], &w->sum[r]);
         /* dropout after the sum: l and lse are the undropped weights' */
         FN(attn_dropout_row)(a->dropout, a->dropout_mask, it->b, h, t, k0, n_valid, s, NULL);
         if (!first && w->alpha[r] != REAL_C(1.0)) {
@@ -233,9 +242,10 @@ static void FN(add_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *m
  * the value of a key after it, even by a weight of 0. */
 static void FN(item_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
                             const FN(sdpa_item) *it, size_t k0, size_t kc,
-                            const FN(sdpa_tile) *w)
+                            const FN(sdpa_tile) *w, const uint16_t *p16)
 {
     const size_t hs_v = a->layout.shape.hs_v, nq = it->queries;
+    const size_t ld16 = attn_sdpa_round_up(kc, ATTN_BF16_K_STEP);
     const uint64_t start = attn_profile_begin(mm->profile);
     double flops = 0.0;
     const ptrdiff_t d = FN(attn_sdpa_visible)(a, it->b, it->t0).hi - 1;
@@ -260,6 +270,12 @@ static void FN(item_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
                      attn_product_flops(nq - first, hs_v, c) +
                      attn_product_flops(nq - first - strip, hs_v, strip);
             /* bf16: one product, the diagonal's zero weights included */
+            if (p16 != NULL) {
+                FN(attn_sdpa_bf16_rounded_values)(a, it->b, it->g, k0, nq - first, c + strip,
+                                                  p16 + (r0 + first) * ld16, ld16,
+                                                  w->Y + (r0 + first) * hs_v);
+                continue;
+            }
             if (a->bf16.gemm != NULL && a->packed != NULL &&
                 FN(attn_sdpa_bf16_values)(a, it->b, it->g, k0, nq - first, c + strip,
                                           w->S + (r0 + first) * kc, kc,
@@ -274,7 +290,10 @@ static void FN(item_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
         }
     } else {
         flops = attn_product_flops(it->rows, hs_v, kc);
-        FN(add_values)(a, mm, it, k0, kc, 0, it->rows, 0, kc, w);
+        if (p16 != NULL)
+            FN(attn_sdpa_bf16_rounded_values)(a, it->b, it->g, k0, it->rows, kc, p16, ld16, w->Y);
+        else
+            FN(add_values)(a, mm, it, k0, kc, 0, it->rows, 0, kc, w);
     }
     attn_profile_end(mm->profile, ATTN_PHASE_WEIGHTED_SUM, start, flops);
 }
@@ -365,9 +384,10 @@ static void FN(forward_item)(void *context, size_t index, unsigned worker)
     for (size_t m = m0; m < m1; m++) {
         const size_t k0 = MAX((high - m) * ATTN_TILE_KEYS, (size_t)it.kmin);
         const size_t k1 = MIN((high - m + 1) * ATTN_TILE_KEYS, (size_t)it.kmax);
+        uint16_t *p16 = FN(attn_sdpa_bf16_fused)(a, it.b, it.g, k0, it.queries) ? w.rows16 : NULL;
         FN(item_scores)(a, &mm, &it, k0, k1 - k0, w.S, w.q16, q16_ready);
-        FN(item_softmax)(a, &mm, &it, k0, k1 - k0, m == m0, &w);
-        FN(item_values)(a, &mm, &it, k0, k1 - k0, &w);
+        FN(item_softmax)(a, &mm, &it, k0, k1 - k0, m == m0, &w, p16);
+        FN(item_values)(a, &mm, &it, k0, k1 - k0, &w, p16);
     }
     const uint64_t start = attn_profile_begin(mm.profile);
     for (size_t r = 0; r < it.rows; r++) {

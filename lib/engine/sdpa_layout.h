@@ -181,14 +181,16 @@ static inline size_t attn_sdpa_partial_elements(const attn_sdpa_layout *l)
 
 /* Elements (of any precision: at least 4 bytes) holding a bf16 plan's
  * rows in bf16 for the bf16 products (engine/sdpa_bf16.h): P, up to
- * ATTN_QUERY_BLOCK rows of ATTN_TILE_KEYS, then an item's Q rows, up to
+ * ATTN_QUERY_BLOCK rows of ATTN_TILE_KEYS and ATTN_BF16_M_STEP more that
+ * the products may read past the last head's rows, then an item's Q rows, up to
  * ATTN_SDPA_BF16_Q bf16 numbers; from a 64-byte boundary (tile loads of
  * rows across two cache lines ran at half the rate: 1.59 against 0.77
  * TFLOP/s a core for 128 x 512 x 128 on the AMX Xeon, model 167), so 16
  * elements more. */
+#define ATTN_SDPA_BF16_P ((size_t)(ATTN_QUERY_BLOCK + ATTN_BF16_M_STEP) * ATTN_TILE_KEYS)
 #define ATTN_SDPA_BF16_Q ((size_t)2 * ATTN_QUERY_BLOCK * ATTN_GEMM_KC)
 #define ATTN_SDPA_BF16_ELEMENTS \
-    (((size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS + ATTN_SDPA_BF16_Q) / 2 + 16)
+    ((ATTN_SDPA_BF16_P + ATTN_SDPA_BF16_Q) / 2 + 16)
 
 /* Elements of a worker's tile: the scores (ATTN_SDPA_SCORES_ELEMENTS), the
  * item's output rows, three statistics per row, one row of Tk scores (a

@@ -32,7 +32,8 @@
  * output below the normal range errs by up to eta whatever the arithmetic
  * (an average of 2^-24 and 0 in f16 is 2^-25, a tie that rounds to 0).
  * For bf16, attn.h's terms for the bf16 products' flush of subnormals:
- * g gains 2^-126 hs scale (1 + max|Q| + max|K|) (2 max(|Q|, |K|) here),
+ * g gains 2^-24 n + 2^-126 hs scale (1 + max|Q| + max|K|) (2 max(|Q|, |K|)
+ * here; 2^-24 = 2^102 flush),
  * the bound (n + 1) 2^-126 (1 + max|V|).
  */
 #include "fuzz_sdpa.h"
@@ -220,7 +221,8 @@ void check_sdpa_half_forward(const prec *p, sdpa_dims s, double scale, int causa
                 const double flush = p->half == ATTN_BF16 ? 0x1p-126 : 0.0;
                 const double gb = 0x1p-24 * (double)(n + s.hs + 16) +
                                   0x1p-23 * (double)s.hs * scale * S +
-                                  flush * (double)s.hs * scale * (1.0 + 2.0 * qk_max);
+                                  flush * (0x1p+102 * (double)n +
+                                           (double)s.hs * scale * (1.0 + 2.0 * qk_max));
                 exact_sum total = {0.0, 0.0};
                 for (size_t j = lo; j < hi; j++) {
                     w[j] = exp(z[j] - m); /* 0 for -inf */
