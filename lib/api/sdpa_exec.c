@@ -70,7 +70,7 @@ static FN(attn_sdpa_run_args) FN(run_args)(const attn_plan *plan, const FN(sdpa_
 /* The forward and backward as a call of `dtype`: PLAN_DTYPE for the public
  * calls, the plan's for a half plan's float copies (sdpa_half.inc.c). */
 static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_dtype dtype,
-                                  const attn_sdpa_half_kv *kv)
+                                  const attn_sdpa_half_kv *kv, const attn_sdpa_half_out *ho)
 {
     if (plan == NULL || a == NULL)
         return ATTN_ERR_NULL_POINTER;
@@ -88,6 +88,11 @@ static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_
         args.sbv = kv->v.sb, args.shv = kv->v.sh, args.ldv = kv->v.ld;
         args.rows_dot_half = kv->rows_dot;
         args.rows_axpy_half = kv->rows_axpy;
+    }
+    if (ho != NULL) { /* engine/sdpa.h: rows rounded as they are finished */
+        args.out_half = ho->out;
+        args.sbo_half = ho->st.sb, args.sho_half = ho->st.sh, args.ldo_half = ho->st.ld;
+        args.narrow_half = ho->narrow;
     }
 #if ATTN_REAL_BITS == 32
     /* engine/sdpa_bf16.h: a bf16 plan's packed products in bf16 */
@@ -132,7 +137,7 @@ static attn_status FN(backward_as)(attn_plan *plan, const FN(sdpa_args) *a, cons
 
 attn_status FN(attn_sdpa_forward)(attn_plan *plan, const FN(sdpa_args) *a)
 {
-    return FN(forward_as)(plan, a, PLAN_DTYPE, NULL);
+    return FN(forward_as)(plan, a, PLAN_DTYPE, NULL, NULL);
 }
 
 attn_status FN(attn_sdpa_backward)(attn_plan *plan, const FN(sdpa_args) *a, const real *dout,
@@ -143,9 +148,9 @@ attn_status FN(attn_sdpa_backward)(attn_plan *plan, const FN(sdpa_args) *a, cons
 
 #if ATTN_REAL_BITS == 32
 attn_status attn_sdpa_forward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,
-                                     const attn_sdpa_half_kv *kv)
+                                     const attn_sdpa_half_kv *kv, const attn_sdpa_half_out *ho)
 {
-    return FN(forward_as)(plan, a, plan->dtype, kv);
+    return FN(forward_as)(plan, a, plan->dtype, kv, ho);
 }
 
 attn_status attn_sdpa_backward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,

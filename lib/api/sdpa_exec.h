@@ -23,10 +23,19 @@ typedef struct attn_sdpa_half_kv {
     attn_rows_axpy_half_fn rows_axpy;
 } attn_sdpa_half_kv;
 
+/* A half call's out (engine/sdpa.h, out_half): each row rounded into it
+ * as the engine finishes the row. */
+typedef struct attn_sdpa_half_out {
+    uint16_t *out;
+    attn_sdpa_strides st;
+    attn_half_narrow_fn narrow;
+} attn_sdpa_half_out;
+
 /* The forward on a's arrays, or with K and V of kv when kv is not NULL (a
- * holds float K, V that pass the checks and are not read). */
+ * holds float K, V that pass the checks and are not read); out rounded
+ * into ho's (a->out: the engine's float rows, scratch). */
 attn_status attn_sdpa_forward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,
-                                     const attn_sdpa_half_kv *kv);
+                                     const attn_sdpa_half_kv *kv, const attn_sdpa_half_out *ho);
 attn_status attn_sdpa_backward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,
                                       const float *dout, float *dQ, float *dK, float *dV);
 

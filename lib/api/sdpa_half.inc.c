@@ -10,8 +10,9 @@
  * The call is checked as the float one (sdpa_check.h) on 2-byte elements,
  * its half arrays widened into the plan's float copies (plan.h,
  * ATTN_BUF_STAGE_*: dense (B,T,NH,hs) rows), the float engine run on them
- * (sdpa_exec.h), and out or the gradients narrowed back through the
- * caller's strides: each element rounded once. The conversions run on the
+ * (sdpa_exec.h), and out (row by row, as the engine finishes it) or the
+ * gradients narrowed back through the caller's strides: each element
+ * rounded once. The conversions run on the
  * plan's threads, in chunks of rows.
  */
 #include <stdint.h>
@@ -162,7 +163,8 @@ static attn_sdpa_args_f32 HN(staged)(attn_plan *plan, const HN(half_args) *a,
 }
 
 /* A call of one query reads K and V in place: every product it makes is
- * one of the few-row kernels' (engine/sdpa.h). Others widen them. */
+ * one of the few-row kernels' (engine/sdpa.h). Others widen them. The
+ * engine rounds each row of out into the caller's as it finishes it. */
 attn_status HN(attn_sdpa_forward)(attn_plan *plan, const HN(half_args) *a)
 {
     if (plan == NULL || a == NULL)
@@ -177,13 +179,9 @@ attn_status HN(attn_sdpa_forward)(attn_plan *plan, const HN(half_args) *a)
     const attn_sdpa_half_kv kv = {(const uint16_t *)a->K, (const uint16_t *)a->V,
                                   x.st[ATTN_SDPA_K], x.st[ATTN_SDPA_V], hk.rows_dot,
                                   hk.rows_axpy};
+    const attn_sdpa_half_out ho = {(uint16_t *)a->out, x.st[ATTN_SDPA_OUT], hk.narrow};
     const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, hk.widen, in_place);
-    status = attn_sdpa_forward_staged(plan, &f, in_place ? &kv : NULL);
-    if (status == ATTN_OK) {
-        const HN(half_rows) o = HN(rows)(plan, &x, ATTN_SDPA_OUT, NULL);
-        HN(narrow_rows)(plan, &o, f.out, a->out, hk.narrow);
-    }
-    return status;
+    return attn_sdpa_forward_staged(plan, &f, in_place ? &kv : NULL, &ho);
 }
 
 attn_status HN(attn_sdpa_backward)(attn_plan *plan, const HN(half_args) *a, const HALF *dout,
@@ -210,7 +208,7 @@ attn_status HN(attn_sdpa_backward)(attn_plan *plan, const HN(half_args) *a, cons
      * so that the row sums <dout, out> carry no rounding of out */
     attn_sdpa_args_f32 f_out = f;
     f_out.lse = NULL;
-    status = attn_sdpa_forward_staged(plan, &f_out, NULL);
+    status = attn_sdpa_forward_staged(plan, &f_out, NULL, NULL);
     HN(widen_rows)(plan, &o, dout, dout_f, cv.widen);
     if (status == ATTN_OK)
         status = attn_sdpa_backward_staged(plan, &f, dout_f, dQ_f, dK_f, dV_f);

@@ -41,6 +41,13 @@ typedef struct FN(attn_sdpa_run_args) {
     /* A bf16 plan's forward products in bf16 (engine/sdpa_bf16.h), or
      * bf16.gemm NULL. */
     attn_bf16_products bf16;
+    /* A half plan's forward (api/sdpa_half.inc.c): each row of out rounded
+     * by narrow_half into out_half (strides sbo_half, sho_half, ldo_half in
+     * 16-bit elements) as it is finished, from Y or from its float row in
+     * out; or out_half NULL (out is the result). */
+    uint16_t *out_half;
+    size_t sbo_half, sho_half, ldo_half;
+    attn_half_narrow_fn narrow_half;
     const real *Q, *K, *V; /* (B,NH,Tq,hs), (B,NH_kv,Tk,hs), (B,NH_kv,Tk,hs_v) by strides */
     size_t ldq, ldk, ldv;  /* row strides: handed to BLAS */
     size_t sbq, shq, sbk, shk, sbv, shv, sbo, sho; /* sequence and head strides */

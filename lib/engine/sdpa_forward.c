@@ -298,6 +298,19 @@ static void FN(item_values)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
     attn_profile_end(mm->profile, ATTN_PHASE_WEIGHTED_SUM, start, flops);
 }
 
+/* A half call's row (b, h, t) of out rounded from its float values y. */
+static void FN(round_out_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, size_t t,
+                              const real *y)
+{
+#if ATTN_REAL_BITS == 32
+    if (a->out_half != NULL)
+        a->narrow_half(y, a->out_half + b * a->sbo_half + h * a->sho_half + t * a->ldo_half,
+                       a->layout.shape.hs_v);
+#else
+    (void)a, (void)b, (void)h, (void)t, (void)y;
+#endif
+}
+
 /* Row (b, h, t) alone over its visible keys, for a row whose scores reach
  * +inf: the row kernel's limit. row: Tk elements. */
 static void FN(row_alone)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm, size_t b,
@@ -323,21 +336,32 @@ static void FN(row_alone)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm
     } else
         FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, 1, s->hs_v, n, REAL_C(1.0), row, n,
                          FN(attn_sdpa_v)(a, b, g, lo), a->ldv, REAL_C(0.0), out, s->hs_v);
+    FN(round_out_row)(a, b, h, t, out);
     /* the row kernel makes a row with a NaN all NaN */
     if (a->lse != NULL)
         a->lse[(b * s->NH + h) * s->Tq + t] = row[0] != row[0] ? row[0] : (real)INFINITY;
 }
 
-/* out and lse of a row from its max, sum and unnormalized output. */
+/* out and lse of a row from its max, sum and unnormalized output y: y /
+ * sum, or for a half call's out y (1 / sum) in place, then rounded (the
+ * float multiplication's extra 2^-24 relative is far below the half
+ * type's rounding, and a division per element took a fifth of a bf16
+ * forward's softmax phase). */
 static void FN(finish_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, size_t t,
-                           const real *y, real max, real sum)
+                           real *y, real max, real sum)
 {
     const attn_sdpa_shape *s = &a->layout.shape;
-    real *out = FN(attn_sdpa_out)(a, b, h, t);
+    real *out = a->out_half != NULL ? y : FN(attn_sdpa_out)(a, b, h, t);
     if (sum == REAL_C(0.0)) /* no weight: 0, even where y met a non-finite value times 0 */
         memset(out, 0, s->hs_v * sizeof(real));
-    for (size_t c = 0; sum != REAL_C(0.0) && c < s->hs_v; c++)
+    if (sum != REAL_C(0.0) && a->out_half != NULL) {
+        const real inverse = REAL_C(1.0) / sum;
+        for (size_t c = 0; c < s->hs_v; c++)
+            out[c] = y[c] * inverse;
+    }
+    for (size_t c = 0; sum != REAL_C(0.0) && a->out_half == NULL && c < s->hs_v; c++)
         out[c] = y[c] / sum;
+    FN(round_out_row)(a, b, h, t, out);
     if (a->lse != NULL)
         a->lse[(b * s->NH + h) * s->Tq + t] =
             sum == REAL_C(0.0) ? (real)-INFINITY : (real)((double)max + log((double)sum));
@@ -440,6 +464,7 @@ static void FN(merge_item)(void *context, size_t index, unsigned worker)
                     y += weight[sp] * (double)FN(partial)(a, sp, b, h, t)[c];
             out[c] = sum == 0.0 ? REAL_C(0.0) : (real)(y / sum);
         }
+        FN(round_out_row)(a, b, h, t, out);
         if (a->lse != NULL)
             a->lse[bh * s->Tq + t] = sum == 0.0 ? (real)-INFINITY : (real)((double)max + log(sum));
     }
