@@ -150,7 +150,10 @@ void *half_sentinel_buffer(size_t elements, void **before);
 /* The forward's results (out gathered dense, lse as the library wrote it)
  * against the reference and attn.h's bound: rows the reference makes NaN are
  * all NaN, rows without weight (lse -inf) are out 0 exactly and lse -inf,
- * every other element within the bound. `worst` keeps the largest
+ * rows with +inf scores lse +inf and out the mean of those keys' values
+ * within u |x| + 2^-19 (half_inf_tolerance: a float mean of k <= 2 values
+ * below 8 in magnitude errs by at most (k + 1) 2^-24 8 < 2^-19), every
+ * other element within the bound. `worst` keeps the largest
  * error/bound ratio; *nonzero (or NULL) counts the elements whose error is
  * not 0. */
 void half_check_forward(const hproblem *pr, const double *out, const float *lse,

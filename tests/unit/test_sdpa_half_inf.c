@@ -1,0 +1,88 @@
+/*
+ * test_sdpa_half_inf: half-precision forwards (attn_sdpa_forward_bf16/_f16)
+ * with +inf scores, on each kernel set: attn.h gives the row's weight to
+ * its +inf keys in equal shares (out their values' mean, lse +inf). Such a
+ * row is recomputed alone by the engine (sdpa_forward.c, row_alone), in a
+ * prefill of 160 queries (on the amx and avx512-bf16 sets the one whose
+ * other rows take the bf16 products and softmax) and in a decode step
+ * whose keys are split (the split results merged, then the row alone);
+ * its out is rounded from that float row into the caller's out. Inputs as
+ * test_sdpa_half's (support/sdpa_half.c), a full float mask with -inf
+ * entries, then +inf put in a few rows (two keys far apart, or one);
+ * checked by half_check_forward against the float64 reference: those rows
+ * within u |x| + 2^-19 of the mean and lse +inf, every other row within
+ * attn_half.h's bound, and nothing written outside out's elements.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "support/sdpa_calls.h"
+#include "support/sdpa_half.h"
+#include "support/test_common.h"
+
+static const hcase inf_cases[] = {
+    {"prefill 160, GQA 8/2, full mask, (B,NH,T,hs)", 1, 8, 2, 160, 160, 32, 0, 0, 0, NULL,
+     HM_FULL, 0, HL_BHSD, 1, 0},
+    {"decode split, GQA 8/2, Tk 3000, full mask", 1, 8, 2, 1, 3000, 64, 0, 0, 0, NULL, HM_FULL,
+     0, HL_DENSE, 1, 0},
+};
+
+/* mask entry (b, h, t, j) := +inf in the reference's and the call's mask */
+static void plus_inf(hproblem *pr, size_t b, size_t h, size_t t, size_t j)
+{
+    const size_t at = b * pr->mask_sb + h * pr->mask_sh + t * pr->mask_ld + j;
+    pr->mask[at] = HUGE_VAL;
+    pr->mask_f[at] = INFINITY;
+}
+
+static void inf_rows(void **state)
+{
+    const half_type *ht = HALF_TYPE(state);
+    test_enter();
+    test_rng rng;
+    rng_seed(&rng, ht->dtype == ATTN_BF16 ? 5111 : 5112);
+    for (size_t i = 0; i < N_OF(inf_cases); i++) {
+        hproblem pr = hproblem_make(ht, &inf_cases[i], &rng);
+        const size_t last = pr.c.Tq - 1, far = pr.c.Tk - 7;
+        plus_inf(&pr, 0, 1, last, 3); /* two +inf keys far apart: other tiles, splits */
+        plus_inf(&pr, 0, 1, last, far);
+        plus_inf(&pr, 0, 6, last / 2, far - 100); /* one */
+        hproblem_refresh(&pr);
+        const size_t no = hproblem_extent(&pr, 3), nl = pr.c.B * pr.c.NH * pr.c.Tq;
+        void *before, *out = half_sentinel_buffer(no, &before);
+        float *lse = talloc(nl * sizeof(float));
+        size_t infinite = 0;
+        for (size_t r = 0; r < nl; r++)
+            infinite += pr.lse[r] == HUGE_VAL;
+        expect_true(infinite == 2, "%s \"%s\": the reference has %zu +inf rows, not 2",
+                    ht->name, pr.c.name, infinite);
+        char what[256];
+        snprintf(what, sizeof what, "%s %s \"%s\"", attn_simd_name(), ht->name, pr.c.name);
+        const attn_sdpa_shape shape = hproblem_shape(&pr);
+        attn_plan *plan = NULL;
+        attn_status st = attn_sdpa_plan_create(&plan, ht->dtype, &shape, 0.0, 0, 0);
+        check_true(st == ATTN_OK, "%s: plan: %s", what, attn_status_string(st));
+        sdpa_keep_plan(plan);
+        const sdpa_io io = hproblem_io(&pr, out, lse);
+        st = half_forward(ht, plan, &io);
+        check_true(st == ATTN_OK, "%s: forward: %s", what, attn_status_string(st));
+        expect_true(half_unaddressed_intact(&pr, 3, out, before, no),
+                    "%s: the forward wrote outside out's elements", what);
+        check_worst worst;
+        memset(&worst, 0, sizeof worst);
+        half_check_forward(&pr, half_gather(&pr, 3, out), lse, &worst, NULL, what);
+        sdpa_drop_plan(plan);
+        print_message("  %s: out, lse largest error/bound %.3f\n", what, worst.residual);
+    }
+    test_leave("+inf rows");
+}
+
+int main(void)
+{
+    if (isa_variant_skipped(0))
+        return TEST_SKIPPED;
+    const struct CMUnitTest tests[] = {HALF_CASES(inf_rows)};
+    return cmocka_run_group_tests_name("sdpa_half_inf", tests, NULL, NULL);
+}
