@@ -96,9 +96,12 @@ static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_
     }
 #if ATTN_REAL_BITS == 32
     /* engine/sdpa_bf16.h: a bf16 plan's packed products in bf16 */
-    if (dtype == ATTN_BF16 && kv == NULL && args.packed != NULL &&
-        args.layout.shape.hs % ATTN_BF16_K_STEP == 0 && args.panel == ATTN_BF16_NR) {
+    if (dtype == ATTN_BF16 && kv == NULL && attn_sdpa_bf16_forward(plan))
         args.bf16 = attn_bf16_products_of(plan->isa);
+    if (ho != NULL && ho->Q != NULL) { /* engine/sdpa.h: Q_half */
+        args.Q_half = ho->Q;
+        args.sbq_half = ho->q.sb, args.shq_half = ho->q.sh, args.ldq_half = ho->q.ld;
+        args.widen_half = ho->widen;
     }
 #endif
     const FN(attn_engine) engine = FN(plan_engine)(plan);
@@ -147,6 +150,14 @@ attn_status FN(attn_sdpa_backward)(attn_plan *plan, const FN(sdpa_args) *a, cons
 }
 
 #if ATTN_REAL_BITS == 32
+int attn_sdpa_bf16_forward(const attn_plan *plan)
+{
+    return plan->dtype == ATTN_BF16 && FN(sdpa_packed)(plan) != NULL &&
+           plan->sdpa.shape.hs % ATTN_BF16_K_STEP == 0 &&
+           FN(attn_gemm_panel_kernel)(plan->isa)() == ATTN_BF16_NR &&
+           attn_bf16_products_of(plan->isa).gemm != NULL;
+}
+
 attn_status attn_sdpa_forward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,
                                      const attn_sdpa_half_kv *kv, const attn_sdpa_half_out *ho)
 {

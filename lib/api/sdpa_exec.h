@@ -24,12 +24,24 @@ typedef struct attn_sdpa_half_kv {
 } attn_sdpa_half_kv;
 
 /* A half call's out (engine/sdpa.h, out_half): each row rounded into it
- * as the engine finishes the row. */
+ * as the engine finishes the row; and Q, or NULL: a bf16 call whose
+ * forward makes its scores in bf16 whole (attn_sdpa_bf16_forward, no
+ * window) reads Q's rows in place (engine/sdpa.h, Q_half), its float copy
+ * not filled. */
 typedef struct attn_sdpa_half_out {
     uint16_t *out;
     attn_sdpa_strides st;
     attn_half_narrow_fn narrow;
+    const uint16_t *Q;
+    attn_sdpa_strides q;
+    attn_half_widen_fn widen;
 } attn_sdpa_half_out;
+
+/* Whether the plan's forward of several queries makes its products in
+ * bf16 (engine/sdpa_bf16.h): a bf16 plan on its own threads with packed
+ * operands, hs a multiple of ATTN_BF16_K_STEP, a kernel set with bf16
+ * products. */
+int attn_sdpa_bf16_forward(const attn_plan *plan);
 
 /* The forward on a's arrays, or with K and V of kv when kv is not NULL (a
  * holds float K, V that pass the checks and are not read); out rounded

@@ -136,17 +136,19 @@ static HN(half_rows) HN(rows)(const attn_plan *plan, const attn_sdpa_checked *x,
     return r;
 }
 
-/* The float call on the plan's copies, with Q widened, and K and V too
- * unless `in_place` (a decode step reads them in 16 bits). */
+/* The float call on the plan's copies, with Q widened unless `q_in_place`
+ * (a bf16 forward whose products read it in bf16), and K and V too unless
+ * `in_place` (a decode step reads them in 16 bits). */
 static attn_sdpa_args_f32 HN(staged)(attn_plan *plan, const HN(half_args) *a,
                                      const attn_sdpa_checked *x, attn_half_widen_fn widen,
-                                     int in_place)
+                                     int in_place, int q_in_place)
 {
     float *Q = attn_plan_buffer(plan, ATTN_BUF_STAGE_Q);
     float *K = attn_plan_buffer(plan, ATTN_BUF_STAGE_K);
     float *V = attn_plan_buffer(plan, ATTN_BUF_STAGE_V);
     const HN(half_rows) q = HN(rows)(plan, x, ATTN_SDPA_Q, NULL);
-    HN(widen_rows)(plan, &q, a->Q, Q, widen);
+    if (!q_in_place)
+        HN(widen_rows)(plan, &q, a->Q, Q, widen);
     if (!in_place) {
         const HN(half_rows) k = HN(rows)(plan, x, ATTN_SDPA_K, a->key_lengths);
         const HN(half_rows) v = HN(rows)(plan, x, ATTN_SDPA_V, a->key_lengths);
@@ -179,8 +181,12 @@ attn_status HN(attn_sdpa_forward)(attn_plan *plan, const HN(half_args) *a)
     const attn_sdpa_half_kv kv = {(const uint16_t *)a->K, (const uint16_t *)a->V,
                                   x.st[ATTN_SDPA_K], x.st[ATTN_SDPA_V], hk.rows_dot,
                                   hk.rows_axpy};
-    const attn_sdpa_half_out ho = {(uint16_t *)a->out, x.st[ATTN_SDPA_OUT], hk.narrow};
-    const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, hk.widen, in_place);
+    const int q_in_place = HALF_IS_BF16 && !in_place && plan->window == 0 &&
+                           attn_sdpa_bf16_forward(plan);
+    const attn_sdpa_half_out ho = {(uint16_t *)a->out, x.st[ATTN_SDPA_OUT], hk.narrow,
+                                   q_in_place ? (const uint16_t *)a->Q : NULL,
+                                   x.st[ATTN_SDPA_Q], hk.widen};
+    const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, hk.widen, in_place, q_in_place);
     return attn_sdpa_forward_staged(plan, &f, in_place ? &kv : NULL, &ho);
 }
 
@@ -195,7 +201,7 @@ attn_status HN(attn_sdpa_backward)(attn_plan *plan, const HN(half_args) *a, cons
     if (status != ATTN_OK)
         return status;
     const attn_half_kernels cv = attn_half_kernels_of(plan->isa, HALF_IS_BF16);
-    const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, cv.widen, 0);
+    const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, cv.widen, 0, 0);
     const HN(half_rows) q = HN(rows)(plan, &x, ATTN_SDPA_Q, NULL);
     const HN(half_rows) k = HN(rows)(plan, &x, ATTN_SDPA_K, NULL);
     const HN(half_rows) v = HN(rows)(plan, &x, ATTN_SDPA_V, NULL);

@@ -48,6 +48,14 @@ typedef struct FN(attn_sdpa_run_args) {
     uint16_t *out_half;
     size_t sbo_half, sho_half, ldo_half;
     attn_half_narrow_fn narrow_half;
+    /* A bf16 forward whose scores are all bf16 products (bf16.gemm set, no
+     * window: every key tile starts on a panel of the packed K^T): Q's rows
+     * in bf16 (strides in 16-bit elements), which the products copy as
+     * they are; Q (float) is then not filled, and a row recomputed alone
+     * widens its own (widen_half). Or NULL. */
+    const uint16_t *Q_half;
+    size_t sbq_half, shq_half, ldq_half;
+    attn_half_widen_fn widen_half;
     const real *Q, *K, *V; /* (B,NH,Tq,hs), (B,NH_kv,Tk,hs), (B,NH_kv,Tk,hs_v) by strides */
     size_t ldq, ldk, ldv;  /* row strides: handed to BLAS */
     size_t sbq, shq, sbk, shk, sbv, shv, sbo, sho; /* sequence and head strides */

@@ -142,6 +142,24 @@ static inline void FN(bf16_rows)(const FN(attn_sdpa_run_args) *a, size_t rows, s
 #endif
 }
 
+/* Rows [t0, t0 + queries) of head h of sequence b's Q in bf16 (hs wide,
+ * rows hs apart, zero rows up to ATTN_BF16_M_STEP): copied from Q_half, or
+ * rounded from Q. */
+static inline void FN(bf16_query_rows)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h,
+                                       size_t t0, size_t queries, uint16_t *dst)
+{
+    const size_t hs = a->layout.shape.hs;
+    if (a->Q_half == NULL) {
+        FN(bf16_rows)(a, queries, hs, FN(attn_sdpa_q)(a, b, h, t0), a->ldq, dst);
+        return;
+    }
+    const uint16_t *q = a->Q_half + b * a->sbq_half + h * a->shq_half + t0 * a->ldq_half;
+    for (size_t r = 0; r < queries; r++)
+        memcpy(dst + r * hs, q + r * a->ldq_half, hs * sizeof(uint16_t));
+    const size_t padded = FN(bf16_round_up)(queries, ATTN_BF16_M_STEP);
+    memset(dst + queries * hs, 0, (padded - queries) * hs * sizeof(uint16_t));
+}
+
 /* The item's Q rows, heads [h0, h0 + heads) of queries [t0, t0 + queries)
  * of sequence b, into q16 (head i's rows at i * rows_each * hs), or false
  * when they do not fit. */
@@ -154,7 +172,7 @@ static inline int FN(attn_sdpa_bf16_queries)(const FN(attn_sdpa_run_args) *a, si
     if (heads * each > ATTN_SDPA_BF16_Q)
         return 0;
     for (size_t i = 0; i < heads; i++)
-        FN(bf16_rows)(a, queries, hs, FN(attn_sdpa_q)(a, b, h0 + i, t0), a->ldq, q16 + i * each);
+        FN(bf16_query_rows)(a, b, h0 + i, t0, queries, q16 + i * each);
     return 1;
 }
 
@@ -170,7 +188,7 @@ static inline void FN(attn_sdpa_bf16_scores)(const FN(attn_sdpa_run_args) *a, si
     const uint16_t *kt =
         (const uint16_t *)(const void *)FN(attn_sdpa_packed_kt)(a, b * s->NH_kv + g);
     if (!ready)
-        FN(bf16_rows)(a, queries, s->hs, FN(attn_sdpa_q)(a, b, h, t0), a->ldq, q16);
+        FN(bf16_query_rows)(a, b, h, t0, queries, q16);
     a->bf16.gemm(queries, kc, s->hs, q16, s->hs, kt + k0 * s->hs, s->hs, 0, (float *)S, kc);
 }
 

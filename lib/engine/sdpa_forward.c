@@ -311,22 +311,37 @@ static void FN(round_out_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t 
 #endif
 }
 
+/* Row (b, h, t) of Q: in Q, or (Q_half) widened into q_row (hs elements). */
+static const real *FN(query_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, size_t t,
+                                 real *q_row)
+{
+#if ATTN_REAL_BITS == 32
+    if (a->Q_half != NULL) {
+        a->widen_half(a->Q_half + b * a->sbq_half + h * a->shq_half + t * a->ldq_half, q_row,
+                      a->layout.shape.hs);
+        return q_row;
+    }
+#endif
+    (void)q_row;
+    return FN(attn_sdpa_q)(a, b, h, t);
+}
+
 /* Row (b, h, t) alone over its visible keys, for a row whose scores reach
- * +inf: the row kernel's limit. row: Tk elements. */
+ * +inf: the row kernel's limit. row: Tk elements; q_row: hs. */
 static void FN(row_alone)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm, size_t b,
-                          size_t h, size_t t, real *row)
+                          size_t h, size_t t, real *row, real *q_row)
 {
     const attn_sdpa_shape *s = &a->layout.shape;
     const size_t g = h / a->layout.group;
     const attn_key_range range = FN(attn_sdpa_visible)(a, b, t);
     const size_t lo = (size_t)MAX(range.lo, 0), n = (size_t)range.hi - lo;
     real *out = FN(attn_sdpa_out)(a, b, h, t);
+    const real *q = FN(query_row)(a, b, h, t, q_row);
     if (a->K_half != NULL) /* a half plan's decode step: K, V in 16 bits */
-        FN(attn_sdpa_rows_dot)(a, 1, 1, n, FN(attn_sdpa_q)(a, b, h, t), s->hs, b, g, lo, row, n);
+        FN(attn_sdpa_rows_dot)(a, 1, 1, n, q, s->hs, b, g, lo, row, n);
     else
-        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, 1, n, s->hs, REAL_C(1.0),
-                         FN(attn_sdpa_q)(a, b, h, t), s->hs, FN(attn_sdpa_k)(a, b, g, lo), a->ldk,
-                         REAL_C(0.0), row, n);
+        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, 1, n, s->hs, REAL_C(1.0), q, s->hs,
+                         FN(attn_sdpa_k)(a, b, g, lo), a->ldk, REAL_C(0.0), row, n);
     FN(attn_sdpa_prepare_row)(row, n, lo, range, a->scale, FN(attn_sdpa_mask_row)(a, b, h, t));
     a->softmax_row(row, row, n, n, REAL_C(1.0));
     FN(attn_dropout_row)(a->dropout, a->dropout_mask, b, h, t, lo, n, row, NULL);
@@ -422,7 +437,7 @@ static void FN(forward_item)(void *context, size_t index, unsigned worker)
             p[hs_v] = w.max[r];
             p[hs_v + 1] = w.sum[r];
         } else if (w.max[r] == (real)INFINITY) {
-            FN(row_alone)(a, &mm, it.b, h, t, w.row);
+            FN(row_alone)(a, &mm, it.b, h, t, w.row, w.S); /* S: free by now */
         } else {
             FN(finish_row)(a, it.b, h, t, w.Y + r * hs_v, w.max[r], w.sum[r]);
         }
@@ -447,7 +462,8 @@ static void FN(merge_item)(void *context, size_t index, unsigned worker)
         for (size_t sp = 0; sp < splits; sp++)
             max = MAX(max, FN(partial)(a, sp, b, h, t)[hs_v]);
         if (max == (real)INFINITY) {
-            FN(row_alone)(a, &mm, b, h, t, FN(tile_of)(a, FN(attn_engine_tile)(f->e, worker)).row);
+            const FN(sdpa_tile) w = FN(tile_of)(a, FN(attn_engine_tile)(f->e, worker));
+            FN(row_alone)(a, &mm, b, h, t, w.row, w.S);
             continue;
         }
         double weight[ATTN_SDPA_ITEMS], sum = 0.0;
