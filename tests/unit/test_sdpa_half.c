@@ -468,6 +468,8 @@ static const hcase long_cases[] = {
      NULL, HM_NONE, 0, HL_BHSD, 1, 0},
     {"prefill 300 (beyond a tile), GQA 4/2, causal", 1, 4, 2, 300, 300, 64, 0, C, 0, NULL,
      HM_NONE, 0, HL_DENSE, 1, 1},
+    {"prefill 129 (a block of one query), padded rows, GQA 8/2, causal", 2, 8, 2, 129, 129, 32,
+     0, C, 0, NULL, HM_NONE, 0, HL_PADDED, 1, 0},
     /* sanitizer and unoptimized builds, valgrind, ATTN_SDPA_SHORT=1 (sdpa_calls.h) */
     {"prefill 160 (beyond a tile), GQA 4/2, causal", 1, 4, 2, 160, 160, 64, 0, C, 0, NULL,
      HM_NONE, 0, HL_DENSE, 1, 1},
