@@ -80,16 +80,6 @@ static inline real *FN(bf16_finite_flag)(const FN(attn_sdpa_run_args) *a, size_t
     return FN(attn_sdpa_packed_v)(a, b * a->layout.shape.NH_kv + g) + a->packs.v_each - 1;
 }
 
-/* Whether rows [0, L) of X (width wide, ld apart) are all finite. */
-static inline int FN(bf16_rows_finite)(const real *X, size_t ld, size_t L, size_t width)
-{
-    int finite = 1;
-    for (size_t j = 0; j < L; j++)
-        for (size_t c = 0; c < width; c++)
-            finite &= X[j * ld + c] - X[j * ld + c] == REAL_C(0.0); /* NaN for inf, NaN */
-    return finite;
-}
-
 /* Item: the bf16 packs of (b, g) = item, keys below L_b. Forward: K^T
  * from key 0 (the panel of key j at j * hs) in the kt region, V in K
  * blocks in the V region, the flag: V finite. Backward
@@ -102,22 +92,24 @@ static inline void FN(attn_sdpa_pack_bf16)(const FN(attn_sdpa_run_args) *a, size
     const attn_sdpa_shape *s = &a->layout.shape;
     const size_t b = item / s->NH_kv, g = item % s->NH_kv, L = FN(bf16_length)(a, b);
     const real *K = FN(attn_sdpa_k)(a, b, g, 0), *V = FN(attn_sdpa_v)(a, b, g, 0);
-    const int finite = FN(bf16_rows_finite)(V, a->ldv, L, s->hs_v) &&
-                       (!backward || FN(bf16_rows_finite)(K, a->ldk, L, s->hs));
-    *FN(bf16_finite_flag)(a, b, g) = finite ? REAL_C(1.0) : REAL_C(0.0);
-    attn_bf16_pack_transposed(L, s->hs, K, a->ldk,
-                              (uint16_t *)(void *)FN(attn_sdpa_packed_kt)(a, item));
+    const int k_finite = attn_bf16_pack_transposed(
+        L, s->hs, K, a->ldk, (uint16_t *)(void *)FN(attn_sdpa_packed_kt)(a, item));
+    int v_finite = 1;
     if (backward)
-        attn_bf16_pack_transposed(L, s->hs_v, V, a->ldv,
-                                  (uint16_t *)(void *)FN(attn_sdpa_packed_vt)(a, item));
+        v_finite = attn_bf16_pack_transposed(
+            L, s->hs_v, V, a->ldv, (uint16_t *)(void *)FN(attn_sdpa_packed_vt)(a, item));
     const real *X = backward ? K : V; /* the K blocks' array */
     const size_t ld = backward ? a->ldk : a->ldv, width = backward ? s->hs : s->hs_v;
+    int blocks_finite = 1;
     for (size_t k0 = 0; k0 < L; k0 += ATTN_GEMM_KC) {
         size_t kb;
         uint16_t *block = (uint16_t *)(uintptr_t)FN(bf16_block)(a, b, g, k0, width, &kb);
-        attn_bf16_pack(L - k0 < ATTN_GEMM_KC ? L - k0 : ATTN_GEMM_KC, width, X + k0 * ld, ld,
-                       block);
+        blocks_finite &= attn_bf16_pack(L - k0 < ATTN_GEMM_KC ? L - k0 : ATTN_GEMM_KC, width,
+                                        X + k0 * ld, ld, block);
     }
+    /* forward: V finite (the blocks); backward: K and V (K^T, V^T) */
+    const int finite = backward ? k_finite && v_finite : blocks_finite;
+    *FN(bf16_finite_flag)(a, b, g) = finite ? REAL_C(1.0) : REAL_C(0.0);
 #else
     (void)a, (void)item, (void)backward;
 #endif

@@ -424,9 +424,10 @@ typedef struct attn_bf16_products {
 /* B = X^T for X (N, K) of float rows ldx apart, or B = X for X (K, N), in
  * the layout above with the packed K = K rounded up to ATTN_BF16_K_STEP;
  * X holds bf16 values (a bf16 plan's widened copies): the top 16 bits of
- * each float are taken as they are (exact). Portable (bf16_pack.c). */
-void attn_bf16_pack_transposed(size_t N, size_t K, const float *X, size_t ldx, uint16_t *B);
-void attn_bf16_pack(size_t K, size_t N, const float *X, size_t ldx, uint16_t *B);
+ * each float are taken as they are (exact). Returns whether every value
+ * of X packed is finite. Portable (bf16_pack.c). */
+int attn_bf16_pack_transposed(size_t N, size_t K, const float *X, size_t ldx, uint16_t *B);
+int attn_bf16_pack(size_t K, size_t N, const float *X, size_t ldx, uint16_t *B);
 /* Whether the CPU has AVX512-BF16, and AMX-BF16 with the OS's permission
  * for the tile data (bf16_products.c; asked once). */
 int attn_cpu_has_bf16_dot(void);

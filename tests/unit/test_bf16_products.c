@@ -14,6 +14,7 @@
  *   round_transposed: (scale X)^T rounded, for row and column counts that
  *   are and are not multiples of the tiles, scale 1 and 1/sqrt(hs): each
  *   element against the reference narrowing, the padding zero.
+ *   The packs' finiteness result (pack_finite).
  *   softmax_online: the forward's online block with bf16 weights (its
  *   tolerances at the test).
  *   round: float -> bf16 against the tests' reference narrowing
@@ -328,6 +329,44 @@ static void softmax_online(void **state)
                   attn_isa_name(isa), rows);
 }
 
+/* The packs' finiteness: 1 for finite values, 0 with an infinity or a NaN
+ * anywhere in what is packed (every position of a few shapes, odd K
+ * included), 1 again with NaN only where nothing is packed (the row gap
+ * past N or K). */
+static void pack_finite(void **state)
+{
+    (void)state;
+    static const size_t shapes[][2] = {{1, 1}, {7, 3}, {70, 33}, {65, 128}};
+    static const float specials[3] = {INFINITY, -INFINITY, NAN};
+    test_rng rng;
+    rng_seed(&rng, 2505);
+    size_t tried = 0;
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
+        for (int transposed = 0; transposed < 2; transposed++) {
+            const size_t N = shapes[sh][0], K = shapes[sh][1], rows = transposed ? N : K;
+            const size_t cols = transposed ? K : N, ldx = cols + 2;
+            float *X = talloc(rows * ldx * sizeof(float));
+            uint16_t *B = talloc(round_up(N, ATTN_BF16_NR) * round_up(K, ATTN_BF16_K_STEP) *
+                                 sizeof(uint16_t));
+            for (size_t i = 0; i < rows * ldx; i++) /* the gap past each row: NaN */
+                X[i] = i % ldx < cols ? bf16_value(&rng) : NAN;
+            for (size_t at = 0; at <= rows * cols; at++) { /* at = rows * cols: none */
+                const size_t i = at < rows * cols ? at / cols * ldx + at % cols : 0;
+                const float keep = X[i];
+                if (at < rows * cols)
+                    X[i] = specials[at % 3];
+                const int got = transposed ? attn_bf16_pack_transposed(N, K, X, ldx, B)
+                                           : attn_bf16_pack(K, N, X, ldx, B);
+                check_true(got == (at == rows * cols), "%s N %zu K %zu, %g at %zu: %d",
+                           transposed ? "pack_transposed" : "pack", N, K,
+                           (double)specials[at % 3], at, got);
+                X[i] = keep;
+                tried++;
+            }
+        }
+    print_message("  %zu packs: finite exactly when nothing packed is inf or NaN\n", tried);
+}
+
 /* Sets without products have none. */
 static void others_have_none(void **state)
 {
@@ -353,6 +392,7 @@ int main(void)
         CASE_WITH_STATE("amx/rounding_transposed", rounding_transposed, &amx),
         CASE_WITH_STATE("avx512-bf16/softmax_online", softmax_online, &dot),
         CASE_WITH_STATE("amx/softmax_online", softmax_online, &amx),
+        cmocka_unit_test(pack_finite),
         cmocka_unit_test(others_have_none),
     };
     return cmocka_run_group_tests_name("bf16_products", tests, NULL, NULL);
