@@ -38,9 +38,10 @@ extern "C" {
  * the subnormal range round on its absolute grid); lse within
  * 4 g + 2^-23 |lse| of its exact value. Where the products are made in
  * bf16 (below), the instructions take subnormal inputs and sums for zero,
- * and the forward's weights are exponentials 2^t of a rounded t, written
- * in bf16 as they are made: g then gains 2^-24 n + 2^-126 d scale (1 +
- * max|Q| + max|K|), and the bound (n + 1) 2^-126 (1 + max_j |V_jc|). The scale's limit is float's
+ * and the forward's weights are exponentials 2^t of a rounded t (up to
+ * 2^11 relative to the row's first shift), written in bf16 as they are
+ * made: g then gains 2^-24 (n + 16) + 2^-126 d scale (1 + max|Q| +
+ * max|K|), and the bound (n + 1) 2^-126 (1 + max_j |V_jc|). The scale's limit is float's
  * (FLT_MAX): the scores are floats. The backward computes in float from
  * the half inputs and dout: out recomputed in float (a->out is checked,
  * not read), so the row sums <dout, out> carry no rounding of out; each

@@ -399,10 +399,11 @@ attn_half_kernels attn_half_kernels_of(attn_isa isa, int bf16);
  * ldx apart: dst (kp, np), kp = kc and np = rows rounded up to
  * ATTN_BF16_M_STEP and ATTN_BF16_K_STEP, dst[j np + q] = bf16(scale
  * X[q][j]), zero past rows and kc (the backward's P^T and dS^T).
- * softmax_online: the online block (attn_softmax_online_f32_fn above, the
- * same max, sum and alpha as the float kernel's) with p in bf16: each
- * weight rounded as `round` does, the forward's P written in the products'
- * A layout directly.
+ * softmax_online: the online block (attn_softmax_online_f32_fn above) with
+ * p in bf16: each weight rounded as `round` does, the forward's P written
+ * in the products' A layout directly; after a first block (m > -FLT_MAX)
+ * m' may stay m, alpha 1, when no weight exp(scale s - m) exceeds 2^11
+ * (m' is then a shift of the row's weights, below its max).
  */
 #define ATTN_BF16_K_STEP 32
 #define ATTN_BF16_M_STEP 32

@@ -152,13 +152,14 @@ static inline vec exp_shifted_part(const real *x, size_t n, vec vscale, vec vshi
 
 /* y[j] = exp((scale*x[j] - shift) - shift2) for j < n_valid, 0 up to
  * n_total; returns the sum of the y[j] (before a bf16 EXP_OUT rounds them),
- * two vectors of lanes a SUM_CHUNK at a time, merged in double. shift2 is 0
- * (a constant once inlined) but for weights recomputed from a row's max and
- * log-sum. */
+ * two vectors of lanes a SUM_CHUNK at a time, merged in double, and when
+ * `largest` is not NULL the largest y[j] in it. shift2 is 0 (a constant
+ * once inlined) but for weights recomputed from a row's max and log-sum. */
 static inline double exp_shifted_row(const real *x, EXP_OUT *y, size_t n_valid, size_t n_total,
-                                     real scale, real shift, real shift2)
+                                     real scale, real shift, real shift2, real *largest)
 {
     const vec vscale = v_set1(scale), vshift = v_set1(shift), vshift2 = v_set1(shift2);
+    vec top = v_set1(REAL_C(0.0));
     double total = 0.0;
     size_t j = 0;
     for (size_t chunk = 0; chunk < n_valid; chunk += SUM_CHUNK) {
@@ -169,6 +170,8 @@ static inline double exp_shifted_row(const real *x, EXP_OUT *y, size_t n_valid, 
             const vec e1 = exp_of_score(v_load(x + j + VLEN), vscale, vshift, vshift2);
             sum0 = v_add(sum0, e0);
             sum1 = v_add(sum1, e1);
+            if (largest != NULL)
+                top = v_max(top, v_max(e0, e1));
             exp_store_pair(y + j, e0, e1, 2 * VLEN);
         }
         if (j < end) { /* a whole vector into sum0, a part into sum1 */
@@ -183,20 +186,39 @@ static inline double exp_shifted_row(const real *x, EXP_OUT *y, size_t n_valid, 
                 sum1 = v_add(sum1, e0);
             if (rest > VLEN)
                 sum1 = v_add(sum1, e1);
+            if (largest != NULL)
+                top = v_max(top, v_max(e0, e1));
             exp_store_pair(y + j, e0, e1, rest);
             j = end;
         }
         total += (double)v_hsum(v_add(sum0, sum1));
     }
     zero_tail(y, n_valid, n_total);
+    if (largest != NULL)
+        *largest = v_hmax(top);
     return total;
 }
 
 /* The online block of kernels.h (attn_softmax_online_f32_fn) with weights
- * of type EXP_OUT. */
+ * of type EXP_OUT. Where the including file defines ONLINE_LAZY_LIMIT, a
+ * block after the first is first shifted by the running max as it is, in
+ * one sweep that also finds its largest weight: kept (alpha 1, the max
+ * unchanged: it is a shift, not always the max) when no weight exceeds
+ * the limit, else redone as below. */
 static inline real softmax_online_block(const real *s, EXP_OUT *p, size_t n_valid, size_t n_total,
                                         real scale, real *running_max, real *running_sum)
 {
+#ifdef ONLINE_LAZY_LIMIT
+    if (*running_max > -ATTN_REAL_MAX) {
+        real largest;
+        const double sum =
+            exp_shifted_row(s, p, n_valid, n_total, scale, *running_max, REAL_C(0.0), &largest);
+        if (largest <= ONLINE_LAZY_LIMIT) { /* false for NaN: redone */
+            *running_sum += (real)sum;
+            return REAL_C(1.0);
+        }
+    }
+#endif
     const real old_max = *running_max, block_max = scaled_max(s, n_valid, scale);
     const real new_max = block_max > old_max ? block_max : old_max;
     if (new_max == (real)INFINITY) {
@@ -205,7 +227,7 @@ static inline real softmax_online_block(const real *s, EXP_OUT *p, size_t n_vali
         return REAL_C(-1.0);
     }
     const real block_sum =
-        (real)exp_shifted_row(s, p, n_valid, n_total, scale, new_max, REAL_C(0.0));
+        (real)exp_shifted_row(s, p, n_valid, n_total, scale, new_max, REAL_C(0.0), NULL);
     const real alpha = v_hmax(v_exp(v_set1(old_max - new_max)));
     *running_sum = *running_sum * alpha + block_sum;
     *running_max = new_max;

@@ -104,7 +104,8 @@ void SOFTMAX_ROW_NAME(const real *x, real *y, size_t n_valid, size_t n_total, re
         softmax_row_with_infinity(x, y, n_valid, n_total, scale);
         return;
     }
-    const double row_sum = exp_shifted_row(x, y, n_valid, n_total, scale, row_max, REAL_C(0.0));
+    const double row_sum =
+        exp_shifted_row(x, y, n_valid, n_total, scale, row_max, REAL_C(0.0), NULL);
     /* a fully masked row (sum 0) gives zeros */
     scale_row(y, n_valid, row_sum == 0.0 ? REAL_C(0.0) : (real)(1.0 / row_sum));
 }
@@ -187,7 +188,7 @@ void SOFTMAX_FROM_LSE_NAME(const real *s, real *p, size_t n_valid, size_t n_tota
     else if (max == (real)INFINITY) /* the row reached +inf: its limit */
         softmax_row_with_infinity(s, p, n_valid, n_total, scale);
     else
-        (void)exp_shifted_row(s, p, n_valid, n_total, scale, max, log_sum);
+        (void)exp_shifted_row(s, p, n_valid, n_total, scale, max, log_sum, NULL);
 }
 
 real SOFTMAX_BACKWARD_NAME(const real *P, real *dP, size_t n_valid, size_t n_total,

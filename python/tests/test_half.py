@@ -77,7 +77,7 @@ def out_bound(q, k, v, name, key_lengths=None, causal=False, window=0, scale=Non
     float64 results of the same half inputs, the bounds attn.h states for the
     half calls. Per row: n visible keys, d = hs,
     g = 2^-24 (n + d + 16) + 2^-23 d scale max_j sum_i |q_i k_ji| (bf16: plus
-    2^-24 n, the bf16 products' exp), and for
+    2^-24 (n + 16), the bf16 products' exp), and for
     out column c the bound u |x| + (u_P + 4 g) max_j |v_jc| over the visible
     keys j (attn's visibility: key lengths, causal, window; keys only a
     mask hides count too, which can only widen the bound)."""
@@ -99,8 +99,8 @@ def out_bound(q, k, v, name, key_lengths=None, causal=False, window=0, scale=Non
             g_kv = h // group
             prod = np.abs(q[b, :, h, :]) @ np.abs(k[b, :, g_kv, :]).T  # (Tq, Tk)
             g = 2.0 ** -24 * (n + hs + 16) + 2.0 ** -23 * hs * s * np.where(vis, prod, 0).max(1)
-            if name == "bf16":  # bf16 products: the weights' exp adds 2^-24 n (attn_half.h)
-                g = g + 2.0 ** -24 * n
+            if name == "bf16":  # bf16 products: the exp adds 2^-24 (n + 16) (attn_half.h)
+                g = g + 2.0 ** -24 * (n + 16)
             vmax = np.where(vis[:, :, None], np.abs(v[b, :, g_kv, :])[None], 0).max(1)
             bound[b, :, h, :] = u * np.abs(x[b, :, h, :]) + (u_p + 4 * g)[:, None] * vmax
             with np.errstate(invalid="ignore"):

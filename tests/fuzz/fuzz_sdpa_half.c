@@ -31,10 +31,10 @@
  * eta is half the type's smallest subnormal (2^-134, 2^-25): rounding an
  * output below the normal range errs by up to eta whatever the arithmetic
  * (an average of 2^-24 and 0 in f16 is 2^-25, a tie that rounds to 0).
- * For bf16, attn.h's terms for the bf16 products' flush of subnormals:
- * g gains 2^-24 n + 2^-126 hs scale (1 + max|Q| + max|K|) (2 max(|Q|, |K|)
- * here; 2^-24 = 2^102 flush),
- * the bound (n + 1) 2^-126 (1 + max|V|).
+ * For bf16, attn_half.h's terms for the bf16 products (their exp, their
+ * flush of subnormals): g gains 2^-24 (n + 16) + 2^-126 hs scale (1 +
+ * max|Q| + max|K|) (2 max(|Q|, |K|) here; 2^-24 = 2^102 flush), the bound
+ * (n + 1) 2^-126 (1 + max|V|).
  */
 #include "fuzz_sdpa.h"
 
@@ -221,7 +221,7 @@ void check_sdpa_half_forward(const prec *p, sdpa_dims s, double scale, int causa
                 const double flush = p->half == ATTN_BF16 ? 0x1p-126 : 0.0;
                 const double gb = 0x1p-24 * (double)(n + s.hs + 16) +
                                   0x1p-23 * (double)s.hs * scale * S +
-                                  flush * (0x1p+102 * (double)n +
+                                  flush * (0x1p+102 * (double)(n + 16) +
                                            (double)s.hs * scale * (1.0 + 2.0 * qk_max));
                 exact_sum total = {0.0, 0.0};
                 for (size_t j = lo; j < hi; j++) {

@@ -503,10 +503,10 @@ void half_check_forward(const hproblem *pr, const double *out, const float *lse,
                 }
                 double S;
                 const size_t n = half_row_terms(pr, b, h, t, &S);
-                /* attn_half.h: bf16 products add 2^-24 n (the weights' exp) */
+                /* attn_half.h: bf16 products add 2^-24 (n + 16) (the exp) */
                 const double gb = 0x1p-24 * (double)(n + c->hs + 16) +
                                   0x1p-23 * (double)c->hs * pr->scale * S +
-                                  (ht->dtype == ATTN_BF16 ? 0x1p-24 * (double)n : 0.0);
+                                  (ht->dtype == ATTN_BF16 ? 0x1p-24 * (double)(n + 16) : 0.0);
                 const double lb = 4.0 * gb + 0x1p-23 * fabs(rl), le = fabs(l - rl);
                 if (!(le <= lratio * lb) || isnan(le)) {
                     lratio = isnan(le) ? HUGE_VAL : le / lb;

@@ -53,6 +53,12 @@ static inline __m512 exp_of_score(__m512 s, __m512 vscale, __m512 vshift, __m512
     /* t = -126 (clamped, or exact) keeps 0; a NaN t (unordered) stays */
     return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(t, lowest, _CMP_NLE_UQ), p, n);
 }
+/* A block after the first keeps the running max as its shift when no
+ * weight exceeds 2^11 (its scores at most ln 2^11 = 7.6 above it): one
+ * sweep over the scores instead of two (softmax_exp.inc.c). The weights
+ * then reach 2^11 and their exp's rounding of t adds up to 2^-23 7.6 <
+ * 2^-20 relative to the largest: attn_half.h's g gains 2^-24 (n + 16). */
+#define ONLINE_LAZY_LIMIT 0x1p11f
 #include "kernels/softmax_exp.inc.c"
 
 float attn_bf16_softmax_online_avx512_bf16(const float *s, uint16_t *p, size_t n_valid,
