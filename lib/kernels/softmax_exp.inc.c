@@ -200,11 +200,13 @@ static inline double exp_shifted_row(const real *x, EXP_OUT *y, size_t n_valid, 
 }
 
 /* The online block of kernels.h (attn_softmax_online_f32_fn) with weights
- * of type EXP_OUT. Where the including file defines ONLINE_LAZY_LIMIT, a
- * block after the first is first shifted by the running max as it is, in
- * one sweep that also finds its largest weight: kept (alpha 1, the max
+ * of type EXP_OUT. Where the including file defines ONLINE_LAZY_LIMIT (its
+ * p never the scores' own storage: the redo reads them again), a block
+ * after the first is first shifted by the running max as it is, in one
+ * sweep that also finds its largest weight: kept (alpha 1, the max
  * unchanged: it is a shift, not always the max) when no weight exceeds
- * the limit, else redone as below. */
+ * the limit, else redone as below. (The float kernels work in place, and
+ * so do without.) */
 static inline real softmax_online_block(const real *s, EXP_OUT *p, size_t n_valid, size_t n_total,
                                         real scale, real *running_max, real *running_sum)
 {
