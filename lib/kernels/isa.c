@@ -167,6 +167,8 @@ ATTN_KERNEL_TABLES(attn_dropout_mask)
 #define ATTN_DECLARE_HALF(isa, half)                                                        \
     void attn_##half##_widen_##isa(const uint16_t *src, float *dst, size_t n);              \
     void attn_##half##_narrow_##isa(const float *src, uint16_t *dst, size_t n);             \
+    void attn_##half##_narrow_scaled_##isa(const float *src, float scale, uint16_t *dst,    \
+                                           size_t n);                                       \
     void attn_rows_dot_##half##_##isa(size_t G, size_t R, size_t n, size_t d, const float *A, \
                                       size_t lda, const uint16_t *B, size_t ldb, size_t ldg,  \
                                       float *S, size_t lds);                                \
@@ -184,7 +186,8 @@ ATTN_DECLARE_HALVES(neon)
 #endif
 #define ATTN_HALF_ENTRY(isa, half, on)                                                      \
     {on(attn_##half##_widen_##isa), on(attn_##half##_narrow_##isa),                         \
-     on(attn_rows_dot_##half##_##isa), on(attn_rows_axpy_##half##_##isa)}
+     on(attn_##half##_narrow_scaled_##isa), on(attn_rows_dot_##half##_##isa),                \
+     on(attn_rows_axpy_##half##_##isa)}
 #define ATTN_HALF_ROW(isa, on) {ATTN_HALF_ENTRY(isa, f16, on), ATTN_HALF_ENTRY(isa, bf16, on)}
 #define ATTN_BUILT(name) name
 static const attn_half_kernels half_table[ATTN_ISA_COUNT][2] = {
@@ -197,7 +200,7 @@ static const attn_half_kernels half_table[ATTN_ISA_COUNT][2] = {
 
 attn_half_kernels attn_half_kernels_of(attn_isa isa, int bf16)
 {
-    const attn_half_kernels none = {NULL, NULL, NULL, NULL};
+    const attn_half_kernels none = {NULL, NULL, NULL, NULL, NULL};
     return valid(isa) ? half_table[isa][bf16 != 0] : none;
 }
 

@@ -356,11 +356,15 @@ attn_exp_f64_fn attn_exp_kernel_f64(attn_isa isa);
  *                   overflow to +-INFINITY, a NaN a quiet NaN of its sign;
  *                   every set gives the same bits (half_bits.h is the
  *                   scalar set and the tails)
+ *   narrow_scaled   dst = narrow(scale src) (the float product rounded,
+ *                   then narrowed)
  *   rows_dot, rows_axpy  attn_rows_dot / attn_rows_axpy in float with B
  *                   (keys, values) in the half type, widened as loaded
  */
 typedef void (*attn_half_widen_fn)(const uint16_t *src, float *dst, size_t n);
 typedef void (*attn_half_narrow_fn)(const float *src, uint16_t *dst, size_t n);
+typedef void (*attn_half_narrow_scaled_fn)(const float *src, float scale, uint16_t *dst,
+                                           size_t n);
 typedef void (*attn_rows_dot_half_fn)(size_t G, size_t R, size_t n, size_t d, const float *A,
                                       size_t lda, const uint16_t *B, size_t ldb, size_t ldg,
                                       float *S, size_t lds);
@@ -370,6 +374,7 @@ typedef void (*attn_rows_axpy_half_fn)(size_t G, size_t R, size_t n, size_t m, c
 typedef struct attn_half_kernels {
     attn_half_widen_fn widen;
     attn_half_narrow_fn narrow;
+    attn_half_narrow_scaled_fn narrow_scaled;
     attn_rows_dot_half_fn rows_dot;
     attn_rows_axpy_half_fn rows_axpy;
 } attn_half_kernels;

@@ -27,6 +27,8 @@
  *                drawn between two neighbouring values of the type, and
  *                the midpoints of 2^16 such pairs (ties): the library
  *                against the reference
+ *   scaled       the kernels' narrow_scaled (kernels.h) against the
+ *                reference narrowing of the float products
  * Every narrowing runs on the whole array at once, from its second
  * element on and on each element alone, the counts no multiple of a
  * vector block: each value goes through the kernel set's vector blocks and
@@ -39,6 +41,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/kernels.h"
 #include "support/sdpa_half.h"
 #include "support/test_common.h"
 
@@ -294,6 +297,44 @@ static void random_values(void **state)
     test_leave("random values");
 }
 
+/* The kernels' scaled narrowing (kernels.h, narrow_scaled: a half
+ * forward's rows of out, y times 1/l) on the set in use: bit for bit the
+ * reference narrowing of the float product x * scale, on random float bits
+ * and on values near 1 with scales near their inverse, counts with tails. */
+static void scaled_narrowing(void **state)
+{
+    const half_type *ht = HALF_TYPE(state);
+    test_enter();
+    const attn_half_kernels hk = attn_half_kernels_of(attn_isa_active(), ht->dtype == ATTN_BF16);
+    check_true(hk.narrow_scaled != NULL, "%s: no narrow_scaled", ht->name);
+    test_rng rng;
+    rng_seed(&rng, ht->dtype == ATTN_BF16 ? 4103 : 4104);
+    enum { N = 4099 };
+    static const float scales[] = {1.0f, 0.5f, 1.0f / 3.0f, 7.0e-3f, 1.0e30f, 0.0f};
+    float *x = talloc(N * sizeof(float));
+    uint16_t *got = talloc((N + 1) * sizeof(uint16_t));
+    size_t bad = 0;
+    for (size_t sc = 0; sc < sizeof scales / sizeof scales[0]; sc++)
+        for (int near_one = 0; near_one < 2; near_one++) {
+            for (size_t i = 0; i < N; i++)
+                x[i] = near_one ? (float)(rng_uniform(&rng) + 0.5) / scales[sc]
+                                : float_of((uint32_t)rng_u64(&rng));
+            const size_t n = N - sc; /* tails of several lengths */
+            got[n] = 0x5A5A;
+            hk.narrow_scaled(x, scales[sc], got, n);
+            expect_true(got[n] == 0x5A5A, "%s: narrow_scaled wrote past n", ht->name);
+            for (size_t i = 0; i < n; i++) {
+                const float y = x[i] * scales[sc];
+                if (!narrow_ok(ht, y, got[i], ht->encode(y)) && bad++ < 8)
+                    expect_true(0, "%s: narrow_scaled(%a, %a) gives %#06x, reference %#06x",
+                                ht->name, (double)x[i], (double)scales[sc], got[i],
+                                ht->encode(y));
+            }
+        }
+    expect_true(bad == 0, "%s: %zu scaled narrowings wrong", ht->name, bad);
+    test_leave("scaled narrowing");
+}
+
 int main(void)
 {
     if (isa_variant_skipped(0))
@@ -303,6 +344,7 @@ int main(void)
         HALF_CASES(round_trip),
         HALF_CASES(known_values),
         HALF_CASES(random_values),
+        HALF_CASES(scaled_narrowing),
     };
     return cmocka_run_group_tests_name("sdpa_half_convert", tests, NULL, NULL);
 }
