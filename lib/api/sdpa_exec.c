@@ -93,6 +93,7 @@ static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_
         args.out_half = ho->out;
         args.sbo_half = ho->st.sb, args.sho_half = ho->st.sh, args.ldo_half = ho->st.ld;
         args.narrow_half = ho->narrow;
+        args.narrow_scaled_half = ho->narrow_scaled;
     }
 #if ATTN_REAL_BITS == 32
     /* engine/sdpa_bf16.h: a bf16 plan's packed products in bf16 */

@@ -32,6 +32,7 @@ typedef struct attn_sdpa_half_out {
     uint16_t *out;
     attn_sdpa_strides st;
     attn_half_narrow_fn narrow;
+    attn_half_narrow_scaled_fn narrow_scaled;
     const uint16_t *Q;
     attn_sdpa_strides q;
     attn_half_widen_fn widen;

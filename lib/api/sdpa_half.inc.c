@@ -184,6 +184,7 @@ attn_status HN(attn_sdpa_forward)(attn_plan *plan, const HN(half_args) *a)
     const int q_in_place = HALF_IS_BF16 && !in_place && plan->window == 0 &&
                            attn_sdpa_bf16_forward(plan);
     const attn_sdpa_half_out ho = {(uint16_t *)a->out, x.st[ATTN_SDPA_OUT], hk.narrow,
+                                   hk.narrow_scaled,
                                    q_in_place ? (const uint16_t *)a->Q : NULL,
                                    x.st[ATTN_SDPA_Q], hk.widen};
     const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, hk.widen, in_place, q_in_place);

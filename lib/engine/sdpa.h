@@ -42,12 +42,14 @@ typedef struct FN(attn_sdpa_run_args) {
      * bf16.gemm NULL. */
     attn_bf16_products bf16;
     /* A half plan's forward (api/sdpa_half.inc.c): each row of out rounded
-     * by narrow_half into out_half (strides sbo_half, sho_half, ldo_half in
-     * 16-bit elements) as it is finished, from Y or from its float row in
-     * out; or out_half NULL (out is the result). */
+     * into out_half (strides sbo_half, sho_half, ldo_half in 16-bit
+     * elements) as it is finished, from Y by narrow_scaled_half or from
+     * its float row in out by narrow_half; or out_half NULL (out is the
+     * result). */
     uint16_t *out_half;
     size_t sbo_half, sho_half, ldo_half;
     attn_half_narrow_fn narrow_half;
+    attn_half_narrow_scaled_fn narrow_scaled_half;
     /* A bf16 forward whose scores are all bf16 products (bf16.gemm set, no
      * window: every key tile starts on a panel of the packed K^T): Q's rows
      * in bf16 (strides in 16-bit elements), which the products copy as

@@ -358,25 +358,30 @@ static void FN(row_alone)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm
 }
 
 /* out and lse of a row from its max, sum and unnormalized output y: y /
- * sum, or for a half call's out y (1 / sum) in place, then rounded (the
- * float multiplication's extra 2^-24 relative is far below the half
- * type's rounding, and a division per element took a fifth of a bf16
- * forward's softmax phase). */
+ * sum, or for a half call's out y (1 / sum) rounded in one pass by the
+ * kernel (the float multiplication's extra 2^-24 relative is far below the
+ * half type's rounding; a division per element took a fifth of a bf16
+ * forward's softmax phase, and a second pass over the normalized row 7%
+ * of the forward). No weight: 0, even where y met a non-finite value
+ * times 0. */
 static void FN(finish_row)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h, size_t t,
-                           real *y, real max, real sum)
+                           const real *y, real max, real sum)
 {
     const attn_sdpa_shape *s = &a->layout.shape;
-    real *out = a->out_half != NULL ? y : FN(attn_sdpa_out)(a, b, h, t);
-    if (sum == REAL_C(0.0)) /* no weight: 0, even where y met a non-finite value times 0 */
-        memset(out, 0, s->hs_v * sizeof(real));
-    if (sum != REAL_C(0.0) && a->out_half != NULL) {
-        const real inverse = REAL_C(1.0) / sum;
-        for (size_t c = 0; c < s->hs_v; c++)
-            out[c] = y[c] * inverse;
+#if ATTN_REAL_BITS == 32
+    if (a->out_half != NULL) {
+        uint16_t *o = a->out_half + b * a->sbo_half + h * a->sho_half + t * a->ldo_half;
+        if (sum == REAL_C(0.0))
+            memset(o, 0, s->hs_v * sizeof *o);
+        else
+            a->narrow_scaled_half(y, REAL_C(1.0) / sum, o, s->hs_v);
     }
+#endif
+    real *out = FN(attn_sdpa_out)(a, b, h, t);
+    if (sum == REAL_C(0.0) && a->out_half == NULL)
+        memset(out, 0, s->hs_v * sizeof(real));
     for (size_t c = 0; sum != REAL_C(0.0) && a->out_half == NULL && c < s->hs_v; c++)
         out[c] = y[c] / sum;
-    FN(round_out_row)(a, b, h, t, out);
     if (a->lse != NULL)
         a->lse[(b * s->NH + h) * s->Tq + t] =
             sum == REAL_C(0.0) ? (real)-INFINITY : (real)((double)max + log((double)sum));
