@@ -434,6 +434,10 @@ typedef struct attn_bf16_products {
  * of X packed is finite. Portable (bf16_pack.c). */
 int attn_bf16_pack_transposed(size_t N, size_t K, const float *X, size_t ldx, uint16_t *B);
 int attn_bf16_pack(size_t K, size_t N, const float *X, size_t ldx, uint16_t *B);
+/* The same from X's bf16 bits (a bf16 forward's K and V in place). */
+int attn_bf16_pack_transposed_bf16(size_t N, size_t K, const uint16_t *X, size_t ldx,
+                                   uint16_t *B);
+int attn_bf16_pack_bf16(size_t K, size_t N, const uint16_t *X, size_t ldx, uint16_t *B);
 /* Whether the CPU has AVX512-BF16, and AMX-BF16 with the OS's permission
  * for the tile data (bf16_products.c; asked once). */
 int attn_cpu_has_bf16_dot(void);
