@@ -99,10 +99,15 @@ static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_
     /* engine/sdpa_bf16.h: a bf16 plan's packed products in bf16 */
     if (dtype == ATTN_BF16 && kv == NULL && attn_sdpa_bf16_forward(plan))
         args.bf16 = attn_bf16_products_of(plan->isa);
-    if (ho != NULL && ho->Q != NULL) { /* engine/sdpa.h: Q_half */
+    if (ho != NULL && ho->Q != NULL) { /* engine/sdpa.h: Q_half, K16, V16 */
         args.Q_half = ho->Q;
         args.sbq_half = ho->q.sb, args.shq_half = ho->q.sh, args.ldq_half = ho->q.ld;
         args.widen_half = ho->widen;
+        args.K16 = ho->K, args.V16 = ho->V;
+        args.sbk16 = ho->k.sb, args.shk16 = ho->k.sh, args.ldk16 = ho->k.ld;
+        args.sbv16 = ho->v.sb, args.shv16 = ho->v.sh, args.ldv16 = ho->v.ld;
+        args.rows_dot_half = ho->rows_dot;
+        args.rows_axpy_half = ho->rows_axpy;
     }
 #endif
     const FN(attn_engine) engine = FN(plan_engine)(plan);

@@ -36,6 +36,11 @@ typedef struct attn_sdpa_half_out {
     const uint16_t *Q;
     attn_sdpa_strides q;
     attn_half_widen_fn widen;
+    /* with Q: K and V read in place too (engine/sdpa.h, K16) */
+    const uint16_t *K, *V;
+    attn_sdpa_strides k, v;
+    attn_rows_dot_half_fn rows_dot;
+    attn_rows_axpy_half_fn rows_axpy;
 } attn_sdpa_half_out;
 
 /* Whether the plan's forward of several queries makes its products in

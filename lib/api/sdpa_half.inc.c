@@ -137,8 +137,9 @@ static HN(half_rows) HN(rows)(const attn_plan *plan, const attn_sdpa_checked *x,
 }
 
 /* The float call on the plan's copies, with Q widened unless `q_in_place`
- * (a bf16 forward whose products read it in bf16), and K and V too unless
- * `in_place` (a decode step reads them in 16 bits). */
+ * (a bf16 forward whose products read Q, K and V in bf16), and K and V
+ * too unless `in_place` (a decode step reads them in 16 bits) or
+ * q_in_place. */
 static attn_sdpa_args_f32 HN(staged)(attn_plan *plan, const HN(half_args) *a,
                                      const attn_sdpa_checked *x, attn_half_widen_fn widen,
                                      int in_place, int q_in_place)
@@ -149,7 +150,7 @@ static attn_sdpa_args_f32 HN(staged)(attn_plan *plan, const HN(half_args) *a,
     const HN(half_rows) q = HN(rows)(plan, x, ATTN_SDPA_Q, NULL);
     if (!q_in_place)
         HN(widen_rows)(plan, &q, a->Q, Q, widen);
-    if (!in_place) {
+    if (!in_place && !q_in_place) {
         const HN(half_rows) k = HN(rows)(plan, x, ATTN_SDPA_K, a->key_lengths);
         const HN(half_rows) v = HN(rows)(plan, x, ATTN_SDPA_V, a->key_lengths);
         HN(widen_rows)(plan, &k, a->K, K, widen); /* keys j >= L_b are never read */
@@ -186,7 +187,10 @@ attn_status HN(attn_sdpa_forward)(attn_plan *plan, const HN(half_args) *a)
     const attn_sdpa_half_out ho = {(uint16_t *)a->out, x.st[ATTN_SDPA_OUT], hk.narrow,
                                    hk.narrow_scaled,
                                    q_in_place ? (const uint16_t *)a->Q : NULL,
-                                   x.st[ATTN_SDPA_Q], hk.widen};
+                                   x.st[ATTN_SDPA_Q], hk.widen,
+                                   (const uint16_t *)a->K, (const uint16_t *)a->V,
+                                   x.st[ATTN_SDPA_K], x.st[ATTN_SDPA_V], hk.rows_dot,
+                                   hk.rows_axpy};
     const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, hk.widen, in_place, q_in_place);
     return attn_sdpa_forward_staged(plan, &f, in_place ? &kv : NULL, &ho);
 }

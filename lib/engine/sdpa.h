@@ -58,6 +58,13 @@ typedef struct FN(attn_sdpa_run_args) {
     const uint16_t *Q_half;
     size_t sbq_half, shq_half, ldq_half;
     attn_half_widen_fn widen_half;
+    /* The same forward's K and V in bf16 (with Q_half), or NULL: packed
+     * from these; the float copies K, V are not filled but for the values
+     * of a (b, g) that are not all finite (widened by the pack phase for
+     * the float products), and a row recomputed alone reads these with
+     * the few-row half kernels (rows_dot_half, rows_axpy_half). */
+    const uint16_t *K16, *V16;
+    size_t sbk16, shk16, ldk16, sbv16, shv16, ldv16;
     const real *Q, *K, *V; /* (B,NH,Tq,hs), (B,NH_kv,Tk,hs), (B,NH_kv,Tk,hs_v) by strides */
     size_t ldq, ldk, ldv;  /* row strides: handed to BLAS */
     size_t sbq, shq, sbk, shk, sbv, shv, sbo, sho; /* sequence and head strides */
@@ -129,7 +136,8 @@ static inline real *FN(attn_sdpa_dv)(const FN(attn_sdpa_run_args) *a, size_t b, 
 
 /* The few-row products (kernels.h) of R rows of A (G groups, lda apart)
  * against the keys [j, j + n) of (b, g): S = A K^T; C += P V. On the
- * call's K, V in `real`, or on its 16-bit ones (K_half, V_half). */
+ * call's K, V in `real`, or on its 16-bit ones (K_half, V_half; K16,
+ * V16). */
 static inline void FN(attn_sdpa_rows_dot)(const FN(attn_sdpa_run_args) *a, size_t G, size_t R,
                                           size_t n, const real *A, size_t lda, size_t b,
                                           size_t g, size_t j, real *S, size_t lds)
@@ -139,6 +147,12 @@ static inline void FN(attn_sdpa_rows_dot)(const FN(attn_sdpa_run_args) *a, size_
         a->rows_dot_half(G, R, n, a->layout.shape.hs, A, lda,
                          a->K_half + b * a->sbk + g * a->shk + j * a->ldk, a->ldk, a->shk, S,
                          lds);
+        return;
+    }
+    if (a->K16 != NULL) {
+        a->rows_dot_half(G, R, n, a->layout.shape.hs, A, lda,
+                         a->K16 + b * a->sbk16 + g * a->shk16 + j * a->ldk16, a->ldk16,
+                         a->shk16, S, lds);
         return;
     }
 #endif
@@ -154,6 +168,12 @@ static inline void FN(attn_sdpa_rows_axpy)(const FN(attn_sdpa_run_args) *a, size
         a->rows_axpy_half(G, R, n, a->layout.shape.hs_v, P, ldp,
                           a->V_half + b * a->sbv + g * a->shv + j * a->ldv, a->ldv, a->shv, C,
                           ldc);
+        return;
+    }
+    if (a->V16 != NULL) {
+        a->rows_axpy_half(G, R, n, a->layout.shape.hs_v, P, ldp,
+                          a->V16 + b * a->sbv16 + g * a->shv16 + j * a->ldv16, a->ldv16,
+                          a->shv16, C, ldc);
         return;
     }
 #endif

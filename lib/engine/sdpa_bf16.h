@@ -91,6 +91,26 @@ static inline void FN(attn_sdpa_pack_bf16)(const FN(attn_sdpa_run_args) *a, size
 #if ATTN_REAL_BITS == 32
     const attn_sdpa_shape *s = &a->layout.shape;
     const size_t b = item / s->NH_kv, g = item % s->NH_kv, L = FN(bf16_length)(a, b);
+    if (a->K16 != NULL) { /* the forward's K and V in bf16 in place (sdpa.h) */
+        const uint16_t *K16 = a->K16 + b * a->sbk16 + g * a->shk16;
+        const uint16_t *V16 = a->V16 + b * a->sbv16 + g * a->shv16;
+        attn_bf16_pack_transposed_bf16(L, s->hs, K16, a->ldk16,
+                                       (uint16_t *)(void *)FN(attn_sdpa_packed_kt)(a, item));
+        int finite = 1;
+        for (size_t k0 = 0; k0 < L; k0 += ATTN_GEMM_KC) {
+            size_t kb;
+            uint16_t *block = (uint16_t *)(uintptr_t)FN(bf16_v_block)(a, b, g, k0, &kb);
+            finite &= attn_bf16_pack_bf16(L - k0 < ATTN_GEMM_KC ? L - k0 : ATTN_GEMM_KC,
+                                          s->hs_v, V16 + k0 * a->ldv16, a->ldv16, block);
+        }
+        /* a value not finite: this (b, g) takes the float products, on its
+         * values widened into the plan's float copy (its own rows) */
+        for (size_t j = 0; !finite && j < L; j++)
+            a->widen_half(V16 + j * a->ldv16, (real *)(uintptr_t)FN(attn_sdpa_v)(a, b, g, j),
+                          s->hs_v);
+        *FN(bf16_finite_flag)(a, b, g) = finite ? REAL_C(1.0) : REAL_C(0.0);
+        return;
+    }
     const real *K = FN(attn_sdpa_k)(a, b, g, 0), *V = FN(attn_sdpa_v)(a, b, g, 0);
     const int k_finite = attn_bf16_pack_transposed(
         L, s->hs, K, a->ldk, (uint16_t *)(void *)FN(attn_sdpa_packed_kt)(a, item));

@@ -337,7 +337,9 @@ static void FN(row_alone)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm
     const size_t lo = (size_t)MAX(range.lo, 0), n = (size_t)range.hi - lo;
     real *out = FN(attn_sdpa_out)(a, b, h, t);
     const real *q = FN(query_row)(a, b, h, t, q_row);
-    if (a->K_half != NULL) /* a half plan's decode step: K, V in 16 bits */
+    /* a half plan's decode step, or a bf16 forward's K16, V16: in 16 bits */
+    const int half = a->K_half != NULL || a->K16 != NULL;
+    if (half)
         FN(attn_sdpa_rows_dot)(a, 1, 1, n, q, s->hs, b, g, lo, row, n);
     else
         FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, 1, n, s->hs, REAL_C(1.0), q, s->hs,
@@ -345,7 +347,7 @@ static void FN(row_alone)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm
     FN(attn_sdpa_prepare_row)(row, n, lo, range, a->scale, FN(attn_sdpa_mask_row)(a, b, h, t));
     a->softmax_row(row, row, n, n, REAL_C(1.0));
     FN(attn_dropout_row)(a->dropout, a->dropout_mask, b, h, t, lo, n, row, NULL);
-    if (a->V_half != NULL) {
+    if (half) {
         memset(out, 0, s->hs_v * sizeof(real));
         FN(attn_sdpa_rows_axpy)(a, 1, 1, n, row, n, b, g, lo, out, s->hs_v);
     } else
