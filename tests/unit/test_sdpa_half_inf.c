@@ -11,7 +11,8 @@
  * entries, then +inf put in a few rows (two keys far apart, or one);
  * checked by half_check_forward against the float64 reference: those rows
  * within u |x| + 2^-19 of the mean and lse +inf, every other row within
- * attn_half.h's bound, and nothing written outside out's elements.
+ * attn_half.h's bound, and nothing written outside out's elements. Also
+ * a NaN value in a bf16-products prefill (nan_value, at the test).
  */
 #include <math.h>
 #include <stdint.h>
@@ -37,6 +38,26 @@ static void plus_inf(hproblem *pr, size_t b, size_t h, size_t t, size_t j)
     pr->mask_f[at] = INFINITY;
 }
 
+/* The forward of pr on a new plan: out gathered dense, lse; nothing
+ * written outside out's elements. */
+static double *forward(hproblem *pr, float *lse, const char *what)
+{
+    const size_t no = hproblem_extent(pr, 3);
+    void *before, *out = half_sentinel_buffer(no, &before);
+    const attn_sdpa_shape shape = hproblem_shape(pr);
+    attn_plan *plan = NULL;
+    attn_status st = attn_sdpa_plan_create(&plan, pr->ht->dtype, &shape, 0.0, pr->c.causal, 0);
+    check_true(st == ATTN_OK, "%s: plan: %s", what, attn_status_string(st));
+    sdpa_keep_plan(plan);
+    const sdpa_io io = hproblem_io(pr, out, lse);
+    st = half_forward(pr->ht, plan, &io);
+    check_true(st == ATTN_OK, "%s: forward: %s", what, attn_status_string(st));
+    expect_true(half_unaddressed_intact(pr, 3, out, before, no),
+                "%s: the forward wrote outside out's elements", what);
+    sdpa_drop_plan(plan);
+    return half_gather(pr, 3, out);
+}
+
 static void inf_rows(void **state)
 {
     const half_type *ht = HALF_TYPE(state);
@@ -50,8 +71,7 @@ static void inf_rows(void **state)
         plus_inf(&pr, 0, 1, last, far);
         plus_inf(&pr, 0, 6, last / 2, far - 100); /* one */
         hproblem_refresh(&pr);
-        const size_t no = hproblem_extent(&pr, 3), nl = pr.c.B * pr.c.NH * pr.c.Tq;
-        void *before, *out = half_sentinel_buffer(no, &before);
+        const size_t nl = pr.c.B * pr.c.NH * pr.c.Tq;
         float *lse = talloc(nl * sizeof(float));
         size_t infinite = 0;
         for (size_t r = 0; r < nl; r++)
@@ -60,29 +80,60 @@ static void inf_rows(void **state)
                     ht->name, pr.c.name, infinite);
         char what[256];
         snprintf(what, sizeof what, "%s %s \"%s\"", attn_simd_name(), ht->name, pr.c.name);
-        const attn_sdpa_shape shape = hproblem_shape(&pr);
-        attn_plan *plan = NULL;
-        attn_status st = attn_sdpa_plan_create(&plan, ht->dtype, &shape, 0.0, 0, 0);
-        check_true(st == ATTN_OK, "%s: plan: %s", what, attn_status_string(st));
-        sdpa_keep_plan(plan);
-        const sdpa_io io = hproblem_io(&pr, out, lse);
-        st = half_forward(ht, plan, &io);
-        check_true(st == ATTN_OK, "%s: forward: %s", what, attn_status_string(st));
-        expect_true(half_unaddressed_intact(&pr, 3, out, before, no),
-                    "%s: the forward wrote outside out's elements", what);
         check_worst worst;
         memset(&worst, 0, sizeof worst);
-        half_check_forward(&pr, half_gather(&pr, 3, out), lse, &worst, NULL, what);
-        sdpa_drop_plan(plan);
+        half_check_forward(&pr, forward(&pr, lse, what), lse, &worst, NULL, what);
         print_message("  %s: out, lse largest error/bound %.3f\n", what, worst.residual);
     }
     test_leave("+inf rows");
+}
+
+/* A NaN in one value (key j, column c of key/value head g) of a causal
+ * prefill that takes the bf16 products on the amx and avx512-bf16 sets:
+ * exactly the outputs whose weights reach it are NaN (column c of the rows
+ * of g's heads from query j on), none of the rows before (a product that
+ * multiplied the NaN by their zero weights, in a padded tile or the causal
+ * diagonal, would make them NaN: such a (b, g) takes the float products on
+ * its values widened), every other output within the bound of the
+ * reference without the NaN. */
+static void nan_value(void **state)
+{
+    const half_type *ht = HALF_TYPE(state);
+    test_enter();
+    test_rng rng;
+    rng_seed(&rng, ht->dtype == ATTN_BF16 ? 5113 : 5114);
+    const hcase c = {"prefill 160, GQA 8/2, causal, a NaN value, (B,NH,T,hs)", 1, 8, 2, 160,
+                     160, 32, 0, ATTN_CAUSAL, 0, NULL, HM_NONE, 0, HL_BHSD, 1, 0};
+    hproblem pr = hproblem_make(ht, &c, &rng);
+    const size_t g = 1, j = 40, col = 5, group = c.NH / c.NH_kv;
+    half_poke(&pr, 2, 0, g, j, col, (double)NAN); /* the reference stays without it */
+    float *lse = talloc(c.NH * c.Tq * sizeof(float));
+    char what[256];
+    snprintf(what, sizeof what, "%s %s \"%s\"", attn_simd_name(), ht->name, c.name);
+    double *out = forward(&pr, lse, what);
+    size_t wrong = 0;
+    for (size_t h = 0; h < c.NH; h++)
+        for (size_t t = 0; t < c.Tq; t++) {
+            double *o = out + half_dense_index(&pr, 3, 0, h, t);
+            const int reached = h / group == g && t >= j;
+            for (size_t i = 0; i < c.hs; i++)
+                wrong += (isnan(o[i]) != 0) != (reached && i == col);
+            if (reached) /* checked: the reference's value in its place */
+                o[col] = pr.out[half_dense_index(&pr, 3, 0, h, t) + col];
+        }
+    expect_true(wrong == 0, "%s: %zu outputs NaN where they should not be, or not NaN", what,
+                wrong);
+    check_worst worst;
+    memset(&worst, 0, sizeof worst);
+    half_check_forward(&pr, out, lse, &worst, NULL, what);
+    print_message("  %s: other outputs' largest error/bound %.3f\n", what, worst.residual);
+    test_leave("a NaN value");
 }
 
 int main(void)
 {
     if (isa_variant_skipped(0))
         return TEST_SKIPPED;
-    const struct CMUnitTest tests[] = {HALF_CASES(inf_rows)};
+    const struct CMUnitTest tests[] = {HALF_CASES(inf_rows), HALF_CASES(nan_value)};
     return cmocka_run_group_tests_name("sdpa_half_inf", tests, NULL, NULL);
 }
