@@ -1,7 +1,8 @@
 /*
  * test_bf16_products: the bf16 matrix products of the avx512-bf16 and amx
  * sets (kernels.h, attn_bf16_gemm_fn: vdpbf16ps and AMX-BF16 tiles) and the
- * packing of their B operand (attn_bf16_pack, attn_bf16_pack_transposed),
+ * packing of their B operand (attn_bf16_pack, attn_bf16_pack_transposed,
+ * and their twins from bf16 bits, which must pack the same bytes),
  * against a double reference of the same bf16 numbers computed here.
  *
  *   C (M, N) = A (M, K) B (K, N), and C += A B, for B given as X^T (X (N,
@@ -100,6 +101,17 @@ static void one(attn_bf16_gemm_fn gemm, const char *name, size_t M, size_t N, si
         attn_bf16_pack_transposed(N, Kx, X, ldx, B);
     else
         attn_bf16_pack(Kx, N, X, ldx, B);
+    /* the twin from bf16 bits packs the same bytes */
+    const size_t nb = round_up(N, ATTN_BF16_NR) * kb;
+    uint16_t *X16 = talloc(xrows * ldx * sizeof(uint16_t)), *B16 = talloc(nb * sizeof(uint16_t));
+    for (size_t i = 0; i < xrows * ldx; i++)
+        X16[i] = bits16(X[i]);
+    if (transposed)
+        attn_bf16_pack_transposed_bf16(N, Kx, X16, ldx, B16);
+    else
+        attn_bf16_pack_bf16(Kx, N, X16, ldx, B16);
+    check_true(memcmp(B, B16, nb * sizeof(uint16_t)) == 0,
+               "%s: M %zu N %zu K %zu: the pack from bf16 bits differs", name, M, N, K);
     for (size_t i = 0; i < M; i++)
         for (size_t j = 0; j < N; j++) {
             double s = accumulate ? (double)C[i * ldc + j] : 0.0, m = fabs(s);
@@ -355,6 +367,7 @@ static void pack_finite(void **state)
             const size_t N = shapes[sh][0], K = shapes[sh][1], rows = transposed ? N : K;
             const size_t cols = transposed ? K : N, ldx = cols + 2;
             float *X = talloc(rows * ldx * sizeof(float));
+            uint16_t *X16 = talloc(rows * ldx * sizeof(uint16_t));
             uint16_t *B = talloc(round_up(N, ATTN_BF16_NR) * round_up(K, ATTN_BF16_K_STEP) *
                                  sizeof(uint16_t));
             for (size_t i = 0; i < rows * ldx; i++) /* the gap past each row: NaN */
@@ -366,9 +379,14 @@ static void pack_finite(void **state)
                     X[i] = specials[at % 3];
                 const int got = transposed ? attn_bf16_pack_transposed(N, K, X, ldx, B)
                                            : attn_bf16_pack(K, N, X, ldx, B);
-                check_true(got == (at == rows * cols), "%s N %zu K %zu, %g at %zu: %d",
+                for (size_t k = 0; k < rows * ldx; k++)
+                    X16[k] = bits16(X[k]);
+                const int got16 = transposed ? attn_bf16_pack_transposed_bf16(N, K, X16, ldx, B)
+                                             : attn_bf16_pack_bf16(K, N, X16, ldx, B);
+                check_true(got == (at == rows * cols) && got16 == got,
+                           "%s N %zu K %zu, %g at %zu: %d (from bf16 bits %d)",
                            transposed ? "pack_transposed" : "pack", N, K,
-                           (double)specials[at % 3], at, got);
+                           (double)specials[at % 3], at, got, got16);
                 X[i] = keep;
                 tried++;
             }
