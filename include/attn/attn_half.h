@@ -53,14 +53,17 @@ extern "C" {
  * Kernels: a call of one query (a decode step) reads K and V in place in
  * 16 bits, widened in registers by the few-row kernels; other calls widen
  * the half inputs they read (keys below each key length only) into the
- * plan's float copies, on the plan's threads, and out or the gradients are
- * rounded back from float ones. A bf16 forward or backward of 128 queries
+ * plan's float copies, on the plan's threads, and the gradients are
+ * rounded back from float ones; a forward rounds each row of out into the
+ * caller's as it finishes it. A bf16 forward or backward of 128 queries
  * or more on attn's own threads, hs (and, backward, hs_v) a multiple of 32,
  * makes its products in bf16 with float sums where attn_simd_name() is
  * "amx" (AMX-BF16 tiles: Intel
  * Sapphire Rapids on) or "avx512-bf16" (vdpbf16ps: the default on AMD Zen
  * 4/5; Intel issues it at half its float FMA rate); a (b, g) with a value
- * (V, backward K too) that is not finite takes the float products.
+ * (V, backward K too) that is not finite takes the float products. Such a
+ * forward without a window reads Q, K and V in place in bf16 (no float
+ * copies) and writes P in bf16 from its softmax.
  * Everything else runs on the float engine. A half plan holds, beside a float plan's memory, float
  * copies of Q, K, V and out (B*(NH*Tq*(hs+hs_v) + NH_kv*Tk*(hs+hs_v))
  * floats), in training twice that. */
