@@ -82,10 +82,9 @@ static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_
     FN(attn_sdpa_run_args) args = FN(run_args)(plan, a, &x);
     if (kv != NULL) { /* engine/sdpa.h: only the few-row kernels read them */
         args.K = args.V = NULL;
-        args.K_half = kv->K;
-        args.V_half = kv->V;
-        args.sbk = kv->k.sb, args.shk = kv->k.sh, args.ldk = kv->k.ld;
-        args.sbv = kv->v.sb, args.shv = kv->v.sh, args.ldv = kv->v.ld;
+        args.K16 = kv->K, args.V16 = kv->V;
+        args.sbk16 = kv->k.sb, args.shk16 = kv->k.sh, args.ldk16 = kv->k.ld;
+        args.sbv16 = kv->v.sb, args.shv16 = kv->v.sh, args.ldv16 = kv->v.ld;
         args.rows_dot_half = kv->rows_dot;
         args.rows_axpy_half = kv->rows_axpy;
     }

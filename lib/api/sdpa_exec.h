@@ -14,7 +14,7 @@
 #include "api/sdpa_strides.h"
 #include "kernels/kernels.h"
 
-/* A decode step's K and V read in place in 16 bits (engine/sdpa.h, K_half):
+/* A decode step's K and V read in place in 16 bits (engine/sdpa.h, K16):
  * their resolved strides and the few-row kernels on them. */
 typedef struct attn_sdpa_half_kv {
     const uint16_t *K, *V;

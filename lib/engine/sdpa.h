@@ -31,13 +31,6 @@ typedef struct FN(attn_sdpa_run_args) {
     attn_softmax_backward_fn softmax_backward;
     attn_rows_dot_fn rows_dot;   /* a single query's products: its heads' rows */
     attn_rows_axpy_fn rows_axpy;
-    /* A half plan's decode step (api/sdpa_half.inc.c): K and V read in place
-     * in 16 bits through the strides below, or NULL (K, V in `real`). Only
-     * for calls of one query, whose products all go through the few-row
-     * kernels: these, on 16-bit rows. */
-    const uint16_t *K_half, *V_half;
-    attn_rows_dot_half_fn rows_dot_half;
-    attn_rows_axpy_half_fn rows_axpy_half;
     /* A bf16 plan's forward products in bf16 (engine/sdpa_bf16.h), or
      * bf16.gemm NULL. */
     attn_bf16_products bf16;
@@ -58,13 +51,17 @@ typedef struct FN(attn_sdpa_run_args) {
     const uint16_t *Q_half;
     size_t sbq_half, shq_half, ldq_half;
     attn_half_widen_fn widen_half;
-    /* The same forward's K and V in bf16 (with Q_half), or NULL: packed
-     * from these; the float copies K, V are not filled but for the values
-     * of a (b, g) that are not all finite (widened by the pack phase for
-     * the float products), and a row recomputed alone reads these with
-     * the few-row half kernels (rows_dot_half, rows_axpy_half). */
+    /* K and V read in place in 16 bits (strides in 16-bit elements), or
+     * NULL (K, V in `real`): a half plan's decode step, whose products all
+     * go through the few-row kernels (these, on 16-bit rows), or the bf16
+     * forward of Q_half, which packs them and whose float copies are not
+     * filled but for the values of a (b, g) that are not all finite
+     * (widened by the pack phase for the float products). Single-query
+     * blocks and rows recomputed alone read them with the few-row kernels. */
     const uint16_t *K16, *V16;
     size_t sbk16, shk16, ldk16, sbv16, shv16, ldv16;
+    attn_rows_dot_half_fn rows_dot_half;
+    attn_rows_axpy_half_fn rows_axpy_half;
     const real *Q, *K, *V; /* (B,NH,Tq,hs), (B,NH_kv,Tk,hs), (B,NH_kv,Tk,hs_v) by strides */
     size_t ldq, ldk, ldv;  /* row strides: handed to BLAS */
     size_t sbq, shq, sbk, shk, sbv, shv, sbo, sho; /* sequence and head strides */
@@ -136,19 +133,12 @@ static inline real *FN(attn_sdpa_dv)(const FN(attn_sdpa_run_args) *a, size_t b, 
 
 /* The few-row products (kernels.h) of R rows of A (G groups, lda apart)
  * against the keys [j, j + n) of (b, g): S = A K^T; C += P V. On the
- * call's K, V in `real`, or on its 16-bit ones (K_half, V_half; K16,
- * V16). */
+ * call's K, V in `real`, or on its 16-bit ones (K16, V16). */
 static inline void FN(attn_sdpa_rows_dot)(const FN(attn_sdpa_run_args) *a, size_t G, size_t R,
                                           size_t n, const real *A, size_t lda, size_t b,
                                           size_t g, size_t j, real *S, size_t lds)
 {
 #if ATTN_REAL_BITS == 32
-    if (a->K_half != NULL) {
-        a->rows_dot_half(G, R, n, a->layout.shape.hs, A, lda,
-                         a->K_half + b * a->sbk + g * a->shk + j * a->ldk, a->ldk, a->shk, S,
-                         lds);
-        return;
-    }
     if (a->K16 != NULL) {
         a->rows_dot_half(G, R, n, a->layout.shape.hs, A, lda,
                          a->K16 + b * a->sbk16 + g * a->shk16 + j * a->ldk16, a->ldk16,
@@ -164,12 +154,6 @@ static inline void FN(attn_sdpa_rows_axpy)(const FN(attn_sdpa_run_args) *a, size
                                            size_t g, size_t j, real *C, size_t ldc)
 {
 #if ATTN_REAL_BITS == 32
-    if (a->V_half != NULL) {
-        a->rows_axpy_half(G, R, n, a->layout.shape.hs_v, P, ldp,
-                          a->V_half + b * a->sbv + g * a->shv + j * a->ldv, a->ldv, a->shv, C,
-                          ldc);
-        return;
-    }
     if (a->V16 != NULL) {
         a->rows_axpy_half(G, R, n, a->layout.shape.hs_v, P, ldp,
                           a->V16 + b * a->sbv16 + g * a->shv16 + j * a->ldv16, a->ldv16,

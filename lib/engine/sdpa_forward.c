@@ -337,8 +337,7 @@ static void FN(row_alone)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm
     const size_t lo = (size_t)MAX(range.lo, 0), n = (size_t)range.hi - lo;
     real *out = FN(attn_sdpa_out)(a, b, h, t);
     const real *q = FN(query_row)(a, b, h, t, q_row);
-    /* a half plan's decode step, or a bf16 forward's K16, V16: in 16 bits */
-    const int half = a->K_half != NULL || a->K16 != NULL;
+    const int half = a->K16 != NULL; /* K, V in 16 bits (sdpa.h) */
     if (half)
         FN(attn_sdpa_rows_dot)(a, 1, 1, n, q, s->hs, b, g, lo, row, n);
     else
