@@ -54,7 +54,8 @@ static inline attn_strided attn_sdpa_strided(const attn_sdpa_shape *s, int array
                             head_size * unit,
                             {s->B, heads, rows},
                             {s->B > 1 ? st->sb * unit : 0, heads > 1 ? st->sh * unit : 0,
-                             rows > 1 ? st->ld * unit : 0}};
+                             rows > 1 ? st->ld * unit : 0},
+                            false};
     return x;
 }
 

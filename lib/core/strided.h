@@ -17,18 +17,21 @@
 
 /* count[d] entries stride[d] apart in each dimension d, each entry a
  * contiguous run of `width`; a dimension of count 1 has no stride that
- * matters. base NULL (or width 0): an absent array. */
+ * matters. base NULL (or width 0): an absent array. run: an array attn.h
+ * judges by its span alone (the mask, lse, key_lengths), not one laid out
+ * by strides (Q, K, V, out and the rest, even of a single entry). */
 typedef struct attn_strided {
     const void *base;
     size_t width;
     size_t count[ATTN_STRIDED_DIMS];
     size_t stride[ATTN_STRIDED_DIMS];
+    bool run;
 } attn_strided;
 
-/* A contiguous run of `bytes` at base: an array of one entry. */
+/* A contiguous run of `bytes` at base, judged by its span. */
 static inline attn_strided attn_strided_run(const void *base, size_t bytes)
 {
-    const attn_strided x = {base, bytes, {1, 1, 1}, {0, 0, 0}};
+    const attn_strided x = {base, bytes, {1, 1, 1}, {0, 0, 0}, true};
     return x;
 }
 
@@ -106,19 +109,12 @@ static inline bool attn_strided_interleaved(const attn_strided *x, const attn_st
     return false;
 }
 
-/* Whether x has more than one entry (a strided array, not a plain run). */
-static inline bool attn_strided_is_array(const attn_strided *x)
-{
-    for (int d = 0; d < ATTN_STRIDED_DIMS; d++)
-        if (x->count[d] > 1)
-            return true;
-    return false;
-}
-
 /* Whether x and y (strides and widths in bytes, spans known to fit) may
  * share a byte: false when either is absent, their spans are disjoint, or
- * both are strided arrays that interleave (attn_strided_interleaved); a
- * plain run (lse, a mask, key lengths) is judged by its span alone (attn.h). */
+ * both are laid out by strides and interleave (attn_strided_interleaved;
+ * a period may come from either, so an array of one entry can sit in the
+ * gap of another); a run (lse, a mask, key lengths) is judged by its span
+ * alone (attn.h). */
 static inline bool attn_strided_overlap(const attn_strided *x, const attn_strided *y)
 {
     size_t xs, ys;
@@ -128,8 +124,7 @@ static inline bool attn_strided_overlap(const attn_strided *x, const attn_stride
         return true;
     const attn_region rx = {x->base, xs}, ry = {y->base, ys};
     return attn_regions_overlap(rx, ry) &&
-           !(attn_strided_is_array(x) && attn_strided_is_array(y) &&
-             attn_strided_interleaved(x, y));
+           !(!x->run && !y->run && attn_strided_interleaved(x, y));
 }
 
 /* True when any output may share a byte with any input or another output. */

@@ -41,7 +41,9 @@
  *     Backward: dK one element past dQ (refused); dQ, dK, dV side by side in
  *     one fused buffer (accepted); dK two columns into dQ's (refused); dV
  *     in the free block of the fused input buffer (accepted); dQ on Q's
- *     columns (refused).
+ *     columns (refused). An array of one entry (a decode step's single K
+ *     row) in the gap of another's period: accepted, results as the
+ *     reference's; on Q's elements: refused.
  *  4. The accepted interleavings at every address: the fused buffers above
  *     placed at each element offset within their row's period (the rule
  *     reads addresses modulo strides), each accepted and giving the bytes of
@@ -443,6 +445,77 @@ static void aliasing(void **state)
     test_leave("aliasing");
 }
 
+/* An array of one entry is still laid out by strides (attn.h): it may sit
+ * in the gap of another's period. Decode with one key of one kv head:
+ * B 1, NH 2, NH_kv 1, Tq = Tk = 1. In one buffer F, Q's heads at 0 and 4w
+ * (sh 4w), out's at w and 5w, K at 2w, and the backward's dK at 3w (in
+ * both their gaps); in G, dQ's heads at 0 and 4w and dV at w; dout has
+ * out's strides. Accepted,
+ * with results equal to the reference's and the inputs' bytes intact; dK
+ * on Q's second head is refused. */
+static void one_entry_in_a_gap(void **state)
+{
+    const test_prec *p = TEST_PREC(state);
+    test_enter();
+    enum { NH = 2, W = EW, SH = 4 * EW, NF = 6 * EW, NG = 5 * EW };
+    const attn_sdpa_shape s = {1, NH, 1, 1, 1, W, W};
+    attn_plan *plan = NULL;
+    check_true(attn_sdpa_plan_create(&plan, p->dtype, &s, 0.0, 0u, 0) == ATTN_OK, "the plan");
+    sdpa_keep_plan(plan);
+    test_rng rng;
+    rng_seed(&rng, 2404);
+    double vals[NF + W + NG];
+    rng_fill_normal(&rng, vals, NF + W + NG, 1.0);
+    prec_round_array(p, vals, NF + W + NG);
+    void *F = prec_typed(p, vals, NF), *G = talloc(NG * p->size);
+    void *V = prec_typed(p, vals + NF, W), *dout = prec_typed(p, vals + NF + W, NG);
+    void *lse = talloc(NH * p->size);
+    const sdpa_view q = {1, NH, 1, W, 0, SH * NH, SH, W}, o = {1, NH, 1, W, W, SH * NH, SH, W};
+    const sdpa_view k = {1, 1, 1, W, 2 * W, W, W, W};
+    sdpa_io io;
+    memset(&io, 0, sizeof io);
+    io.Q = F, io.shq = SH, io.K = prec_at(p, F, k.at), io.V = V, io.lse = lse;
+    io.out = prec_at(p, F, o.at), io.sho = SH;
+    const attn_status fw = sdpa_forward(p, plan, &io);
+    expect_true(fw == ATTN_OK, "%s: out (sh 4w) around K of one entry: %s", p->name,
+                attn_status_string(fw));
+    const double *dv = sdpa_view_gather(p, dout, &q); /* dout takes out's strides */
+    const sdpa_ref r = {1, NH, 1, 1, 1, W, W, sdpa_ref_scale(0.0, W), 0, 0,
+                        sdpa_view_gather(p, F, &q), sdpa_view_gather(p, F, &k), vals + NF,
+                        NH * W, W, W, NULL, 0, 0, 0, NULL};
+    double ref[NH * W], ref_lse[NH], rdQ[NH * W], rdK[W], rdV[W];
+    sdpa_ref_forward(&r, ref, ref_lse);
+    sdpa_ref_backward(&r, dv, rdQ, rdK, rdV);
+    const double tol = sdpa_forward_tol(p, 1, W), gtol = sdpa_grad_tol(p, 1, 1, NH, W);
+    if (fw == ATTN_OK) {
+        expect_within(NULL, residual_scaled(sdpa_view_gather(p, F, &o), ref, NH * W, max_abs(r.V, W)),
+                      tol, "%s: out between Q's heads", p->name);
+        expect_within(NULL, sdpa_residual_lse(prec_doubles(p, lse, NH), ref_lse, NH), tol,
+                      "%s: lse", p->name);
+        expect_true(residual_scaled(sdpa_view_gather(p, F, &q), r.Q, NH * W, 1.0) == 0 &&
+                        residual_scaled(sdpa_view_gather(p, F, &k), r.K, W, 1.0) == 0,
+                    "%s: Q and K intact after the forward", p->name);
+    }
+    void *dK = prec_at(p, F, 3 * W), *dV = prec_at(p, G, W);
+    const attn_status bw = sdpa_backward(p, plan, &io, dout, G, dK, dV);
+    expect_true(bw == ATTN_OK, "%s: dK of one entry in Q's and out's gap, dV in dQ's: %s",
+                p->name, attn_status_string(bw));
+    if (bw == ATTN_OK) {
+        const sdpa_view dk = {1, 1, 1, W, 3 * W, W, W, W}, dvv = {1, 1, 1, W, W, W, W, W};
+        const double largest = fmax(max_abs(rdQ, NH * W), fmax(max_abs(rdK, W), max_abs(rdV, W)));
+        expect_within(NULL, sdpa_grad_residual(sdpa_view_gather(p, G, &q), rdQ, NH * W, largest),
+                      gtol, "%s: dQ", p->name);
+        expect_within(NULL, sdpa_grad_residual(sdpa_view_gather(p, F, &dk), rdK, W, largest),
+                      gtol, "%s: dK", p->name);
+        expect_within(NULL, sdpa_grad_residual(sdpa_view_gather(p, G, &dvv), rdV, W, largest),
+                      gtol, "%s: dV", p->name);
+    }
+    const attn_status on_q = sdpa_backward(p, plan, &io, dout, G, prec_at(p, F, SH), dV);
+    expect_true(on_q == ATTN_ERR_ALIASING, "%s: dK on Q's second head: %s", p->name,
+                attn_status_string(on_q));
+    test_leave("one entry in a gap");
+}
+
 /* ---- 4. the accepted interleavings at every address ----------------------------------------- */
 
 static void fused_buffers_any_address(void **state)
@@ -499,6 +572,7 @@ int main(void)
         SDPA_PREC_CASES(overflow_and_blas_range),
         SDPA_PREC_CASES(huge_head_and_batch_strides),
         SDPA_PREC_CASES(aliasing),
+        SDPA_PREC_CASES(one_entry_in_a_gap),
         SDPA_PREC_CASES(fused_buffers_any_address),
     };
     return cmocka_run_group_tests_name("sdpa_strides", tests, NULL, NULL);
