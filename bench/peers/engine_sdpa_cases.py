@@ -68,10 +68,14 @@ def mask_text(kind, mask):
 
 
 class Candidate:
-    """One way of an engine to compute the configuration."""
+    """One way of an engine to compute the configuration. before (None:
+    nothing) runs before each timed call, outside the timing (a stateful
+    cache brought back to the configuration's length), and before the
+    cold-cache flush."""
 
-    def __init__(self, kernel, mask, call, half=False):
+    def __init__(self, kernel, mask, call, half=False, before=None):
         self.kernel, self.mask, self.call, self.half = kernel, mask, call, half
+        self.before = before
 
 
 class EngineCase:
@@ -100,9 +104,19 @@ class EngineCase:
         self.kernel = self.chosen.kernel
         self.description = self.chosen.mask
 
+    def before_of(self, candidate):
+        """The untimed work before each of candidate's calls (None: nothing)."""
+        steps = [f for f in (candidate.before, self.flush.before()) if f is not None]
+        if len(steps) < 2:
+            return steps[0] if steps else None
+        return lambda: [f() for f in steps]
+
     def trial(self, candidate):
         samples = []
+        before = self.before_of(candidate)
         for _ in range(TRIAL_CALLS):
+            if before:
+                before()
             start = time.perf_counter()
             candidate.call()
             samples.append(time.perf_counter() - start)
@@ -110,7 +124,8 @@ class EngineCase:
 
     def block(self, policy, first):
         del first  # the policy has the warmup
-        samples, _ = peer_common.time_samples(self.chosen.call, policy, self.flush.before())
+        samples, _ = peer_common.time_samples(self.chosen.call, policy,
+                                              self.before_of(self.chosen))
         return samples
 
     def check(self):

@@ -17,9 +17,19 @@ checked against the float64 reference before any timing, the fastest kept):
   broadcast  Q as (B, NH_kv, NH/NH_kv, Tq, hs) against K, V as
              (B, NH_kv, 1, Tk, d): 5-D SDPA, the heads broadcast
 causal=True for causal squares (Tq == Tk, every key, no window), otherwise
-an additive float attention_mask (0 / -inf, plus the bias). A decode step is
-the stateless form: the K/V cache is an input of every call; the stateful
-form (ReadValue/Assign on a cache inside the model) is not built.
+an additive float attention_mask (0 / -inf, plus the bias).
+A decode step (Tq = 1 seeing every key, no mask) has two more candidates, the
+stateful form that OpenVINO's LLM pipelines use: the past K and V are
+variables of the model (ReadValue, Gather by beam_idx, Concat with the
+step's k and v, Assign), which the CPU plugin fuses into its SDPA with a KV
+cache, kept in f32 or in f16 (KV_CACHE_PRECISION; the f16 cache is checked
+against the half tolerance, as ggml's F16 K/V). The cache starts with the
+first Tk - 1 keys (set before the check, untimed), so the checked call sees
+exactly Tk; each timed call appends one key, and the untimed work before a
+call (Candidate.before) restarts the cache (Tk - 1 keys and one untimed
+step: the plugin repacks a state set from outside) once it holds Tk +
+max(1, Tk/128) - 1 keys, so timed calls see Tk .. Tk + Tk/128 keys. The
+stateless form (the cache an input of every call) stays a candidate.
 """
 import os
 import sys
@@ -87,6 +97,52 @@ def build(c, Q, K, V, mask, form):
     return ov.Model([out], params, "attention")
 
 
+def decode_step(c):
+    """Whether the stateful form computes the configuration: one query that
+    sees every key (causal or not), no mask, no window, every length Tk."""
+    return (c.Tq == 1 and c.Tk > 1 and c.mask == "none" and c.full_lengths
+            and c.window == 0)
+
+
+def build_stateful(c):
+    """The decode step with the past K and V as variables, in the layout's
+    order (seq axis 2 for bhsd, 1 for bshd), grouped heads repeated after the
+    Concat (Unsqueeze, bidirectional Broadcast, Reshape): the pattern the CPU
+    plugin fuses."""
+    bhsd = c.layout == "bhsd"
+
+    def rows(H, d, T):
+        return [c.B, H, T, d] if bhsd else [c.B, T, H, d]
+    group = c.NH // c.NH_kv
+    q = ops.parameter(rows(c.NH, c.hs, 1), ov.Type.f32, name="q")
+    beam = ops.parameter([c.B], ov.Type.i32, name="beam_idx")
+    params, sinks, variables, kv = [q], [], [], []
+    for name, d in (("k", c.hs), ("v", c.hs_v)):
+        new = ops.parameter(rows(c.NH_kv, d, 1), ov.Type.f32, name=name)
+        info = ov.op.util.VariableInfo()
+        info.data_shape = ov.PartialShape(rows(c.NH_kv, d, -1))
+        info.data_type, info.variable_id = ov.Type.f32, "past_" + name
+        variable = ov.op.util.Variable(info)
+        past = ops.read_value(ops.constant(np.zeros(rows(c.NH_kv, d, 0), np.float32)),
+                              variable)
+        present = ops.concat([ops.gather(past, beam, constant(0)), new], 2 if bhsd else 1)
+        sinks.append(ops.assign(present, variable))
+        if group > 1:
+            ones = [1] * 5
+            ones[2 if bhsd else 3] = group
+            wide = ops.broadcast(ops.unsqueeze(present, constant([2 if bhsd else 3])),
+                                 constant(ones), broadcast_spec="BIDIRECTIONAL")
+            present = ops.reshape(wide, constant(rows(c.NH, d, -1)), False)
+        params.append(new)
+        variables.append(variable)
+        kv.append(present)
+    k, v = kv
+    if not bhsd:
+        q, k, v = (ops.transpose(node, constant([0, 2, 1, 3])) for node in (q, k, v))
+    out = ops.scaled_dot_product_attention(q, k, v, causal=False)
+    return ov.Model([out.output(0)], sinks, params + [beam], variables, "decode step")
+
+
 def main():
     args = peer_common.parse_arguments(__doc__.split("\n\n")[0],
                                        sdpa_peer_protocol.add_arguments)
@@ -112,9 +168,44 @@ def main():
             "float32", mask)
         return engine.Candidate(f"ScaledDotProductAttention-{form}", words, call)
 
+    def stateful_candidate(c, inputs, cache):
+        Q, K, V, _ = inputs
+        compiled = core.compile_model(build_stateful(c), "CPU",
+                                      dict(config, KV_CACHE_PRECISION=cache))
+        request = compiled.create_infer_request()
+        past = {"past_k": placed(c, K[:, :, :-1]), "past_v": placed(c, V[:, :, :-1])}
+        feeds = [placed(c, Q), placed(c, K[:, :, -1:]), placed(c, V[:, :, -1:]),
+                 np.arange(c.B, dtype=np.int32)]
+        for i, array in enumerate(feeds):
+            request.set_input_tensor(i, ov.Tensor(array, shared_memory=True))
+        drift = max(1, c.Tk // 128)
+        held = [c.Tk - 1]  # the keys in the cache
+
+        def restart():
+            for variable in request.query_state():
+                variable.state = ov.Tensor(past[variable.name])
+            held[0] = c.Tk - 1
+        restart()
+
+        def before():
+            if held[0] >= c.Tk - 1 + drift:
+                restart()
+                call()
+
+        def call():
+            request.infer()
+            held[0] += 1
+            return request.get_output_tensor(0).data
+        call.keep = (compiled, request, feeds, past)
+        return engine.Candidate(f"ScaledDotProductAttention-stateful-{cache}-cache", "none",
+                                call, half=cache != "f32", before=before)
+
     def candidates_of(c, inputs):
         forms = ["repeat", "broadcast"] if c.NH_kv < c.NH else ["heads"]
-        return [candidate(c, inputs, form) for form in forms]
+        found = [candidate(c, inputs, form) for form in forms]
+        if decode_step(c):
+            found += [stateful_candidate(c, inputs, cache) for cache in ("f32", "f16")]
+        return found
 
     probe = core.compile_model(build(sdpa_peer_protocol.Config(
         "f32 forward 1 1 1 2 2 8 8 1 0 none full warm bhsd call 0 1/1".split()),
@@ -125,7 +216,8 @@ def main():
     impl = ("OpenVINO ScaledDotProductAttention (opset 13) compiled for CPU, f32 precision hint; "
             "grouped heads: the faster of K/V repeated in the model and 5-D broadcast heads "
             "(KERNEL per row); causal flag for causal squares, else an additive mask; "
-            "decode: the stateless form (the cache an input; no ReadValue/Assign state)")
+            "decode steps: also the stateful form (ReadValue/Assign KV cache, f32 or f16, "
+            "fused by the CPU plugin), the fastest checked candidate timed")
     lines = [f"info openvino={ov.__version__} python={sys.version.split()[0]} "
              f"numpy={np.__version__}",
              f"blas CPU plugin ({core.get_property('CPU', 'FULL_DEVICE_NAME')}); "

@@ -328,6 +328,38 @@ PY
   pass "the peers: bf16 rows parse, engines skip them with a note, the torch check holds them to attn.h's bound"
 fi
 
+# an engine candidate's untimed work (a stateful cache restarted, engine_sdpa_cases.Candidate.before):
+# the check's call runs without it; every warmup, trial and timed call after it, before the flush
+if python3 -c "import numpy" 2>/dev/null; then
+  PYTHONPATH="$PEERS" python3 - <<'PY' || fail "an engine candidate's before()"
+import types
+import numpy as np
+import engine_sdpa_cases as engine, sdpa_peer_protocol as proto
+c = proto.Config("f32 forward 1 2 1 1 8 4 4 0 0 none full cold bhsd call 0 1/1".split())
+Q, K, V, bias = proto.Inputs(c, 1).qkv_bias()
+s = np.einsum("hd,kd->hk", Q[0, :, 0].astype(np.float64), K[0, 0].astype(np.float64)) / 2.0
+w = np.exp(s - s.max(axis=1, keepdims=True))
+exact = ((w / w.sum(axis=1, keepdims=True)) @ V[0, 0].astype(np.float64))[None, :, None, :]
+log = []
+def call():
+    log.append("call")
+    return exact
+flush = proto.Flush(1, True)
+flush.read = lambda: log.append("flush")
+two = [engine.Candidate(name, "none", call, before=lambda: log.append("before"))
+       for name in ("first", "second")]
+case = engine.EngineCase(c, (Q, K, V, bias), two, flush, 1)
+assert case.error < 1e-6, case.error
+step = ["before", "flush", "call"]
+trials = 2 * engine.TRIAL_CALLS
+assert log == ["call", "call"] + step * trials, log
+del log[:]
+policy = types.SimpleNamespace(warmup=1, repeats=3, min_time=0.0, max_repeats=3)
+assert len(case.block(policy, True)) == 3 and log == step * 4, log
+PY
+  pass "an engine candidate's untimed before(): after the check, before every trial, warmup and timed call, then the flush"
+fi
+
 "$BENCH" sdpa --torch-script does-not-exist.py --peers torch --Tq 1 --Tk 8 --NH 2 --NH-kv 2 --hs 4 --ceiling 0 \
   --bandwidth-mib 0 --repeats 1 --min-time 0 --csv none.csv --json none >none.txt 2>err.txt \
   || fail "a missing peer script failed the run: $(head -c 300 err.txt)"
