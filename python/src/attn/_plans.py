@@ -37,6 +37,7 @@ _PACK = _lib.ARGS.pack_into
 _create = _fns.attn_sdpa_plan_create
 _destroy = _fns.attn_plan_destroy
 _set_dropout = _fns.attn_plan_set_dropout
+_set_threads = _fns.attn_plan_set_threads
 _forward_f32 = _fns.attn_sdpa_forward_f32
 _forward_f64 = _fns.attn_sdpa_forward_f64
 _backward_f32 = _fns.attn_sdpa_backward_f32
@@ -61,24 +62,27 @@ _tls = threading.local()
 
 class PlanKey:
     """One plan signature; interned by plan_key, so compared and hashed by
-    identity (cheaper than a tuple of eleven numbers at every call)."""
+    identity (cheaper than a tuple of eleven numbers at every call).
+    threads: None for the plan's default engine (attn.h: ATTN_THREADS_AUTO
+    on a SIMD kernel set), 1 for the calling thread alone."""
 
     __slots__ = ("code", "is_f32", "forward_name", "backward_name", "dims", "flags", "scale",
-                 "window", "__weakref__")
+                 "window", "threads", "__weakref__")
 
-    def __init__(self, code, dims, flags, scale, window):
+    def __init__(self, code, dims, flags, scale, window, threads=None):
         self.code, self.dims, self.flags, self.scale, self.window = (
             code, dims, flags, scale, window)
+        self.threads = threads
         self.is_f32 = code == _lib.ATTN_F32
         # this module's names of its C calls (looked up at each call)
         self.forward_name = "_forward_" + SUFFIX[code]
         self.backward_name = "_backward_" + SUFFIX[code]
 
 
-def plan_key(code, dims, flags, scale, window):
+def plan_key(code, dims, flags, scale, window, threads=None):
     """The PlanKey of a signature: code the attn_dtype (1 f32, 2 f64, 3 bf16,
-    4 f16), dims = (B, NH, NH_kv, Tq, Tk, hs, hs_v)."""
-    sig = (code, dims, flags, scale, window)
+    4 f16), dims = (B, NH, NH_kv, Tq, Tk, hs, hs_v); threads as PlanKey's."""
+    sig = (code, dims, flags, scale, window, threads)
     key = _keys.get(sig)
     if key is None:
         if len(_keys) >= 1024:
@@ -106,6 +110,11 @@ class _ThreadPlans:
             check(_create(ctypes.addressof(handle), key.code,
                           ctypes.addressof(shape), key.scale, key.flags, key.window),
                   "attn_sdpa_plan_create")
+            if key.threads is not None:
+                status = _set_threads(handle.value, key.threads)
+                if status != 0:
+                    _destroy(handle.value)
+                    check(status, "attn_plan_set_threads")
             self.trim(_limit - 1)
             ptr = self.plans[key] = handle.value
         return ptr

@@ -32,6 +32,23 @@ DTYPES = {torch.float32: (_lib.ATTN_F32, np.dtype(np.float32), torch.float32),
           torch.float16: (_lib.ATTN_F16, np.dtype(np.float32), torch.float32)}
 NORMAL, COPY, EMPTY = 0, 1, 2
 _tls = threading.local()
+# A decode step (one query row) whose keys and values span at most this many
+# bytes runs on the calling thread alone (PlanKey threads 1). Inside a
+# PyTorch program the thread pool that ran the previous op (the projections
+# before attention) keeps polling for a while after it, on the other cores;
+# a worker of attn's sharing a core with it gets a fraction of that core, and
+# the step waits for the item it claimed; and attn's own worker, idle since
+# the last attention call, must be woken. Measured in a transformers Llama
+# generating (python/benchmarks/transformers_generate.py, 16/4 heads, hs 64,
+# f32, 2 threads; Intel Xeon model 167, bench/results/intel-xeon-model167/),
+# per step, alone against two threads, runs in both orders: K and V of
+# 2.1 MB 167-174 us against 237-435 us; 4.2 MB 287-305 against 332-480 us;
+# 6.3 MB 386-394 against 304-544 us; 8.5 MB 483-545 against 401-561 us
+# (no clear winner from 6 MB on: the default engine there). Where calls
+# follow each other with no PyTorch op between (attn-bench's decode loop on
+# a 1024-key cache), two threads are faster: 0.116-0.126 ms a step alone
+# against 0.091-0.098. Results are the same bits on any thread count (attn.h).
+DECODE_ALONE_BYTES = 6 << 20
 
 
 class Call:
@@ -166,8 +183,10 @@ def new_call(query, key, value, is_causal, scale, enable_gqa, bshd):
     flags = _CAUSAL if call.key_lengths is not None or (is_causal and L == S) else 0
     c_scale = 0.0 if scale is None else scale
     call.is_f32 = call.dtype == torch.float32
-    call.fwd = _plans.plan_key(code, dims, flags | _INFERENCE, c_scale, 0)
-    call.bwd = _plans.plan_key(code, dims, flags, c_scale, 0)
+    threads = 1 if L == 1 and B * S * NH_kv * (E + Ev) * call.itemsize <= DECODE_ALONE_BYTES \
+        else None
+    call.fwd = _plans.plan_key(code, dims, flags | _INFERENCE, c_scale, 0, threads)
+    call.bwd = _plans.plan_key(code, dims, flags, c_scale, 0, threads)
     call.template = _plans.template(
         call.strides, call.out_strides if call.like_q else call.dense_out_strides,
         call.cmask_args, call.kl_ptr)
