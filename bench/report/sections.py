@@ -22,8 +22,9 @@ FLOPS_FORMULA = os.environ.get(
 
 RESULTS_NOTE = (
     "attn ms and the peers' ms: median time of one call. × PEER: the peer's time over "
-    "attn's (above 1: attn is faster). % ceiling: attn's GFLOP/s over the GEMM ceiling "
-    "of its dtype and thread count. check: the relative error of the reference check "
+    "attn's (above 1: attn is faster). % FMA peak: attn's GFLOP/s over the machine's FMA "
+    "peak of its dtype and thread count, measured in the same run (the share that "
+    "counts); % ceiling: over the BLAS GEMM ceiling, for information. check: the relative error of the reference check "
     "(skipped: a backward longer than --check-grad-max-T). A '-' is a number not "
     "measured (a peer not installed, a naive peer beyond --naive-max-T, the NumPy "
     "lesson's missing backward, numpy32 on f64: the lesson's code is float64 there "
@@ -57,8 +58,11 @@ def provenance(machine):
         ceiling = ("- ceiling: attn's BLAS's own square `cblas_sgemm` / `cblas_dgemm`, measured "
                    "at the start of the run (its core and CPU are in the run's JSON, not found "
                    "here); not the CPU's theoretical peak\n")
-    return ceiling + ("- FLOP counts (GFLOP/s and % of the ceiling of every implementation): "
-                      f"{FLOPS_FORMULA}\n")
+    peak = ("- FMA peak: a register-only FMA micro-kernel on the row's threads, measured "
+            "at the start of this run (the `FMA peak` table): the share column's "
+            "denominator\n")
+    return ceiling + peak + ("- FLOP counts (GFLOP/s and % of the ceiling of every "
+                             f"implementation): {FLOPS_FORMULA}\n")
 
 
 def machine(run):
@@ -141,14 +145,32 @@ def promoted(row, peer):
     return bool(out_dtype) and out_dtype != own
 
 
+def fma_peak(run):
+    """The run's FMA peak table (its JSON's fma_peak); "" when it has none."""
+    peak = json_member(run, "fma_peak")
+    entries = json_member(peak, "entries") if peak is not None else None
+    if not isinstance(entries, list) or not entries:
+        return ""
+    out = (f"## FMA peak\n\n{json_text(peak, 'method', '?')} ({json_text(peak, 'isa', '?')} "
+           "instructions), at the start of the run: what the cores reach on multiply-adds "
+           "alone, the denominator of `% FMA peak`.\n\n"
+           + table_head(("kind", "threads", "GFLOP/s (best)", "GFLOP/s (median)"), "lrrr"))
+    for e in entries:
+        out += "| %s | %g | %.1f | %.1f |\n" % (
+            json_text(e, "kind", "?"), json_number(e, "threads", 0),
+            json_number(e, "gflops", 0), json_number(e, "median_gflops", 0))
+    return out + "\n"
+
+
 def results(rows):
     """The table of every row: the configuration, the check, attn's time,
-    GFLOP/s and % of the ceiling, the peers' times and attn's speedups."""
+    GFLOP/s and its shares of the FMA peak and of the ceiling, the peers' times and
+    attn's speedups."""
     columns = (["dtype", "op", "causal", "api/path/engine", "thr", "B", "T", "C", "NH", "hs",
-                "wo", "check", "attn ms", "GFLOP/s", "% ceiling"]
+                "wo", "check", "attn ms", "GFLOP/s", "% FMA peak", "% ceiling"]
                + [f"{p} ms" for p in runs.PEERS] + [f"× {p}" for p in runs.PEERS])
     out = "## Results\n\n" + table_head(columns,
-                                        "llrlrrrrrrrlrrr" + "r" * (2 * len(runs.PEERS)))
+                                        "llrlrrrrrrrlrrrr" + "r" * (2 * len(runs.PEERS)))
     any_promoted = False
     for row in rows:
         f, number = partial(runs.field, row), partial(runs.number, row)
@@ -157,6 +179,7 @@ def results(rows):
             number("T"), f("C"), f("NH"), f("hs"), f("wo"), f("check_error") or f("check"))
         line += cell(number("attn_median_ms"), "%.4g")
         line += cell(number("attn_gflops"), "%.1f")
+        line += cell(100.0 * number("attn_peak_fraction"), "%.0f%%")
         line += cell(100.0 * number("attn_ceiling_fraction"), "%.0f%%")
         for peer in runs.PEERS:
             line += cell(number(f"{peer}_median_ms"), "%.4g")

@@ -2,13 +2,37 @@
 # python3 has matplotlib; without it, a note) from a run's CSV and JSON.
 . "$(dirname "$0")/common.sh"
 
+results_rows() { sed -n '/^## Results/,$p' "$1" | grep -c '^| f[36][24] |'; }
+
 "$BENCH" --quick --peers naive --T 16,32,48 --csv run.csv --json run.json >/dev/null 2>&1 \
   || fail "quick sweep failed"
 "$BENCH" report --csv run.csv --out rep >out.txt 2>err.txt || fail "report: $(cat err.txt)"
 [ -s rep/report.md ] || fail "no report.md"
 grep -q '^## Results' rep/report.md || fail "report.md has no results"
-[ "$(grep -c '^| f[36][24] |' rep/report.md)" -eq 24 ] || fail "report.md does not list the 24 rows"
+[ "$(results_rows rep/report.md)" -eq 24 ] || fail "report.md does not list the 24 rows"
 grep -q 'sgemm | 128 | [0-9]* |' rep/report.md || fail "report.md lacks the ceiling from the JSON"
+# The FMA peak (issue 27): its table from the JSON, and each row's "% FMA peak"
+# = attn's GFLOP/s (CSV) over the JSON's best FMA GFLOP/s of the row's dtype and threads
+python3 - <<'PY' || fail "report.md's FMA peak table or % FMA peak column"
+import csv, json
+run = json.load(open("run.json"))
+peak = {(e["kind"], e["threads"]): e["gflops"] for e in run["fma_peak"]["entries"]}
+text = open("rep/report.md").read()
+assert "## FMA peak" in text, "no FMA peak section"
+for (kind, threads), g in peak.items():
+    assert "| %s | %d | %.1f |" % (kind, threads, g) in text, (kind, threads, g)
+lines = [l for l in text.split("## Results")[1].split("\n") if l[:6] in ("| f32 ", "| f64 ")]
+head = [c.strip() for c in text.split("## Results")[1].split("\n")[2].split("|")[1:-1]]
+col, thr = head.index("% FMA peak"), head.index("thr")
+rows = list(csv.DictReader(open("run.csv")))
+assert len(rows) == len(lines) == 24, (len(rows), len(lines))
+for row, line in zip(rows, lines):
+    cells = [c.strip() for c in line.split("|")[1:-1]]
+    want = 100.0 * float(row["attn_gflops"]) / peak[(row["dtype"], int(cells[thr]))]
+    got = float(cells[col].rstrip("%"))
+    assert abs(got - want) <= 0.5 + 0.01 * want, (cells, want)
+PY
+pass "report.md: the FMA peak table and every row's % FMA peak against it"
 # Without matplotlib (a stand-in package that fails to import hides it):
 # report.md says so, and the rest is written.
 mkdir -p no-matplotlib/matplotlib \
@@ -17,7 +41,7 @@ mkdir -p no-matplotlib/matplotlib \
 PYTHONPATH="$PWD/no-matplotlib" "$BENCH" report --csv run.csv --out rep-bare >out.txt 2>err.txt \
   || fail "report without matplotlib: $(cat err.txt)"
 grep -q 'No plots: matplotlib was not found' rep-bare/report.md || fail "no note of the missing matplotlib"
-[ "$(grep -c '^| f[36][24] |' rep-bare/report.md)" -eq 24 ] || fail "without matplotlib, rows are missing"
+[ "$(results_rows rep-bare/report.md)" -eq 24 ] || fail "without matplotlib, rows are missing"
 [ ! -e rep-bare/time.png ] || fail "a plot was drawn without matplotlib"
 pass "without matplotlib: report.md lists 24 rows and says there are no plots"
 if python3 -c 'import matplotlib' >/dev/null 2>&1; then
