@@ -16,7 +16,8 @@ line names it (KERNEL).
 What the engines do not compute here (Unsupported): f64 (their attention
 operators are float32 or lower), bf16 and f16 Q, K, V (not wired up: ggml's
 F16 K/V cache is a candidate of f32 rows), backward (inference engines), and the
-decode loop (one call per configuration only).
+decode loop (one call per configuration), except where an engine serves it
+(serve_engine's loop_case_of: OpenVINO's stateful model).
 """
 import statistics
 import time
@@ -31,8 +32,9 @@ HALF_TOLERANCE = 2e-2
 TRIAL_CALLS = 3
 
 
-def require_supported(c):
-    """Unsupported for what no engine peer computes (above)."""
+def require_supported(c, loops=False):
+    """Unsupported for what no engine peer computes (above); loops: the
+    engine runs decode loops (OpenVINO's stateful model)."""
     if c.half:
         raise peer_common.Unsupported("f32 only: half-precision Q, K, V are not wired up for "
                                       "the engines here (ggml's F16 K/V of f32 rows is)")
@@ -40,7 +42,7 @@ def require_supported(c):
         raise peer_common.Unsupported("f32 only: the engines' attention operators have no f64")
     if c.op != "forward":
         raise peer_common.Unsupported("forward only: an inference engine")
-    if c.loop:
+    if c.loop and not loops:
         raise peer_common.Unsupported("one call per configuration (no decode loop)")
 
 
@@ -133,15 +135,19 @@ class EngineCase:
         return self.error, "float32"
 
 
-def serve_engine(header_lines, candidates_of, args, threads):
+def serve_engine(header_lines, candidates_of, args, threads, loop_case_of=None):
     """Serves the configurations: candidates_of(c, inputs) lists an engine's
-    candidates for configuration c and its (Q, K, V, bias)."""
+    candidates for configuration c and its (Q, K, V, bias); loop_case_of(c,
+    flush) (None: decode loops are unsupported) makes a decode loop's case,
+    with EngineCase's block, check, description, threads and kernel."""
     flushes = {}
 
     def make_case(c):
-        require_supported(c)
+        require_supported(c, loops=loop_case_of is not None)
         flush = flushes.setdefault(c.cache, sdpa_peer_protocol.Flush(args.flush_mib,
                                                                     c.cache == "cold"))
+        if c.loop:
+            return loop_case_of(c, flush)
         inputs = sdpa_peer_protocol.Inputs(c, args.seed).qkv_bias()
         return EngineCase(c, inputs, candidates_of(c, inputs), flush, threads)
 

@@ -30,9 +30,13 @@ call (Candidate.before) restarts the cache (Tk - 1 keys and one untimed
 step: the plugin repacks a state set from outside) once it holds Tk +
 max(1, Tk/128) - 1 keys, so timed calls see Tk .. Tk + Tk/128 keys. The
 stateless form (the cache an input of every call) stays a candidate.
+A decode loop (SCENARIO decode-loop) runs on the stateful model alone:
+LoopCase.
 """
+import copy
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peer_common  # noqa: E402
@@ -143,6 +147,90 @@ def build_stateful(c):
     return ov.Model([out.output(0)], sinks, params + [beam], variables, "decode step")
 
 
+class LoopCase:
+    """A decode loop (SCENARIO decode-loop) on the stateful model: the cache
+    holds the configuration's Tk keys, then each step feeds its query and
+    its token's k and v, which the model appends, as a client's generate
+    does (the inputs set and the step run, timed). A pass brings the cache
+    back first, untimed: Tk - 1 keys set from outside and one step adding
+    key Tk - 1 (the plugin repacks a state set from outside). The f32 and
+    f16 caches each run one untimed pass whose first and last steps are
+    checked against float64 (f16: the half tolerance); the faster of those
+    that pass is timed."""
+
+    def __init__(self, c, compile_for, seed, flush, threads):
+        self.c, self.flush, self.threads = c, flush, threads
+        inputs = sdpa_peer_protocol.Inputs(c, seed)
+        K0, V0 = inputs.draw(c.B, c.NH_kv, c.Tk, c.hs), inputs.draw(c.B, c.NH_kv, c.Tk, c.hs_v)
+        self.queries = [inputs.draw(c.B, c.NH, 1, c.hs) for _ in range(c.steps)]
+        tokens = [(inputs.draw(c.B, c.NH_kv, 1, c.hs), inputs.draw(c.B, c.NH_kv, 1, c.hs_v))
+                  for _ in range(c.steps)]
+        self.K = np.concatenate([K0] + [k for k, _ in tokens], axis=2)
+        self.V = np.concatenate([V0] + [v for _, v in tokens], axis=2)
+        self.past = {"past_k": placed(c, K0[:, :, :-1]), "past_v": placed(c, V0[:, :, :-1])}
+        beam = np.arange(c.B, dtype=np.int32)
+        self.first = [placed(c, X) for X in (self.queries[0], K0[:, :, -1:], V0[:, :, -1:])]
+        self.first.append(beam)
+        self.steps = [[ov.Tensor(placed(c, X), shared_memory=True) for X in (q, k, v)]
+                      + [ov.Tensor(beam, shared_memory=True)]
+                      for q, (k, v) in zip(self.queries, tokens)]
+        kept, notes = [], []
+        for cache in ("f32", "f16"):
+            request = compile_for(cache).create_infer_request()
+            outs, seconds = self.one_pass(request, timed=True)
+            error = max(self.error(step, out) for step, out in outs.items())
+            tolerance = engine.HALF_TOLERANCE if cache != "f32" else engine.TOLERANCE
+            if not error <= tolerance:
+                notes.append(f"{cache} cache: check error {error:.2e} > {tolerance:.0e}")
+                continue
+            kept.append((sum(seconds), cache, request, error))
+        if not kept:
+            raise RuntimeError("no cache passed the check: " + "; ".join(notes))
+        _, cache, self.request, self.check_error = min(kept, key=lambda k: k[0])
+        self.kernel = f"ScaledDotProductAttention-stateful-{cache}-cache"
+        self.description = "none"
+
+    def error(self, step, out):
+        """The check of a step's output: its S keys, every one visible."""
+        view = copy.copy(self.c)
+        S = self.c.Tk + step + 1
+        view.Tk, view.lengths, view.full_lengths, view.loop = S, [S] * view.B, True, False
+        return sdpa_peer_protocol.reference_error(view, self.queries[step], self.K[:, :, :S],
+                                                  self.V[:, :, :S], None, out, times=[0])
+
+    def one_pass(self, request, timed):
+        """({first and last step: out}, the steps' seconds) of a pass."""
+        for variable in request.query_state():
+            variable.state = ov.Tensor(self.past[variable.name])
+        for i, array in enumerate(self.first):
+            request.set_input_tensor(i, ov.Tensor(array, shared_memory=True))
+        request.infer()
+        before = self.flush.before()
+        outs, seconds, last = {}, [], self.c.steps - 1
+        for step, tensors in enumerate(self.steps):
+            if before:
+                before()
+            start = time.perf_counter()
+            for i, tensor in enumerate(tensors):
+                request.set_input_tensor(i, tensor)
+            request.infer()
+            elapsed = time.perf_counter() - start
+            if timed:
+                seconds.append(elapsed)
+            if step in (0, last):
+                outs[step] = request.get_output_tensor(0).data.copy()
+        return outs, seconds
+
+    def block(self, policy, first):
+        """A pass (after --warmup untimed ones in the first round)."""
+        for _ in range(policy.warmup if first else 0):
+            self.one_pass(self.request, False)
+        return self.one_pass(self.request, True)[1]
+
+    def check(self):
+        return self.check_error, "float32"
+
+
 def main():
     args = peer_common.parse_arguments(__doc__.split("\n\n")[0],
                                        sdpa_peer_protocol.add_arguments)
@@ -200,6 +288,12 @@ def main():
         return engine.Candidate(f"ScaledDotProductAttention-stateful-{cache}-cache", "none",
                                 call, half=cache != "f32", before=before)
 
+    def loop_case_of(c, flush):
+        def compile_for(cache):
+            return core.compile_model(build_stateful(c), "CPU",
+                                      dict(config, KV_CACHE_PRECISION=cache))
+        return LoopCase(c, compile_for, args.seed, flush, threads_used)
+
     def candidates_of(c, inputs):
         forms = ["repeat", "broadcast"] if c.NH_kv < c.NH else ["heads"]
         found = [candidate(c, inputs, form) for form in forms]
@@ -217,14 +311,15 @@ def main():
             "grouped heads: the faster of K/V repeated in the model and 5-D broadcast heads "
             "(KERNEL per row); causal flag for causal squares, else an additive mask; "
             "decode steps: also the stateful form (ReadValue/Assign KV cache, f32 or f16, "
-            "fused by the CPU plugin), the fastest checked candidate timed")
+            "fused by the CPU plugin), the fastest checked candidate timed; decode loops: "
+            "that stateful form, each step appending its k and v in the model")
     lines = [f"info openvino={ov.__version__} python={sys.version.split()[0]} "
              f"numpy={np.__version__}",
              f"blas CPU plugin ({core.get_property('CPU', 'FULL_DEVICE_NAME')}); "
              f"INFERENCE_PRECISION_HINT={precision} INFERENCE_NUM_THREADS={threads_used} "
              f"NUM_STREAMS=1; threads={threads_used}",
              f"impl {impl}"]
-    engine.serve_engine(lines, candidates_of, args, threads_used)
+    engine.serve_engine(lines, candidates_of, args, threads_used, loop_case_of)
 
 
 if __name__ == "__main__":

@@ -201,11 +201,12 @@ static const char help_body3[] =
     "opset 23 that expresses the case), openvino_sdpa_peer.py (OpenVINO\n"
     "ScaledDotProductAttention, INFERENCE_PRECISION_HINT f32,\n"
     "INFERENCE_NUM_THREADS = --threads; a decode step also in the stateful\n"
-    "form, its KV cache a variable of the model, f32 or f16),\n"
+    "form, its KV cache a variable of the model, f32 or f16, and decode loops\n"
+    "on that form alone),\n"
     "ggml_sdpa_peer.py (ggml_flash_attn_ext, K/V F32 or F16, the faster, with\n"
     "n_threads = --threads). Each checks every candidate against float64 loops\n"
     "before timing it (PEER_check_error), times f32 forward calls only (bf16,\n"
-    "f16, f64, backward rows and decode loops: a note), and\n"
+    "f16, f64, backward rows, and decode loops but OpenVINO's: a note), and\n"
     "reports the threads it ran on and the operator (PEER_threads, PEER_kernel).\n";
 
 static const char help_dropout[] =

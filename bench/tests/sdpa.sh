@@ -356,8 +356,17 @@ assert log == ["call", "call"] + step * trials, log
 del log[:]
 policy = types.SimpleNamespace(warmup=1, repeats=3, min_time=0.0, max_repeats=3)
 assert len(case.block(policy, True)) == 3 and log == step * 4, log
+# a decode loop: refused unless the engine serves loops (serve_engine's loop_case_of)
+import peer_common
+loop = proto.Config("f32 forward 1 2 1 1 8 4 4 0 0 none full warm bhsd decode-loop 3 1/1".split())
+try:
+    engine.require_supported(loop)
+    raise AssertionError("an engine without loops took a decode loop")
+except peer_common.Unsupported as exc:
+    assert "decode loop" in str(exc), exc
+engine.require_supported(loop, loops=True)
 PY
-  pass "an engine candidate's untimed before(): after the check, before every trial, warmup and timed call, then the flush"
+  pass "an engine candidate's untimed before(): after the check, before every trial, warmup and timed call, then the flush; decode loops only for an engine that serves them"
 fi
 
 "$BENCH" sdpa --torch-script does-not-exist.py --peers torch --Tq 1 --Tk 8 --NH 2 --NH-kv 2 --hs 4 --ceiling 0 \
