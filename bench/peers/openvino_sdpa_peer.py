@@ -147,6 +147,23 @@ def build_stateful(c):
     return ov.Model([out.output(0)], sinks, params + [beam], variables, "decode step")
 
 
+class CacheStart:
+    """A stateful request's starting point: the past K and V (every key of K
+    and V but the last) as its variables, and the step of Q, the last key's
+    k and v and beam_idx as its inputs; the arrays made once, in the layout."""
+
+    def __init__(self, c, Q, K, V):
+        self.past = {"past_k": placed(c, K[:, :, :-1]), "past_v": placed(c, V[:, :, :-1])}
+        self.feeds = [placed(c, Q), placed(c, K[:, :, -1:]), placed(c, V[:, :, -1:]),
+                      np.arange(c.B, dtype=np.int32)]
+
+    def apply(self, request):
+        for variable in request.query_state():
+            variable.state = ov.Tensor(self.past[variable.name])
+        for i, array in enumerate(self.feeds):
+            request.set_input_tensor(i, ov.Tensor(array, shared_memory=True))
+
+
 class LoopCase:
     """A decode loop (SCENARIO decode-loop) on the stateful model: the cache
     holds the configuration's Tk keys, then each step feeds its query and
@@ -167,10 +184,8 @@ class LoopCase:
                   for _ in range(c.steps)]
         self.K = np.concatenate([K0] + [k for k, _ in tokens], axis=2)
         self.V = np.concatenate([V0] + [v for _, v in tokens], axis=2)
-        self.past = {"past_k": placed(c, K0[:, :, :-1]), "past_v": placed(c, V0[:, :, :-1])}
+        self.start = CacheStart(c, self.queries[0], K0, V0)
         beam = np.arange(c.B, dtype=np.int32)
-        self.first = [placed(c, X) for X in (self.queries[0], K0[:, :, -1:], V0[:, :, -1:])]
-        self.first.append(beam)
         self.steps = [[ov.Tensor(placed(c, X), shared_memory=True) for X in (q, k, v)]
                       + [ov.Tensor(beam, shared_memory=True)]
                       for q, (k, v) in zip(self.queries, tokens)]
@@ -200,10 +215,7 @@ class LoopCase:
 
     def one_pass(self, request, timed):
         """({first and last step: out}, the steps' seconds) of a pass."""
-        for variable in request.query_state():
-            variable.state = ov.Tensor(self.past[variable.name])
-        for i, array in enumerate(self.first):
-            request.set_input_tensor(i, ov.Tensor(array, shared_memory=True))
+        self.start.apply(request)
         request.infer()
         before = self.flush.before()
         outs, seconds, last = {}, [], self.c.steps - 1
@@ -261,17 +273,12 @@ def main():
         compiled = core.compile_model(build_stateful(c), "CPU",
                                       dict(config, KV_CACHE_PRECISION=cache))
         request = compiled.create_infer_request()
-        past = {"past_k": placed(c, K[:, :, :-1]), "past_v": placed(c, V[:, :, :-1])}
-        feeds = [placed(c, Q), placed(c, K[:, :, -1:]), placed(c, V[:, :, -1:]),
-                 np.arange(c.B, dtype=np.int32)]
-        for i, array in enumerate(feeds):
-            request.set_input_tensor(i, ov.Tensor(array, shared_memory=True))
+        start = CacheStart(c, Q, K, V)
         drift = max(1, c.Tk // 128)
         held = [c.Tk - 1]  # the keys in the cache
 
         def restart():
-            for variable in request.query_state():
-                variable.state = ov.Tensor(past[variable.name])
+            start.apply(request)
             held[0] = c.Tk - 1
         restart()
 
@@ -284,7 +291,7 @@ def main():
             request.infer()
             held[0] += 1
             return request.get_output_tensor(0).data
-        call.keep = (compiled, request, feeds, past)
+        call.keep = (compiled, request, start)
         return engine.Candidate(f"ScaledDotProductAttention-stateful-{cache}-cache", "none",
                                 call, half=cache != "f32", before=before)
 
