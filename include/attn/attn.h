@@ -87,14 +87,11 @@ extern "C" {
 #define ATTN_VERSION_MAJOR 0
 #define ATTN_VERSION_MINOR 1
 #define ATTN_VERSION_PATCH 0
-#define ATTN_VERSION_NUMBER \
-    (ATTN_VERSION_MAJOR * 10000 + ATTN_VERSION_MINOR * 100 + ATTN_VERSION_PATCH)
+#define ATTN_VERSION_NUMBER (ATTN_VERSION_MAJOR * 10000 + ATTN_VERSION_MINOR * 100 + ATTN_VERSION_PATCH)
 #define ATTN_VERSION_STRINGIFY_(x) #x
 #define ATTN_VERSION_STRINGIFY(x) ATTN_VERSION_STRINGIFY_(x)
-#define ATTN_VERSION_STRING                         \
-    ATTN_VERSION_STRINGIFY(ATTN_VERSION_MAJOR) "."  \
-    ATTN_VERSION_STRINGIFY(ATTN_VERSION_MINOR) "."  \
-    ATTN_VERSION_STRINGIFY(ATTN_VERSION_PATCH)
+#define ATTN_VERSION_STRING ATTN_VERSION_STRINGIFY(ATTN_VERSION_MAJOR) "." \
+    ATTN_VERSION_STRINGIFY(ATTN_VERSION_MINOR) "." ATTN_VERSION_STRINGIFY(ATTN_VERSION_PATCH)
 
 /* ---- symbol visibility: the library is built with hidden symbols */
 #if defined(_WIN32) && defined(ATTN_BUILDING_SHARED)
@@ -387,9 +384,13 @@ typedef struct attn_sdpa_shape {
  * dimensions of more than one element sorted by stride (the row of hs
  * elements first): each stride at least the span of the dimensions below
  * it, else ATTN_ERR_BAD_STRIDE (this refuses every overlapping layout, and
- * the rare non-overlapping ones whose dimensions interleave). A row stride
- * goes to BLAS: above INT_MAX is ATTN_ERR_BLAS_RANGE; head and batch
- * strides do not. For ATTN_ERR_ALIASING, see attn_sdpa_forward_f32. */
+ * the rare non-overlapping ones whose dimensions interleave). A forward
+ * given key_lengths judges K and V (here and for ALIASING) as the rows it
+ * reads, max(1, max_b key_lengths[b]): a plan made for a cache's capacity
+ * Tk takes (B,NH_kv,L,hs) tensors of its L filled slots; a backward as all
+ * Tk (it writes every row of dK, dV). A row stride goes to BLAS: above
+ * INT_MAX is ATTN_ERR_BLAS_RANGE; head and batch strides do not. For
+ * ATTN_ERR_ALIASING, see attn_sdpa_forward_f32. */
 typedef struct attn_sdpa_args_f32 {
     const float *Q; size_t ldq;   /* (B,Tq,NH,hs): row stride; 0: NH*hs */
     const float *K; size_t ldk;   /* (B,Tk,NH_kv,hs); 0: NH_kv*hs */
@@ -579,8 +580,7 @@ ATTN_API attn_status attn_forward_f64(attn_plan *plan, const double *X, const do
  *     in place between the two calls (a weight update before the backward)
  *     gives gradients of neither the old nor the new values. Update the
  *     weights after the backward, or run the forward again.
- * dout may be any array.
- * Errors, in order: NULL_POINTER (plan, X, Wq, Wk, Wv, dout, dX, dWq, dWk,
+ * dout may be any array. Errors, in order: NULL_POINTER (plan, X, Wq, Wk, Wv, dout, dX, dWq, dWk,
  * dWv, and dWo when Wo is set), PLAN_KIND, DTYPE_MISMATCH, INFERENCE_PLAN, NO_FORWARD,
  * FORWARD_MISMATCH (X, Wq, Wk, Wv or Wo other than the forward's),
  * ALIASING (a gradient overlapping an input or another gradient). */

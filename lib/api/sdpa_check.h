@@ -37,10 +37,12 @@ typedef struct attn_sdpa_call {
         .mask_ld = (a)->mask_ld, .mask_sb = (a)->mask_sb, .mask_sh = (a)->mask_sh,         \
         .key_lengths = (a)->key_lengths})
 
-/* The call's strides with 0 resolved, and the extents (in elements) of its
- * arrays. */
+/* The call's strides with 0 resolved, the shape its arrays are judged by
+ * (the plan's; in a forward with key lengths, K and V only as rows of the
+ * keys that exist, attn.h), and the extents (in elements) of its arrays. */
 typedef struct attn_sdpa_checked {
     attn_sdpa_strides st[ATTN_SDPA_ARRAYS]; /* Q, K, V, out */
+    attn_sdpa_shape judged;
     size_t extent[ATTN_SDPA_ARRAYS];
     size_t mask, lse;
 } attn_sdpa_checked;

@@ -59,15 +59,13 @@ static inline attn_strided attn_sdpa_strided(const attn_sdpa_shape *s, int array
     return x;
 }
 
-/* st[i] = given[i] with each 0 resolved to the dense stride (a dense
- * sequence stride that overflows: SIZE_MAX, whose extent then overflows);
- * false (ATTN_ERR_BAD_STRIDE) when an array's strides place two of its
- * elements at one address (strided.h). */
-static inline int attn_sdpa_resolve_strides(const attn_sdpa_shape *s,
-                                            const attn_sdpa_strides given[ATTN_SDPA_ARRAYS],
-                                            attn_sdpa_strides st[ATTN_SDPA_ARRAYS])
+/* st[i] = given[i] with each 0 resolved to the dense stride of shape s
+ * (a dense sequence stride that overflows: SIZE_MAX, whose extent then
+ * overflows). */
+static inline void attn_sdpa_dense_strides(const attn_sdpa_shape *s,
+                                           const attn_sdpa_strides given[ATTN_SDPA_ARRAYS],
+                                           attn_sdpa_strides st[ATTN_SDPA_ARRAYS])
 {
-    int ok = 1;
     for (int i = 0; i < ATTN_SDPA_ARRAYS; i++) {
         size_t heads, rows, head_size;
         attn_sdpa_dims(s, i, &heads, &rows, &head_size);
@@ -76,10 +74,31 @@ static inline int attn_sdpa_resolve_strides(const attn_sdpa_shape *s,
         st[i].sb = given[i].sb;
         if (st[i].sb == 0 && !attn_mul(rows, st[i].ld, &st[i].sb))
             st[i].sb = SIZE_MAX;
-        const attn_strided x = attn_sdpa_strided(s, i, &st[i], NULL, 1);
+    }
+}
+
+/* Whether each array, with the dimensions of shape `judged` and strides
+ * st, places its elements at distinct addresses (false: ATTN_ERR_BAD_STRIDE;
+ * strided.h). */
+static inline int attn_sdpa_strides_distinct(const attn_sdpa_shape *judged,
+                                             const attn_sdpa_strides st[ATTN_SDPA_ARRAYS])
+{
+    int ok = 1;
+    for (int i = 0; i < ATTN_SDPA_ARRAYS; i++) {
+        const attn_strided x = attn_sdpa_strided(judged, i, &st[i], NULL, 1);
         ok &= attn_strided_distinct(&x);
     }
     return ok;
+}
+
+/* Both of the above on one shape: false when an array's strides place two
+ * of its elements at one address. */
+static inline int attn_sdpa_resolve_strides(const attn_sdpa_shape *s,
+                                            const attn_sdpa_strides given[ATTN_SDPA_ARRAYS],
+                                            attn_sdpa_strides st[ATTN_SDPA_ARRAYS])
+{
+    attn_sdpa_dense_strides(s, given, st);
+    return attn_sdpa_strides_distinct(s, st);
 }
 
 /* extent[i] = the elements array i spans with strides st[i]; false

@@ -29,6 +29,10 @@ typedef struct sdpa_call {
     size_t lengths[8];
     int null_at;
     alias al;
+    int backward; /* a backward's arguments (else a forward's or a one-shot's) */
+    /* rows of K and V judged by the rules and held by the arrays: Tk, or in a
+     * forward with key lengths max(1, the largest, at most Tk) (attn.h) */
+    size_t kv_rows;
     /* extents in elements (SIZE_MAX: beyond size_t), mask 0 without one */
     size_t nQ, nK, nV, nO, nM, nL;
 } sdpa_call;
@@ -69,6 +73,8 @@ size_t take_mask_stride(reader *r, size_t exact);
 /* ---- fuzz_sdpa_call.c ---- */
 
 void sdpa_array_dims(sdpa_dims s, int i, size_t *H, size_t *T, size_t *w);
+/* the same with the rows of K and V those of call a (kv_rows) */
+void sdpa_call_dims(sdpa_dims s, const sdpa_call *a, int i, size_t *H, size_t *T, size_t *w);
 size_t sdpa_at(const sdpa_call *a, int i, size_t b, size_t h, size_t t);
 sdpa_call take_sdpa_call(reader *r, sdpa_dims s, int n_null, int n_outputs, int n_args);
 void sdpa_call_resolve(sdpa_call *c, sdpa_dims s);

@@ -20,7 +20,7 @@ typedef struct strided {
 static strided sdpa_strided(sdpa_dims s, const sdpa_call *a, int i, const void *base, size_t es)
 {
     size_t H, T, w;
-    sdpa_array_dims(s, i, &H, &T, &w);
+    sdpa_call_dims(s, a, i, &H, &T, &w);
     const strided x = {base, w * es, {s.B, H, T},
                        {a->rs[i][0] * es, a->rs[i][1] * es, a->rs[i][2] * es}, 0};
     return x;

@@ -13,6 +13,13 @@ void sdpa_array_dims(sdpa_dims s, int i, size_t *H, size_t *T, size_t *w)
     *w = i == SQ || i == SK ? s.hs : s.hs_v;
 }
 
+void sdpa_call_dims(sdpa_dims s, const sdpa_call *a, int i, size_t *H, size_t *T, size_t *w)
+{
+    sdpa_array_dims(s, i, H, T, w);
+    if (i == SK || i == SV)
+        *T = a->kv_rows;
+}
+
 /* element 0 of row t of head h of sequence b of array i (attn.h: b*sb +
  * h*sh + t*ld; the indices of a dimension of one entry are 0) */
 size_t sdpa_at(const sdpa_call *a, int i, size_t b, size_t h, size_t t)
@@ -69,6 +76,7 @@ sdpa_call take_sdpa_call(reader *r, sdpa_dims s, int n_null, int n_outputs, int 
     }
     a.null_at = take_null(r, n_null);
     a.al = take_alias(r, n_outputs, n_args);
+    a.backward = n_outputs == 3;
     sdpa_call_resolve(&a, s);
     for (int i = 0; i < SDPA_ARRAYS; i++)
         TRACE("  %c: sb %zu sh %zu ld %zu\n", "QKVo"[i], a.st[i][0], a.st[i][1], a.st[i][2]);
@@ -105,20 +113,34 @@ static int strides_repeat(const size_t count[3], const size_t stride[3], size_t 
     return 0;
 }
 
-/* the strides with 0 resolved (attn.h: ld H*w, sh w, sb T*ld, SIZE_MAX when
- * that overflows), the rule, and the extents of a call on shape s (valid) */
+/* the rows of K and V a call judges (sdpa_call.kv_rows) */
+static size_t kv_rows_of(const sdpa_call *a, sdpa_dims s)
+{
+    if (a->backward || !a->has_lengths)
+        return s.Tk;
+    size_t rows = 1;
+    for (size_t b = 0; b < s.B; b++)
+        rows = a->lengths[b] > rows ? a->lengths[b] : rows;
+    return rows < s.Tk ? rows : s.Tk;
+}
+
+/* the strides with 0 resolved (attn.h: ld H*w, sh w, sb T*ld with T the
+ * shape's, SIZE_MAX when that overflows), the rule, and the extents of a
+ * call on shape s (valid), K and V judged as kv_rows rows */
 void sdpa_call_resolve(sdpa_call *c, sdpa_dims s)
 {
     sdpa_call a = *c;
+    a.kv_rows = kv_rows_of(&a, s);
     size_t *extent[SDPA_ARRAYS] = {&a.nQ, &a.nK, &a.nV, &a.nO};
     for (int i = 0; i < SDPA_ARRAYS; i++) {
-        size_t H, T, w;
+        size_t H, T, w, rows;
         sdpa_array_dims(s, i, &H, &T, &w);
+        sdpa_call_dims(s, &a, i, &H, &rows, &w);
         size_t *r = a.rs[i];
         r[2] = a.st[i][2] ? a.st[i][2] : H * w;
         r[1] = a.st[i][1] ? a.st[i][1] : w;
         r[0] = a.st[i][0] ? a.st[i][0] : sat_mul(T, r[2]);
-        const size_t count[3] = {s.B, H, T};
+        const size_t count[3] = {s.B, H, rows};
         a.repeats[i] = strides_repeat(count, r, w);
         size_t e = w;
         for (int d = 0; d < 3; d++)
@@ -195,11 +217,12 @@ static void *add_raw(call *c, const void *src, size_t bytes, int present)
     return a->ptr;
 }
 
-/* NaN in the rows of K and V of keys j >= L_b (never read, attn.h) */
+/* NaN in the rows of K and V of keys j >= L_b that the arrays hold (never
+ * read, attn.h) */
 static void nan_fill_slots(const prec *p, sdpa_dims s, const sdpa_call *a, void *K, void *V)
 {
     for (size_t b = 0; b < s.B; b++)
-        for (size_t j = a->lengths[b]; j < s.Tk; j++)
+        for (size_t j = a->lengths[b]; j < a->kv_rows; j++)
             for (size_t g = 0; g < s.NH_kv; g++) {
                 for (size_t i = 0; i < s.hs; i++)
                     set(p, K, sdpa_at(a, SK, b, g, j) + i, (double)NAN);
