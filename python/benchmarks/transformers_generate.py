@@ -11,7 +11,8 @@ once with attn_implementation="attn" (attn.transformers) and once with
 same tokens. Reported per implementation, as medians over the rounds: the
 whole generate, and the time spent inside the attention calls (each
 implementation's attention function registered again under a timed name:
-what the model calls, transformers' own wrapper code included).
+what the model calls, transformers' own wrapper code included), in all and
+split into the prompt's calls (prefill) and the one-token steps (decode).
 
     python python/benchmarks/transformers_generate.py [--prompt 1024] [--new 64]
         [--layers 4] [--hidden 1024] [--heads 16] [--kv-heads 4] [--repeats 3]
@@ -39,13 +40,16 @@ SPENT = {}
 
 
 def timed(name, fn):
-    """fn, adding the seconds each call takes to SPENT[name]."""
-    def call(*args, **kwargs):
+    """fn, adding the seconds each call takes to SPENT[name] and to
+    SPENT[(name, "prefill")] or SPENT[(name, "decode")] (one query row)."""
+    def call(module, query, *args, **kwargs):
         t0 = time.perf_counter()
         try:
-            return fn(*args, **kwargs)
+            return fn(module, query, *args, **kwargs)
         finally:
-            SPENT[name] += time.perf_counter() - t0
+            t = time.perf_counter() - t0
+            SPENT[name] += t
+            SPENT[(name, "decode" if query.shape[2] == 1 else "prefill")] += t
     return call
 
 
@@ -79,17 +83,20 @@ def main(argv=None):
                         generator=torch.Generator().manual_seed(1))
     total = {name: [] for name in impls}
     inside = {name: [] for name in impls}
+    parts = {(name, kind): [] for name in impls for kind in ("prefill", "decode")}
     tokens = {}
     with torch.no_grad():
         for _ in range(args.repeats):
             for name, model in models.items():
-                SPENT[name] = 0.0
+                SPENT[name] = SPENT[(name, "prefill")] = SPENT[(name, "decode")] = 0.0
                 t0 = time.perf_counter()
                 out = model.generate(ids, attention_mask=torch.ones_like(ids),
                                      max_new_tokens=args.new, min_new_tokens=args.new,
                                      do_sample=False, pad_token_id=0)
                 total[name].append(time.perf_counter() - t0)
                 inside[name].append(SPENT[name])
+                for kind in ("prefill", "decode"):
+                    parts[(name, kind)].append(SPENT[(name, kind)])
                 tokens[name] = out
     same = torch.equal(tokens["attn"], tokens["sdpa"])
     print("attn %s (%s kernel), torch %s (%d threads), transformers %s, Python %s, %s"
@@ -99,10 +106,13 @@ def main(argv=None):
           "prompt %d + %d greedy tokens; medians of %d rounds"
           % (args.layers, args.hidden, args.heads, args.kv_heads, args.hidden // args.heads,
              args.prompt, args.new, args.repeats))
-    print("%-6s %12s %14s" % ("impl", "generate s", "attention s"))
+    print("%-6s %12s %14s %12s %12s" % ("impl", "generate s", "attention s", "prefill s",
+                                         "decode s"))
     for name in impls:
-        print("%-6s %12.3f %14.3f" % (name, statistics.median(total[name]),
-                                      statistics.median(inside[name])))
+        print("%-6s %12.3f %14.3f %12.4f %12.4f"
+              % (name, statistics.median(total[name]), statistics.median(inside[name]),
+                 statistics.median(parts[(name, "prefill")]),
+                 statistics.median(parts[(name, "decode")])))
     a, s = (statistics.median(inside[n]) for n in ("attn", "sdpa"))
     ga, gs = (statistics.median(total[n]) for n in ("attn", "sdpa"))
     print("attention: attn %.2fx PyTorch's SDPA; generate %.2fx; tokens identical: %s"
