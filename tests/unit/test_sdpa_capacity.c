@@ -200,6 +200,7 @@ static void statuses(void **state)
     const size_t nq = sdpa_view_end(&qv), nk = sdpa_view_end(&kv), es = p->size;
     /* one buffer: K, V, then room for out where Tk rows of V would reach */
     unsigned char *buf = talloc((3 * nk + nq) * es);
+    sentinel_fill(buf, (3 * nk + nq) * es);
     test_rng rng;
     rng_seed(&rng, 2503);
     p->from_double(buf, random_rounded(&test_prec_f32, &rng, 2 * nk, 1.0), 2 * nk);
