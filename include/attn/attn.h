@@ -385,10 +385,10 @@ typedef struct attn_sdpa_shape {
  * elements first): each stride at least the span of the dimensions below
  * it, else ATTN_ERR_BAD_STRIDE (this refuses every overlapping layout, and
  * the rare non-overlapping ones whose dimensions interleave). A forward
- * given key_lengths judges K and V (here and for ALIASING) as the rows it
- * reads, max(1, max_b key_lengths[b]): a plan made for a cache's capacity
- * Tk takes (B,NH_kv,L,hs) tensors of its L filled slots; a backward as all
- * Tk (it writes every row of dK, dV). A row stride goes to BLAS: above
+ * given key_lengths judges K, V (rows) and the mask (columns) by the keys
+ * it reads, max(1, max_b key_lengths[b]): a plan for a cache's capacity Tk
+ * takes (B,NH_kv,L,hs) tensors and (..., L) masks of its L filled slots; a
+ * backward, all Tk (it writes every row of dK, dV). A row stride goes to BLAS: above
  * INT_MAX is ATTN_ERR_BLAS_RANGE; head and batch strides do not. For
  * ATTN_ERR_ALIASING, see attn_sdpa_forward_f32. */
 typedef struct attn_sdpa_args_f32 {
@@ -443,7 +443,7 @@ ATTN_API attn_status attn_sdpa_plan_create(attn_plan **plan, attn_dtype dtype,
  * NULL_POINTER (plan, a, Q, K, V, out), PLAN_KIND, DTYPE_MISMATCH,
  * BAD_STRIDE (Q, K, V or out placing two elements at one address by the
  * rule above; a nonzero mask stride smaller than what it steps over:
- * mask_ld < Tk, mask_sh < the extent of one head's (Tq,Tk), mask_sb < that
+ * mask_ld < Tk (the keys read, above), mask_sh < one head's (Tq,Tk) extent, mask_sb < that
  * of one sequence's heads), SIZE_OVERFLOW (an array's extent, its first to
  * its last element, or a dense default stride), BLAS_RANGE (a row stride
  * above INT_MAX), BAD_LENGTH (a key length above Tk), ALIASING (out or lse

@@ -8,8 +8,8 @@
 #include "core/strided.h"
 
 /* The shape a forward's arrays are judged by (attn.h): the plan's, with K
- * and V as rows of the keys that exist, max(1, the largest key length),
- * since a forward reads no other; a length above Tk counts as Tk (it is
+ * and V as rows (the mask as columns) of the keys that exist, max(1, the
+ * largest key length), since a forward reads no other; a length above Tk counts as Tk (it is
  * BAD_LENGTH after the strides). Without key lengths, the plan's. */
 static attn_sdpa_shape forward_read_shape(const attn_sdpa_shape *s, const size_t *key_lengths)
 {
@@ -25,7 +25,8 @@ static attn_sdpa_shape forward_read_shape(const attn_sdpa_shape *s, const size_t
 }
 
 /* BAD_STRIDE, then SIZE_OVERFLOW, then BLAS_RANGE: default strides from
- * the plan's shape, the arrays judged by x->judged. */
+ * the plan's shape, the arrays (and the mask's columns, the keys) judged
+ * by x->judged. */
 static attn_status check_strides(const attn_sdpa_layout *l, const attn_sdpa_call *c,
                                  attn_sdpa_checked *x)
 {
@@ -33,15 +34,16 @@ static attn_status check_strides(const attn_sdpa_layout *l, const attn_sdpa_call
     attn_sdpa_dense_strides(&s, c->given, x->st);
     if (!attn_sdpa_strides_distinct(&x->judged, x->st))
         return ATTN_ERR_BAD_STRIDE;
-    size_t head = s.Tk, sequence, mask = 0;
+    const size_t keys = x->judged.Tk;
+    size_t head = keys, sequence, mask = 0;
     if (c->mask != NULL) {
         /* each nonzero stride steps over the whole of what it repeats; an
          * extent that overflows is above every stride (BAD_STRIDE comes
          * first), and SIZE_OVERFLOW if the strides are 0 */
         int overflow = 0;
-        if (c->mask_ld != 0 && c->mask_ld < s.Tk)
+        if (c->mask_ld != 0 && c->mask_ld < keys)
             return ATTN_ERR_BAD_STRIDE;
-        if (c->mask_ld != 0 && !attn_rows_extent(s.Tq, c->mask_ld, s.Tk, &head))
+        if (c->mask_ld != 0 && !attn_rows_extent(s.Tq, c->mask_ld, keys, &head))
             overflow = 1;
         if (c->mask_sh != 0 && (overflow || c->mask_sh < head))
             return ATTN_ERR_BAD_STRIDE;

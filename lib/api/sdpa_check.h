@@ -38,8 +38,9 @@ typedef struct attn_sdpa_call {
         .key_lengths = (a)->key_lengths})
 
 /* The call's strides with 0 resolved, the shape its arrays are judged by
- * (the plan's; in a forward with key lengths, K and V only as rows of the
- * keys that exist, attn.h), and the extents (in elements) of its arrays. */
+ * (the plan's; in a forward with key lengths, K and V only as rows, the
+ * mask as columns, of the keys that exist, attn.h), and the extents (in
+ * elements) of its arrays. */
 typedef struct attn_sdpa_checked {
     attn_sdpa_strides st[ATTN_SDPA_ARRAYS]; /* Q, K, V, out */
     attn_sdpa_shape judged;

@@ -30,8 +30,9 @@ typedef struct sdpa_call {
     int null_at;
     alias al;
     int backward; /* a backward's arguments (else a forward's or a one-shot's) */
-    /* rows of K and V judged by the rules and held by the arrays: Tk, or in a
-     * forward with key lengths max(1, the largest, at most Tk) (attn.h) */
+    /* rows of K and V (columns of the mask) judged by the rules and held by
+     * the arrays: Tk, or in a forward with key lengths max(1, the largest,
+     * at most Tk) (attn.h) */
     size_t kv_rows;
     /* extents in elements (SIZE_MAX: beyond size_t), mask 0 without one */
     size_t nQ, nK, nV, nO, nM, nL;

@@ -150,8 +150,8 @@ void sdpa_call_resolve(sdpa_call *c, sdpa_dims s)
     }
     a.nL = s.B * s.NH * s.Tq;
     a.nM = 0;
-    if (a.has_mask) {
-        const size_t h = a.mask_ld ? sat_extent(s.Tq, a.mask_ld, s.Tk) : s.Tk;
+    if (a.has_mask) { /* its columns: the keys judged */
+        const size_t h = a.mask_ld ? sat_extent(s.Tq, a.mask_ld, a.kv_rows) : a.kv_rows;
         const size_t q = a.mask_sh ? sat_extent(s.NH, a.mask_sh, h) : h;
         a.nM = a.mask_sb ? sat_extent(s.B, a.mask_sb, q) : q;
     }
@@ -169,14 +169,15 @@ attn_status model_sdpa_args(sdpa_dims s, const prec *p, const sdpa_call *a)
     if (a->repeats[SQ] || a->repeats[SK] || a->repeats[SV] || a->repeats[SO])
         return ATTN_ERR_BAD_STRIDE;
     if (a->has_mask) {
-        /* an extent beyond size_t is above every stride */
+        /* an extent beyond size_t is above every stride; the columns are
+         * the keys judged (kv_rows) */
         int over = 0;
-        size_t head = s.Tk, seq, span;
-        if (a->mask_ld && a->mask_ld < s.Tk)
+        size_t head = a->kv_rows, seq, span;
+        if (a->mask_ld && a->mask_ld < a->kv_rows)
             return ATTN_ERR_BAD_STRIDE;
         if (a->mask_ld)
             over |= __builtin_mul_overflow(s.Tq - 1, a->mask_ld, &span) ||
-                    __builtin_add_overflow(span, s.Tk, &head);
+                    __builtin_add_overflow(span, a->kv_rows, &head);
         if (a->mask_sh && (over || a->mask_sh < head))
             return ATTN_ERR_BAD_STRIDE;
         seq = head;

@@ -17,7 +17,10 @@
  * build, reports that).
  *
  *  1. Results, f32 and f64, on BLAS threads, 2 own threads and the
- *     one-shot; bf16 and f16 on the default engine: out and lse against
+ *     one-shot; bf16 and f16 on the default engine; without a mask, with a
+ *     full (B,NH,Tq,L) one and with a (B,1,1,L) padding one (-inf entries;
+ *     each mask in an allocation of exactly its entries: its columns are
+ *     judged as the keys'): out and lse against
  *     the double reference (sdpa_reference.c) of dense copies with Tk = L
  *     and the same key lengths (the same visible keys: keys j >= L_b are
  *     never visible), within sdpa_calls.h's tolerances (f32 1e-5, f64
@@ -27,8 +30,10 @@
  *     strides are BAD_STRIDE (Tk rows of a head reach into the next head);
  *     a key length of L + 1 too; the backward on a training plan too (it
  *     writes every one of the Tk rows of dK and dV, with K's and V's
- *     strides). out placed right after K's last existing row, where Tk
- *     rows of K would reach, is accepted; out on K's last row is ALIASING.
+ *     strides). out placed right after V's last existing row, where Tk
+ *     rows of V would reach, is accepted; out on V's last row is ALIASING.
+ *     A (B,1,1,L) padding mask of L columns (mask_sb L) is accepted, one
+ *     with mask_sb L - 1 (its sequences' columns overlap) is BAD_STRIDE.
  */
 #include <math.h>
 #include <stdio.h>
@@ -84,11 +89,33 @@ static attn_plan *capacity_plan(attn_dtype dtype, size_t Tq, unsigned flags, uns
 
 /* ---- 1. results, f32 and f64 ------------------------------------------------------ */
 
-static void float_results(const test_prec *p, size_t Tq, unsigned flags, test_rng *rng,
-                          check_worst *worst)
+/* An additive (B,NH,Tq,L) mask of exactly its entries, N(0,1) with -inf at
+ * a tenth of them, or (padding) a (B,1,1,L) one of 0 and -inf; its strides
+ * into *ld, *sh, *sb. */
+static double *mask_of(size_t Tq, int padding, test_rng *rng, size_t *ld, size_t *sh,
+                       size_t *sb)
+{
+    const size_t n = padding ? B * L : B * NH * Tq * L;
+    double *m = random_rounded(&test_prec_f32, rng, n, 1.0);
+    for (size_t i = 0; i < n; i++)
+        if (padding ? i % L >= L - 7 || m[i] < -1.5 : rng_uniform(rng) < 0.1)
+            m[i] = -HUGE_VAL;
+        else if (padding)
+            m[i] = 0.0;
+    *ld = padding ? 0 : L, *sh = padding ? 0 : Tq * L, *sb = padding ? L : NH * Tq * L;
+    return m;
+}
+
+/* mask: 0 none, 1 a full (B,NH,Tq,L) one, 2 a (B,1,1,L) padding one */
+static void float_results(const test_prec *p, size_t Tq, unsigned flags, int mask,
+                          test_rng *rng, check_worst *worst)
 {
     const sdpa_view qv = query_view(Tq), kv = key_view();
     const size_t nq = sdpa_view_end(&qv), nk = sdpa_view_end(&kv);
+    size_t mld = 0, msh = 0, msb = 0;
+    const double *md = mask ? mask_of(Tq, mask == 2, rng, &mld, &msh, &msb) : NULL;
+    const size_t nm = mask == 0 ? 0 : mask == 2 ? B * L : B * NH * Tq * L;
+    const void *M = mask ? prec_typed(p, md, nm) : NULL;
     void *Q = prec_typed(p, random_rounded(&test_prec_f32, rng, nq, 1.0), nq);
     void *K = prec_typed(p, random_rounded(&test_prec_f32, rng, nk, 1.0), nk);
     void *V = prec_typed(p, random_rounded(&test_prec_f32, rng, nk, 1.0), nk);
@@ -101,7 +128,7 @@ static void float_results(const test_prec *p, size_t Tq, unsigned flags, test_rn
                  *Vd = sdpa_view_gather(p, V, &kv);
     const sdpa_ref r = {B, NH, NH_KV, Tq, L, HS, HS, sdpa_ref_scale(0.0, HS),
                         (flags & ATTN_CAUSAL) != 0, 0, Qd, Kd, Vd, NH * HS, NH_KV * HS,
-                        NH_KV * HS, NULL, 0, 0, 0, lengths};
+                        NH_KV * HS, md, mld, msb, msh, lengths};
     double *ref_out = talloc_doubles(nq), *ref_lse = talloc_doubles(B * NH * Tq);
     sdpa_ref_forward(&r, ref_out, ref_lse);
     const double tol = sdpa_forward_tol(p, L, HS);
@@ -109,11 +136,13 @@ static void float_results(const test_prec *p, size_t Tq, unsigned flags, test_rn
     static const char *const names[3] = {"BLAS threads", "2 own threads", "one-shot"};
     for (int e = 0; e < 3; e++) {
         char what[160];
-        snprintf(what, sizeof what, "%s %s Tq %zu%s, %s", attn_simd_name(), p->name, Tq,
-                 flags & ATTN_CAUSAL ? " causal" : "", names[e]);
+        snprintf(what, sizeof what, "%s %s Tq %zu%s%s, %s", attn_simd_name(), p->name, Tq,
+                 flags & ATTN_CAUSAL ? " causal" : "",
+                 mask == 2 ? ", padding mask" : mask ? ", mask" : "", names[e]);
         void *out = talloc(nq * p->size), *lse = talloc(B * NH * Tq * p->size);
         sentinel_fill(out, nq * p->size);
-        const sdpa_io io = io_of(Q, K, V, out, lse, Tq, lengths);
+        sdpa_io io = io_of(Q, K, V, out, lse, Tq, lengths);
+        io.mask = M, io.mask_ld = mld, io.mask_sh = msh, io.mask_sb = msb;
         attn_status st;
         if (e < 2) {
             st = sdpa_forward(p, capacity_plan(p->dtype, Tq, flags | ATTN_INFERENCE, engines[e]),
@@ -145,9 +174,11 @@ static void results(void **state)
     test_rng rng;
     rng_seed(&rng, 2501);
     check_worst worst = {0};
-    float_results(p, 1, 0, &rng, &worst);
-    float_results(p, 5, ATTN_CAUSAL, &rng, &worst);
-    float_results(p, 130, ATTN_CAUSAL, &rng, &worst);
+    for (int mask = 0; mask < 3; mask++) {
+        float_results(p, 1, 0, mask, &rng, &worst);
+        float_results(p, 5, ATTN_CAUSAL, mask, &rng, &worst);
+    }
+    float_results(p, 130, ATTN_CAUSAL, 0, &rng, &worst);
     print_message("  %s %s: largest residual %.2e (tolerance %.1e)\n", attn_simd_name(),
                   p->name, worst.residual, worst.tol);
     test_leave("results");
@@ -162,21 +193,28 @@ static void half_results(void **state)
     test_rng rng;
     rng_seed(&rng, 2502);
     check_worst worst = {0};
-    static const size_t queries[3] = {1, 5, 130};
-    for (int qi = 0; qi < 3; qi++) {
-        const size_t Tq = queries[qi];
+    /* Tq and the mask (sdpa_half.h: a full (B,NH,Tq,L) one, or a padding
+     * (B,1,1,L) one, with -inf entries) */
+    static const struct {
+        size_t Tq;
+        half_mask mask;
+    } runs[] = {{1, HM_NONE}, {1, HM_FULL}, {1, HM_KEYPAD}, {5, HM_NONE},
+                {5, HM_KEYPAD}, {130, HM_NONE}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        const size_t Tq = runs[i].Tq;
         const unsigned flags = Tq > 1 ? ATTN_CAUSAL : 0;
         /* name, B, NH, NH_kv, Tq, Tk, hs, hs_v, causal, window, lengths, mask,
          * masked rows, layout, gain, backward: the problem of Tk = L */
-        const hcase c = {"capacity", B, NH, NH_KV, Tq, L, HS, 0, flags, 0, lengths, HM_NONE,
-                         0, HL_BHSD, 0.0, 0};
+        const hcase c = {"capacity", B, NH, NH_KV, Tq, L, HS, 0, flags, 0, lengths,
+                         runs[i].mask, 0, HL_BHSD, 0.0, 0};
         const hproblem pr = hproblem_make(ht, &c, &rng);
         const size_t n_out = hproblem_extent(&pr, 3);
         void *out = talloc(2 * n_out);
         float *lse = talloc(B * NH * Tq * sizeof(float));
         const sdpa_io io = hproblem_io(&pr, out, lse);
         char what[96];
-        snprintf(what, sizeof what, "%s %s Tq %zu", attn_simd_name(), ht->name, Tq);
+        snprintf(what, sizeof what, "%s %s Tq %zu, mask %d", attn_simd_name(), ht->name, Tq,
+                 (int)runs[i].mask);
         const attn_status st =
             half_forward(ht, capacity_plan(ht->dtype, Tq, flags | ATTN_INFERENCE,
                                            ATTN_THREADS_AUTO),
@@ -212,27 +250,36 @@ static void statuses(void **state)
     attn_plan *training = capacity_plan(p->dtype, 1, 0, ATTN_THREADS_AUTO);
     void *out_after_v = buf + 2 * nk * es; /* inside V's span at Tk rows, past it at L */
     void *out_on_v = buf + (2 * nk - HS) * es; /* on V's last row of its last head */
+    /* a (B,1,1,L) padding mask of exactly its entries, passed with mask_sb */
+    const double *zeros = talloc_doubles(B * L);
+    const void *padding = prec_typed(p, zeros, B * L);
     struct {
         const char *what;
         attn_plan *plan;
         void *out;
         const size_t *key_lengths;
+        size_t mask_sb; /* 0: no mask */
         attn_status want;
     } cases[] = {
-        {"no key lengths: Tk rows of a head reach the next", inference, out_after_v, NULL,
+        {"no key lengths: Tk rows of a head reach the next", inference, out_after_v, NULL, 0,
          ATTN_ERR_BAD_STRIDE},
-        {"a key length of L + 1", inference, out_after_v, too_long, ATTN_ERR_BAD_STRIDE},
-        {"the backward writes Tk rows of dK, dV", training, out_after_v, lengths,
+        {"a key length of L + 1", inference, out_after_v, too_long, 0, ATTN_ERR_BAD_STRIDE},
+        {"the backward writes Tk rows of dK, dV", training, out_after_v, lengths, 0,
          ATTN_ERR_BAD_STRIDE},
-        {"out on V's last row", inference, out_on_v, lengths, ATTN_ERR_ALIASING},
-        {"out right after V's last row", inference, out_after_v, lengths, ATTN_OK},
+        {"out on V's last row", inference, out_on_v, lengths, 0, ATTN_ERR_ALIASING},
+        {"out right after V's last row", inference, out_after_v, lengths, 0, ATTN_OK},
+        {"a padding mask of L columns, mask_sb L", inference, out_after_v, lengths, L,
+         ATTN_OK},
+        {"a padding mask's mask_sb L - 1 (its L columns overlap)", inference, out_after_v,
+         lengths, L - 1, ATTN_ERR_BAD_STRIDE},
     };
     const size_t slots = B * NH_KV * CAPACITY * HS * es; /* bytes of dK (dQ's are fewer) */
     void *dout = talloc(nq * es);
     unsigned char *grads = talloc(3 * slots);
     sentinel_fill(dout, nq * es);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const sdpa_io io = io_of(Q, K, V, cases[i].out, lse, 1, cases[i].key_lengths);
+        sdpa_io io = io_of(Q, K, V, cases[i].out, lse, 1, cases[i].key_lengths);
+        io.mask = cases[i].mask_sb ? padding : NULL, io.mask_sb = cases[i].mask_sb;
         memcpy(before, buf, (3 * nk + nq) * es);
         sentinel_fill(grads, 3 * slots);
         const attn_status st =
