@@ -1,15 +1,16 @@
 """The PyTorch drop-in runs a generation's decode steps on one plan.
 
-A call of at most attn._torch_call.CAPACITY_MAX_QUERIES query rows and no
-mask runs on a plan made for S rounded up to a multiple of CAPACITY_STEP
-and told S as key lengths (attn.h: a forward judges K and V as the rows of
-the keys that exist), so a cache that grows by one key a step, a new
+A call of at most attn._torch_call.CAPACITY_MAX_QUERIES query rows runs
+on a plan made for S rounded up to a multiple of CAPACITY_STEP and told S
+as key lengths (attn.h: a forward judges K, V and the mask by the keys
+that exist), so a cache that grows by one key a step, a new
 (B, NH_kv, S, E) tensor each time as transformers' DynamicCache makes it,
 creates a plan once per CAPACITY_STEP steps instead of once per step.
 Checked through the C plans created (attn_sdpa_plan_create, counted and
-their shapes recorded): one for S = 300 ... 330, one more at 513; with a
-mask argument, more query rows, or a causal mask of L > S query rows,
-plans of exactly S keys. Every output
+their shapes recorded): one for S = 300 ... 330, one more at 513; one for
+masked steps (a padded batch's boolean mask, an additive one; attn.h
+judges the mask's columns as the keys too); more query rows, or a causal
+mask of L > S query rows, plans of exactly S keys. Every output
 (and, with autograd, every gradient) is compared with PyTorch: its own
 SDPA within test_torch's tolerances in float32 and float64, and a float64
 evaluation of the half inputs within 8u of the largest output (u = 2^-8,
@@ -70,15 +71,31 @@ def test_growing_cache_runs_on_one_plan(created, dtype):
     assert created == [(1, -(-300 // step) * step), (1, -(-513 // step) * step)], created
 
 
-def test_a_mask_or_many_queries_take_exact_plans(created):
+def test_masked_steps_share_the_capacity_plan(created):
+    """A decode step with a mask (a padded batch's boolean (B, 1, 1, S) one,
+    or an additive (B, NH, 1, S) one) takes the capacity plan too (attn.h:
+    the mask's columns are judged as the keys that exist)."""
     dtype = torch.float32
     g = torch.Generator().manual_seed(12)
+    K, V = (torch.randn(2, 2, 300, 16, generator=g, dtype=dtype) for _ in range(2))
+    for S in range(280, 290):
+        q = torch.randn(2, 4, 1, 16, generator=g, dtype=dtype)
+        k, v = K[:, :, :S].contiguous(), V[:, :, :S].contiguous()
+        pad = torch.ones(2, 1, 1, S, dtype=torch.bool)
+        pad[1, :, :, :7] = False  # the second sequence left-padded
+        bias = torch.randn(2, 4, 1, S, generator=g, dtype=dtype)
+        for mask in (pad, bias):
+            with torch.no_grad():
+                out = at.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+            check(out, q, k, v, dtype, "S %d mask %s" % (S, mask.dtype), attn_mask=mask,
+                  enable_gqa=True)
+    assert created == [(1, _torch_call.CAPACITY_STEP * 2)], created
+
+
+def test_many_queries_or_a_causal_mask_take_exact_plans(created):
+    dtype = torch.float32
+    g = torch.Generator().manual_seed(13)
     k, v = (torch.randn(1, 2, 45, 16, generator=g, dtype=dtype) for _ in range(2))
-    q = torch.randn(1, 4, 1, 16, generator=g, dtype=dtype)
-    mask = torch.rand(1, 1, 1, 45, generator=g) > 0.3
-    with torch.no_grad():
-        out = at.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
-    check(out, q, k, v, dtype, "mask", attn_mask=mask, enable_gqa=True)
     L = _torch_call.CAPACITY_MAX_QUERIES + 1
     q = torch.randn(1, 4, L, 16, generator=g, dtype=dtype)
     with torch.no_grad():
@@ -90,7 +107,7 @@ def test_a_mask_or_many_queries_take_exact_plans(created):
                                               enable_gqa=True)
     check(out, q, k[:, :, :3], v[:, :, :3], dtype, "causal L > S", is_causal=True,
           enable_gqa=True)
-    assert created == [(1, 45), (L, 45), (5, 3)], created
+    assert created == [(L, 45), (5, 3)], created
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])

@@ -49,10 +49,10 @@ _tls = threading.local()
 # a 1024-key cache), two threads are faster: 0.116-0.126 ms a step alone
 # against 0.091-0.098. Results are the same bits on any thread count (attn.h).
 DECODE_ALONE_BYTES = 6 << 20
-# A call of at most this many query rows without a mask (a decode step, or
-# a few speculative tokens) runs on a plan made for a capacity: S rounded up
-# to a multiple of CAPACITY_STEP, told S as key lengths (attn.h: a forward
-# judges K and V as the rows of the keys that exist). A generation's cache
+# A call of at most this many query rows (a decode step, or a few
+# speculative tokens), masked or not, runs on a plan made for a capacity:
+# S rounded up to a multiple of CAPACITY_STEP, told S as key lengths
+# (attn.h: a forward judges K, V and the mask by the keys that exist). A generation's cache
 # grows by one key a step, and with it the signature; one plan then serves
 # CAPACITY_STEP steps of every layer instead of a plan per step. Measured
 # (Intel Xeon model 167, f32, 16/4 heads, hs 64, one call per cache size
@@ -68,14 +68,15 @@ class Call:
 
     kind: NORMAL, COPY (copy[i] tells which of query, key, value must be
     made contiguous first) or EMPTY (a zero-sized shape: PyTorch's math).
-    Plans: fwd the forward of a call without a mask argument (its slot's,
-    template), for a few query rows made for a capacity (CAPACITY_STEP);
-    fwd_masked that of a call with one (its columns are the S keys); bwd
-    the training plan (backward, dropout).
+    Plans: fwd the forward's (its slot's, template), for a few query rows
+    made for a capacity (CAPACITY_STEP) and then told S by fwd_kl, the key
+    lengths it takes (else kl_ptr, the causal ones); bwd the training
+    plan's (backward, dropout), of exactly S keys, with kl_ptr.
     """
 
     __slots__ = ("kind", "copy", "dims", "dtype", "np_dtype", "mask_dtype", "itemsize",
-                 "is_f32", "fwd", "fwd_masked", "bwd", "strides", "capacity_lengths", "like_q", "out_strides", "out_shape",
+                 "is_f32", "fwd", "fwd_kl", "bwd", "strides", "capacity_lengths", "like_q",
+                 "out_strides", "out_shape",
                  "out_stride", "dense_out_strides", "bshd", "lse_shape", "key_lengths",
                  "kl_ptr", "cmask", "cmask_args", "extents", "batch", "template")
 
@@ -201,18 +202,16 @@ def new_call(query, key, value, is_causal, scale, enable_gqa, bshd):
     call.is_f32 = call.dtype == torch.float32
     threads = 1 if L == 1 and B * S * NH_kv * (E + Ev) * call.itemsize <= DECODE_ALONE_BYTES \
         else None
-    call.fwd_masked = _plans.plan_key(code, dims, flags | _INFERENCE, c_scale, 0, threads)
     call.bwd = _plans.plan_key(code, dims, flags, c_scale, 0, threads)
-    call.fwd, kl_ptr, call.capacity_lengths = call.fwd_masked, call.kl_ptr, None
+    fwd_dims, call.fwd_kl, call.capacity_lengths = dims, call.kl_ptr, None
     if L <= CAPACITY_MAX_QUERIES and call.key_lengths is None and call.cmask is None:
-        capacity = -(-S // CAPACITY_STEP) * CAPACITY_STEP
         call.capacity_lengths = np.full(B, S, dtype=np.uintp)
-        kl_ptr = call.capacity_lengths.ctypes.data
-        call.fwd = _plans.plan_key(code, dims[:4] + (capacity,) + dims[5:], flags | _INFERENCE,
-                                   c_scale, 0, threads)
+        call.fwd_kl = call.capacity_lengths.ctypes.data
+        fwd_dims = dims[:4] + (-(-S // CAPACITY_STEP) * CAPACITY_STEP,) + dims[5:]
+    call.fwd = _plans.plan_key(code, fwd_dims, flags | _INFERENCE, c_scale, 0, threads)
     call.template = _plans.template(
         call.strides, call.out_strides if call.like_q else call.dense_out_strides,
-        call.cmask_args, kl_ptr)
+        call.cmask_args, call.fwd_kl)
     return call
 
 

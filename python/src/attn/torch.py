@@ -256,9 +256,10 @@ def _forward_masked(call, q, k, v, mask, want_lse, drop=None):
         lse = _np_empty(call.lse_shape, call.np_dtype)
         lse_ptr = _addressof(_from_buffer(lse))
     ldq, shq, sbq, ldk, shk, sbk, ldv, shv, sbv = call.strides
-    _plans.forward(call.fwd_masked if drop is None else call.bwd, q.data_ptr(), ldq, shq, sbq,
-                   k.data_ptr(), ldk, shk, sbk, v.data_ptr(), ldv, shv, sbv, out.data_ptr(),
-                   ldo, sho, sbo, lse_ptr, m, mld, msb, msh, call.kl_ptr, dropout=drop)
+    key, kl = (call.fwd, call.fwd_kl) if drop is None else (call.bwd, call.kl_ptr)
+    _plans.forward(key, q.data_ptr(), ldq, shq, sbq, k.data_ptr(), ldk, shk, sbk,
+                   v.data_ptr(), ldv, shv, sbv, out.data_ptr(), ldo, sho, sbo, lse_ptr, m, mld,
+                   msb, msh, kl, dropout=drop)
     return out, lse
 
 
