@@ -9,8 +9,9 @@
 
 /* The shape a forward's arrays are judged by (attn.h): the plan's, with K
  * and V as rows (the mask as columns) of the keys that exist, max(1, the
- * largest key length), since a forward reads no other; a length above Tk counts as Tk (it is
- * BAD_LENGTH after the strides). Without key lengths, the plan's. */
+ * largest key length), since a forward reads no other; a length above Tk
+ * counts as Tk (it is BAD_LENGTH after the strides). Without key lengths,
+ * the plan's. */
 static attn_sdpa_shape forward_read_shape(const attn_sdpa_shape *s, const size_t *key_lengths)
 {
     attn_sdpa_shape judged = *s;

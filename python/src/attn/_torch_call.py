@@ -52,9 +52,10 @@ DECODE_ALONE_BYTES = 6 << 20
 # A call of at most this many query rows (a decode step, or a few
 # speculative tokens), masked or not, runs on a plan made for a capacity:
 # S rounded up to a multiple of CAPACITY_STEP, told S as key lengths
-# (attn.h: a forward judges K, V and the mask by the keys that exist). A generation's cache
-# grows by one key a step, and with it the signature; one plan then serves
-# CAPACITY_STEP steps of every layer instead of a plan per step. Measured
+# (attn.h: a forward judges K, V and the mask by the keys that exist). A
+# generation's cache grows by one key a step, and with it the signature;
+# one plan then serves CAPACITY_STEP steps of every layer instead of a plan
+# per step. Measured
 # (Intel Xeon model 167, f32, 16/4 heads, hs 64, one call per cache size
 # from 1088 keys on, median of 640 calls, two runs each): 171-173 us a call
 # with a plan per size, 141-144 us on the capacity plan; in C a plan of Tk
