@@ -3,7 +3,7 @@
  *
  *   attn-bench [run] [OPTIONS]     the sweep (run.c; options.c, sweep.c,
  *                                  measure.c, peer_*.c, ceiling.c, csv_out.c,
- *                                  run_record.c, ...)
+ *                                  pipeline/run_record.c, ...)
  *   attn-bench sdpa [OPTIONS]      attention on given Q, K, V (sdpa_run.c;
  *                                  sdpa_options.c, sdpa_measure.c, ...)
  *   attn-bench report [OPTIONS]    Markdown and plots of run CSVs

@@ -21,51 +21,52 @@ static int run_call(void *context)
     return (int)bench_attn_call_run_timed(context);
 }
 
-static void call_failed(bench_point *point, attn_status status, const char *when, char *error,
-                        size_t error_size)
+static void call_failed(bench_point_session *s, attn_status status, const char *when)
 {
-    point->status = BENCH_POINT_CALL_FAILED;
-    point->call_status = status;
-    snprintf(error, error_size, "attn call failed %s: %s", when, attn_status_string(status));
+    s->point->status = BENCH_POINT_CALL_FAILED;
+    s->point->call_status = status;
+    snprintf(s->error, sizeof s->error, "attn call failed %s: %s", when,
+             attn_status_string(status));
 }
 
 /* Creates the problem and the call, runs the call once and checks it:
- * whether it is ready to be timed (else point and error say why). */
-static int prepare_and_check(const bench_config *config, const bench_options *o,
-                             bench_problem *problem, bench_attn_call *call, bench_point *point,
-                             char *error, size_t error_size)
+ * whether it is ready to be timed (else the point and the error say why). */
+static int prepare_and_check(bench_point_session *s, const bench_config *config)
 {
+    const bench_options *o = s->options;
+    bench_point *point = s->point;
+    bench_problem *problem = s->problem;
     memset(point, 0, sizeof *point);
     point->config = *config;
     point->flops = bench_shape_flops(&config->shape);
     point->call_status = ATTN_OK;
     point->check.status = BENCH_CHECK_SKIPPED;
-    if (bench_problem_create(problem, &config->shape, config->with_weights, o->seed, error,
-                             error_size) != 0) {
+    if (bench_problem_create(problem, &config->shape, config->with_weights, o->seed, s->error,
+                             sizeof s->error) != 0) {
         point->status = BENCH_POINT_SETUP_FAILED;
         return 0;
     }
-    attn_status status = bench_attn_call_prepare(call, config, problem);
+    attn_status status = bench_attn_call_prepare(&s->call, config, problem);
     if (status != ATTN_OK) {
-        call_failed(point, status, "creating the plan", error, error_size);
+        call_failed(s, status, "creating the plan");
         return 0;
     }
-    point->engine_threads = bench_attn_call_engine_threads(call);
+    point->engine_threads = bench_attn_call_engine_threads(&s->call);
     bench_problem_poison_outputs(problem);
-    status = bench_attn_call_run(call);
+    status = bench_attn_call_run(&s->call);
     if (status != ATTN_OK) {
-        call_failed(point, status, "", error, error_size);
+        call_failed(s, status, "");
         return 0;
     }
     const bench_check_policy policy = {o->check_rows, o->check_grad_max_T};
     if (bench_check_problem(problem, &policy, &point->check) != 0) {
         point->status = BENCH_POINT_SETUP_FAILED;
-        snprintf(error, error_size, "out of memory for the reference");
+        snprintf(s->error, sizeof s->error, "out of memory for the reference");
         return 0;
     }
     if (point->check.status == BENCH_CHECK_FAILED) {
         point->status = BENCH_POINT_CHECK_FAILED;
-        snprintf(error, error_size,
+        snprintf(s->error, sizeof s->error,
                  "output differs from the reference: relative error %.3e > tolerance %.0e",
                  point->check.error, point->check.tolerance);
         return 0;
@@ -73,69 +74,39 @@ static int prepare_and_check(const bench_config *config, const bench_options *o,
     return 1;
 }
 
-/* The point's status from the timing's result; then, with --profile, as
- * many calls profiled. */
-static void record_timing(int result, bench_attn_call *call, const bench_options *o,
-                          bench_point *point, char *error, size_t error_size)
+void bench_point_session_begin(bench_point_session *s, const bench_config *config,
+                               const bench_options *options, bench_problem *problem,
+                               bench_point *point)
 {
-    if (result == 0) {
+    memset(s, 0, sizeof *s);
+    s->point = point;
+    s->options = options;
+    s->problem = problem;
+    s->ready = prepare_and_check(s, config);
+    s->result = s->ready ? 0 : 1;
+}
+
+void bench_point_session_block(bench_point_session *s, size_t round, size_t rounds)
+{
+    if (s->result == 0)
+        s->result = bench_time_round(&s->samples, &s->options->repeat, round, rounds, NULL,
+                                     run_call, &s->call);
+}
+
+void bench_point_session_end(bench_point_session *s)
+{
+    bench_point *point = s->point;
+    const int timed = bench_round_samples_finish(&s->samples, &point->attn) == 0;
+    if (s->ready && s->result == 0 && timed) {
         point->status = BENCH_POINT_TIMED;
-        if (o->profile) /* a profile that fails stays unmeasured: the timing stands */
-            bench_phase_profile_measure(call, point->attn.repeats, point->config.shape.threads,
-                                        &point->profile);
-    } else if (result < 0) {
+        if (s->options->profile) /* a profile that fails stays unmeasured: the timing stands */
+            bench_phase_profile_measure(&s->call, point->attn.repeats,
+                                        point->config.shape.threads, &point->profile);
+    } else if (s->ready && s->result > 0) {
+        call_failed(s, (attn_status)s->result, "while timing");
+    } else if (s->ready) {
         point->status = BENCH_POINT_SETUP_FAILED;
-        snprintf(error, error_size, "out of memory for the timing samples");
-    } else {
-        call_failed(point, (attn_status)result, "while timing", error, error_size);
+        snprintf(s->error, sizeof s->error, "out of memory for the timing samples");
     }
-}
-
-void bench_measure_point(const bench_config *config, const bench_options *o,
-                         bench_problem *problem, bench_point *point, char *error,
-                         size_t error_size)
-{
-    bench_attn_call call;
-    memset(&call, 0, sizeof call);
-    if (prepare_and_check(config, o, problem, &call, point, error, error_size))
-        record_timing(bench_time_calls(&o->repeat, run_call, &call, &point->attn), &call, o,
-                      point, error, error_size);
-    bench_attn_call_release(&call);
-}
-
-void bench_measure_points_interleaved(const bench_config *configs, size_t count,
-                                      const bench_options *o, bench_problem *problems,
-                                      bench_point *points, char (*errors)[BENCH_ERROR_SIZE])
-{
-    bench_attn_call calls[BENCH_INTERLEAVE_MAX];
-    bench_call_fn fns[BENCH_INTERLEAVE_MAX] = {0};
-    void *contexts[BENCH_INTERLEAVE_MAX] = {0};
-    bench_timing timings[BENCH_INTERLEAVE_MAX];
-    size_t ready[BENCH_INTERLEAVE_MAX], n = 0;
-    if (count > BENCH_INTERLEAVE_MAX)
-        count = BENCH_INTERLEAVE_MAX;
-    memset(calls, 0, sizeof calls);
-    for (size_t k = 0; k < count; ++k)
-        if (prepare_and_check(&configs[k], o, &problems[k], &calls[k], &points[k], errors[k],
-                              BENCH_ERROR_SIZE)) {
-            fns[n] = run_call;
-            contexts[n] = &calls[k];
-            ready[n++] = k;
-        }
-    const double block_s = o->repeat.min_time_s / BENCH_INTERLEAVE_BLOCKS;
-    if (bench_time_interleaved(&o->repeat, block_s, n, fns, contexts, timings) == 0) {
-        for (size_t i = 0; i < n; ++i) {
-            points[ready[i]].attn = timings[i];
-            record_timing(0, &calls[ready[i]], o, &points[ready[i]], errors[ready[i]],
-                          BENCH_ERROR_SIZE);
-        }
-    } else { /* one after the other, so that a failure is the failing call's */
-        for (size_t i = 0; i < n; ++i) {
-            bench_point *point = &points[ready[i]];
-            record_timing(bench_time_calls(&o->repeat, run_call, &calls[ready[i]], &point->attn),
-                          &calls[ready[i]], o, point, errors[ready[i]], BENCH_ERROR_SIZE);
-        }
-    }
-    for (size_t k = 0; k < count; ++k)
-        bench_attn_call_release(&calls[k]);
+    bench_attn_call_release(&s->call);
 }

@@ -7,6 +7,7 @@
 
 #include <attn/attn.h>
 
+#include "measure/attn_call.h"
 #include "measure/config.h"
 #include "measure/options.h"
 #include "measure/peer_timing.h"
@@ -41,28 +42,36 @@ typedef struct bench_point {
     double attn_dropout_cost, torch_dropout_cost;
 } bench_point;
 
-/* Creates the problem of the configuration in *problem (the caller destroys
- * it; the peers run on it next), checks attn's output and times attn (then,
- * with --profile, profiles as many calls). Fills point except ceiling_gflops,
- * peak_gflops and peers. On a status other than TIMED, error
- * says what went wrong. */
-void bench_measure_point(const bench_config *config, const bench_options *options,
-                         bench_problem *problem, bench_point *point, char *error,
-                         size_t error_size);
+/* The most configurations timed side by side, the size of an error
+ * message, and the rounds of configurations timed side by side. */
+enum { BENCH_INTERLEAVE_MAX = 8, BENCH_ERROR_SIZE = 512, BENCH_INTERLEAVE_ROUNDS = 8 };
 
-/* The most configurations timed side by side, the size of their error
- * messages, and how many blocks of calls each gets in --min-time. */
-enum { BENCH_INTERLEAVE_MAX = 8, BENCH_ERROR_SIZE = 512, BENCH_INTERLEAVE_BLOCKS = 8 };
+/* One configuration as a session: its problem created and attn's call
+ * checked against the reference (begin), then timed in rounds (a block per
+ * round, util/timing.h's bench_time_round: the caller runs the other
+ * configurations' blocks between them, so that a machine whose speed
+ * drifts slows them alike), then (end) its median and min into the point
+ * and, with --profile, as many calls profiled. The problem stays for the
+ * peers; the caller destroys it. */
+typedef struct bench_point_session {
+    bench_point *point;
+    const bench_options *options;
+    bench_problem *problem;
+    bench_attn_call call;
+    bench_round_samples samples;
+    int ready;  /* the call was made and its check passed */
+    int result; /* 0 while attn can be timed; < 0 memory, > 0 a call's attn_status */
+    char error[BENCH_ERROR_SIZE]; /* why the point is not timed */
+} bench_point_session;
 
-/* bench_measure_point for count <= BENCH_INTERLEAVE_MAX configurations of
- * one shape (different engines or APIs): each is checked, then their calls
- * are timed side by side (bench_time_interleaved, blocks of min_time_s /
- * BENCH_INTERLEAVE_BLOCKS), so that the ratios between them do not take the
- * drift of a shared machine's speed between one configuration and the
- * next. problems[k] is created for the caller, as bench_measure_point's. */
-void bench_measure_points_interleaved(const bench_config *configs, size_t count,
-                                      const bench_options *options, bench_problem *problems,
-                                      bench_point *points, char (*errors)[BENCH_ERROR_SIZE]);
+/* point gets everything but the timing, ceiling_gflops, peak_gflops and
+ * peers; a point that cannot be timed gets its status and error now. */
+void bench_point_session_begin(bench_point_session *session, const bench_config *config,
+                               const bench_options *options, bench_problem *problem,
+                               bench_point *point);
+/* attn's block of round `round` of `rounds` (nothing once it failed). */
+void bench_point_session_block(bench_point_session *session, size_t round, size_t rounds);
+void bench_point_session_end(bench_point_session *session);
 
 /* GFLOP/s of a FLOP count done in seconds; 0 for no time. */
 double bench_gflops(double flops, double seconds);

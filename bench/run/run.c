@@ -15,7 +15,8 @@
 #include "util/progress.h"
 #include "run/resume.h"
 #include "output/report_tool.h"
-#include "output/run_record.h"
+#include "pipeline/run_machine.h"
+#include "pipeline/run_record.h"
 #include "run/sweep.h"
 #include "measure/sweep_list.h"
 #include "output/table.h"
@@ -273,6 +274,30 @@ static void report_point(bench_point *point, const char *error, peer_set *peers,
     outcome->measured++;
 }
 
+/* The configurations configs[index[0..n-1]] measured side by side: each
+ * checked, then round after round a block of each (one round when alone),
+ * then the peers on each one's problem. */
+static void measure_together(const bench_config *configs, const size_t *index, size_t n,
+                             peer_set *peers, bench_point *points, bench_problem *problems,
+                             char (*errors)[BENCH_ERROR_SIZE])
+{
+    const bench_options *o = peers->options;
+    bench_point_session sessions[BENCH_INTERLEAVE_MAX];
+    const size_t rounds = n > 1 ? BENCH_INTERLEAVE_ROUNDS : 1;
+    settle_before(o, &configs[index[0]]);
+    for (size_t g = 0; g < n; ++g)
+        bench_point_session_begin(&sessions[g], &configs[index[g]], o, &problems[index[g]],
+                                  &points[index[g]]);
+    for (size_t round = 0; round < rounds; ++round)
+        for (size_t g = 0; g < n; ++g)
+            bench_point_session_block(&sessions[g], round, rounds);
+    for (size_t g = 0; g < n; ++g) {
+        bench_point_session_end(&sessions[g]);
+        memcpy(errors[index[g]], sessions[g].error, BENCH_ERROR_SIZE);
+        finish_point(&points[index[g]], &problems[index[g]], peers);
+    }
+}
+
 /* The configurations [0, count) of one shape, measured into points and
  * errors: those on BLAS threads one by one, then those on attn's own
  * threads side by side, BENCH_INTERLEAVE_MAX at most at a time (one by one
@@ -286,38 +311,18 @@ static void measure_shape(const bench_config *configs, size_t count, const int *
     for (size_t k = 0; k < count; ++k) {
         if (skip[k])
             continue;
-        if (!o->sequential && runs_on_own_threads(&configs[k])) {
-            group[grouped++] = k;
-        } else {
-            settle_before(o, &configs[k]);
-            bench_measure_point(&configs[k], o, &problems[k], &points[k], errors[k],
-                                BENCH_ERROR_SIZE);
-            finish_point(&points[k], &problems[k], peers);
+        if (o->sequential || !runs_on_own_threads(&configs[k])) {
+            measure_together(configs, &k, 1, peers, points, problems, errors);
+            continue;
         }
-        if (grouped == BENCH_INTERLEAVE_MAX || (grouped > 0 && k + 1 == count)) {
-            bench_config chunk[BENCH_INTERLEAVE_MAX];
-            bench_point measured[BENCH_INTERLEAVE_MAX];
-            bench_problem chunk_problems[BENCH_INTERLEAVE_MAX];
-            char chunk_errors[BENCH_INTERLEAVE_MAX][BENCH_ERROR_SIZE];
-            for (size_t g = 0; g < grouped; ++g) {
-                chunk[g] = configs[group[g]];
-                chunk_errors[g][0] = '\0';
-            }
-            settle_before(o, &chunk[0]);
-            if (grouped == 1)
-                bench_measure_point(&chunk[0], o, &chunk_problems[0], &measured[0],
-                                    chunk_errors[0], BENCH_ERROR_SIZE);
-            else
-                bench_measure_points_interleaved(chunk, grouped, o, chunk_problems, measured,
-                                                 chunk_errors);
-            for (size_t g = 0; g < grouped; ++g) {
-                points[group[g]] = measured[g];
-                memcpy(errors[group[g]], chunk_errors[g], BENCH_ERROR_SIZE);
-                finish_point(&points[group[g]], &chunk_problems[g], peers);
-            }
+        group[grouped++] = k;
+        if (grouped == BENCH_INTERLEAVE_MAX) {
+            measure_together(configs, group, grouped, peers, points, problems, errors);
             grouped = 0;
         }
     }
+    if (grouped > 0)
+        measure_together(configs, group, grouped, peers, points, problems, errors);
 }
 
 /* The configurations [first, last) of the sweep, of one shape: measured
@@ -418,25 +423,31 @@ static void print_settings(const bench_options *o, const bench_sweep *sweep,
             printf("# %s peer: not asked for\n", bench_peer_kind_names[k]);
 }
 
-static void print_footer(const bench_options *o, const bench_run_record *record,
-                         const sweep_outcome *outcome)
+static void print_footer(const bench_run_record *record, const sweep_outcome *outcome)
 {
     if (outcome->promoted)
         printf("# x*: the peer's output was float64 on an f32 row: with NumPy >= 2 the "
                "lesson's / np.sqrt(hs) promotes float32 scores to float64, so that NumPy time "
                "is partly double-precision work; numpy32 (the same code kept in float32) gives "
                "the float32 ratio\n");
-    for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k) {
-        const bench_peer_summary *summary = &record->peers[k];
-        if (summary->status && strcmp(summary->status, "ran") == 0 && summary->note[0])
-            printf("# %s peer: first error: %s\n", summary->name, summary->note);
-    }
-    bench_other_load_print(stdout, record->other_load_cpus, &record->machine);
-    printf("# %zu configurations measured", outcome->measured);
-    if (outcome->resumed)
-        printf(", %zu kept from the CSV", outcome->resumed);
-    printf(", in %.1f s wall time (checks, ceiling and peers included); CSV: %s\n",
-           record->wall_seconds, o->csv_path);
+    bench_run_record_print_footer(stdout, record, outcome->measured, outcome->resumed,
+                                  "checks, ceiling and peers");
+}
+
+/* The JSON's "settings" (run_record.h). */
+static void write_settings(FILE *out, const void *context)
+{
+    const bench_options *o = context;
+    const bench_repeat_policy *r = &o->repeat;
+    fprintf(out,
+            "  \"settings\": {\"seed\": %llu, \"warmup\": %zu, \"repeats\": %zu, "
+            "\"min_time_s\": %.6g, \"max_repeats\": %zu, \"naive_repeats\": %zu, "
+            "\"naive_max_T\": %zu, \"check_rows\": %zu, \"check_grad_max_T\": %zu, "
+            "\"ceiling_n\": [%zu, %zu], \"quick\": %s, \"profile\": %s},\n",
+            (unsigned long long)o->seed, r->warmup, r->min_repeats, r->min_time_s,
+            r->max_repeats, o->naive_repeat.min_repeats, o->naive_max_T, o->check_rows,
+            o->check_grad_max_T, o->ceiling_n[BENCH_F32], o->ceiling_n[BENCH_F64],
+            o->quick ? "true" : "false", o->profile ? "true" : "false");
 }
 
 static int finish_outputs(const bench_options *o, const bench_run_record *record)
@@ -491,23 +502,23 @@ static int run_configured(const bench_options *o, const bench_sweep *sweep)
     }
     bench_run_record record;
     memset(&record, 0, sizeof record);
-    record.options = o;
-    for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
-        record.peers[k].name = bench_peer_kind_names[k];
+    record.command_line = o->command_line;
+    record.csv_path = o->csv_path;
+    record.write_settings = write_settings;
+    record.settings_context = o;
+    record.profile_key_columns = BENCH_CSV_KEY_COLUMNS;
+    bench_run_record_start(&record, bench_peer_kind_names, BENCH_PEER_KINDS);
     record.peers[BENCH_PEER_KIND_NAIVE].status = o->peers & BENCH_PEER_NAIVE ? "ran" : NULL;
-    bench_cpu_snapshot start, end;
-    bench_cpu_snapshot_take(&start);
-    bench_machine_describe(&record.machine);
-    bench_machine_print(stdout, &record.machine);
-    if (bench_ceiling_measure(&record.ceiling, o->dtypes, o->dtype_count, o->threads.values,
-                              o->threads.count, o->ceiling_n) != 0)
-        fprintf(stderr, "attn-bench: out of memory for the ceiling's GEMM\n");
-    bench_ceiling_print(stdout, &record.ceiling, &record.machine);
-    if (blas_threads_may_poll(o)) /* the ceiling's BLAS threads would take the peak's CPUs */
-        bench_settle_blas_threads();
-    if (bench_fma_peak_measure(&record.fma_peak, o->threads.values, o->threads.count) != 0)
-        fprintf(stderr, "attn-bench: a thread of the FMA peak did not start\n");
-    bench_fma_peak_print(stdout, &record.fma_peak);
+    const bench_run_machine_request machine = {
+        .who = "attn-bench",
+        .dtypes = o->dtypes,
+        .dtype_count = o->dtype_count,
+        .threads = o->threads.values,
+        .thread_count = o->threads.count,
+        .ceiling_n = o->ceiling_n,
+    };
+    bench_run_machine_measure(&record, &machine, NULL);
+    bench_run_machine_print(stdout, &record);
     print_settings(o, sweep, &resume);
     fflush(stdout);
 
@@ -520,17 +531,15 @@ static int run_configured(const bench_options *o, const bench_sweep *sweep)
     }
     run_sweep(sweep, &resume, &peers, csv, &outcome);
     stop_processes(&peers);
+    int asked[BENCH_PEER_KINDS];
     for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
-        if (!record.peers[k].status)
-            record.peers[k].status = o->peers & peer_bits[k] ? "not needed" : "not asked for";
+        asked[k] = (o->peers & peer_bits[k]) != 0;
     if (fclose(csv) != 0 && !outcome.csv_failed) {
         perror(o->csv_path);
         outcome.csv_failed = 1;
     }
-    bench_cpu_snapshot_take(&end);
-    record.wall_seconds = end.wall_s - start.wall_s;
-    record.other_load_cpus = bench_other_load(&start, &end);
-    print_footer(o, &record, &outcome);
+    bench_run_record_stop(&record, asked);
+    print_footer(&record, &outcome);
     int outputs_failed = finish_outputs(o, &record);
     bench_phase_profile_log_free(&record.profiles);
     bench_resume_free(&resume);

@@ -1,26 +1,8 @@
 #include "sdpa/sdpa_measure.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "sdpa/sdpa_loop.h"
-
-bench_repeat_policy bench_sdpa_block_policy(const bench_repeat_policy *p, size_t round,
-                                            size_t rounds)
-{
-    const size_t R = rounds ? rounds : 1;
-    bench_repeat_policy block = {
-        .warmup = round == 0 ? p->warmup : 1,
-        .min_repeats = (p->min_repeats + R - 1) / R,
-        .max_repeats = (p->max_repeats + R - 1) / R,
-        .min_time_s = p->min_time_s / (double)R,
-    };
-    if (block.min_repeats < 1)
-        block.min_repeats = 1;
-    if (block.max_repeats < block.min_repeats)
-        block.max_repeats = block.min_repeats;
-    return block;
-}
 
 bench_fma_kind bench_sdpa_peak_kind(const bench_fma_peak *peak, bench_dtype dtype)
 {
@@ -48,20 +30,6 @@ static void read_flush_buffer(void *context)
     bench_bandwidth_read(session->flush, session->point->config.shape.threads);
 }
 
-/* Room for `more` samples; -1 when memory runs out. */
-static int reserve(bench_sdpa_session *session, size_t more)
-{
-    if (session->count + more <= session->capacity)
-        return 0;
-    const size_t capacity = 2 * (session->count + more);
-    double *samples = realloc(session->samples, capacity * sizeof *samples);
-    if (!samples)
-        return -1;
-    session->samples = samples;
-    session->capacity = capacity;
-    return 0;
-}
-
 /* A decode loop's block: --warmup untimed passes in the first round, then a
  * timed one. */
 static int loop_block(bench_sdpa_session *session, const bench_repeat_policy *block,
@@ -74,12 +42,13 @@ static int loop_block(bench_sdpa_session *session, const bench_repeat_policy *bl
         status = bench_sdpa_loop_pass(&session->call, prepare, session, NULL);
     if (status != ATTN_OK)
         return (int)status;
-    if (reserve(session, steps) != 0)
+    bench_round_samples *samples = &session->samples;
+    if (bench_round_samples_reserve(samples, steps) != 0)
         return -1;
     status = bench_sdpa_loop_pass(&session->call, prepare, session,
-                                  session->samples + session->count);
+                                  samples->values + samples->count);
     if (status == ATTN_OK)
-        session->count += steps;
+        samples->count += steps;
     return (int)status;
 }
 
@@ -88,20 +57,14 @@ void bench_sdpa_session_block(bench_sdpa_session *session, size_t round)
     if (session->result != 0)
         return;
     const bench_sdpa_options *o = session->options;
-    const bench_repeat_policy block = bench_sdpa_block_policy(&o->repeat, round, o->rounds);
     if (session->point->config.shape.scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP) {
+        const bench_repeat_policy block = bench_round_policy(&o->repeat, round, o->rounds);
         session->result = loop_block(session, &block, round);
         return;
     }
-    if (reserve(session, block.max_repeats) != 0) {
-        session->result = -1;
-        return;
-    }
-    size_t got = 0;
-    session->result = bench_time_samples(&block, session->flush ? read_flush_buffer : NULL,
-                                         call_once, session, session->samples + session->count,
-                                         &got);
-    session->count += got;
+    session->result = bench_time_round(&session->samples, &o->repeat, round, o->rounds,
+                                       session->flush ? read_flush_buffer : NULL, call_once,
+                                       session);
 }
 
 static void call_failed(bench_sdpa_session *session, attn_status status, const char *when)
@@ -175,9 +138,11 @@ void bench_sdpa_session_begin(bench_sdpa_session *session, const bench_sdpa_conf
 void bench_sdpa_session_end(bench_sdpa_session *session)
 {
     bench_sdpa_point *point = session->point;
+    bench_timing timing;
+    const int timed = bench_round_samples_finish(&session->samples, &timing) == 0;
     if (session->ready) { /* checked: timed, or why not */
-        if (session->result == 0 && session->count > 0) {
-            bench_timing_summarize(session->samples, session->count, &point->attn);
+        if (session->result == 0 && timed) {
+            point->attn = timing;
             point->status = BENCH_POINT_TIMED;
         } else if (session->result > 0) {
             call_failed(session, (attn_status)session->result, " while timing");
@@ -187,7 +152,5 @@ void bench_sdpa_session_end(bench_sdpa_session *session)
                      "out of memory for the timing samples");
         }
     }
-    free(session->samples);
-    session->samples = NULL;
     bench_sdpa_call_destroy(&session->call);
 }

@@ -7,13 +7,11 @@
  * other layout, on another engine), between them, so that all of them are
  * measured interleaved (a machine whose speed drifts slows them alike).
  *
- * Round r of R (0-based) of a call: r = 0 runs --warmup untimed calls, the
- * later rounds one (the call before was another process's), then timed
- * calls until the block has ceil(--repeats / R) samples adding up to
- * --min-time / R seconds, or ceil(--max-repeats / R) samples: with R = 1,
- * the repeat policy itself. Round r of a decode loop: r = 0 runs --warmup
- * untimed passes, then every round one timed pass, a sample per step. The
- * median and min are over the samples of every round.
+ * A call's rounds are util/timing.h's (bench_time_round, as the run
+ * command's): the first after --warmup untimed calls, each with 1/R of
+ * --repeats, --min-time and --max-repeats. Round r of a decode loop: r = 0
+ * runs --warmup untimed passes, then every round one timed pass, a sample
+ * per step. The median and min are over the samples of every round.
  */
 #ifndef ATTN_BENCH_SDPA_MEASURE_H
 #define ATTN_BENCH_SDPA_MEASURE_H
@@ -62,17 +60,12 @@ typedef struct bench_sdpa_between {
     void *context;
 } bench_sdpa_between;
 
-/* The block policy of round `round` of `rounds` (above). */
-bench_repeat_policy bench_sdpa_block_policy(const bench_repeat_policy *policy, size_t round,
-                                            size_t rounds);
-
 typedef struct bench_sdpa_session {
     bench_sdpa_point *point;
     const bench_sdpa_options *options;
     bench_sdpa_call call;
     const bench_bandwidth_buffer *flush; /* the cold-cache read, or NULL */
-    double *samples;                     /* of every round */
-    size_t count, capacity;
+    bench_round_samples samples;         /* of every round */
     int ready;  /* the plan was made and the check passed */
     int result; /* 0 while attn can be timed; < 0 memory, > 0 a call's attn_status */
     char error[512];

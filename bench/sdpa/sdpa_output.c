@@ -495,26 +495,9 @@ int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
 
 /* ---- JSON ------------------------------------------------------------------------ */
 
-static void write_bandwidth(FILE *out, const bench_sdpa_record *r)
+void bench_sdpa_write_json_settings(FILE *out, const void *options)
 {
-    fprintf(out,
-            "  \"bandwidth\": {\"method\": \"streaming read: the sum of the 64-bit words of a "
-            "buffer, one slice per thread\", \"buffer_bytes\": %zu, "
-            "\"last_level_cache_bytes\": %zu, \"repeats\": %d, \"entries\": [",
-            r->bandwidth_bytes, r->last_level_cache, BENCH_BANDWIDTH_REPEATS);
-    for (size_t i = 0; i < r->bandwidth.count; ++i) {
-        const bench_bandwidth_entry *e = &r->bandwidth.entries[i];
-        fprintf(out, "%s\n    {\"threads\": %zu, \"gbps\": %.4g, \"best_gbps\": %.4g}",
-                i ? "," : "", e->threads, e->gbps, e->best_gbps);
-    }
-    fputs(r->bandwidth.count ? "\n  ]},\n" : "]},\n", out);
-}
-
-static void write_body(FILE *out, const bench_csv_table *table, const void *context)
-{
-    const bench_sdpa_record *r = context;
-    const bench_sdpa_options *o = r->options;
-    bench_json_write_head(out, "sdpa", o->command_line, o->csv_path);
+    const bench_sdpa_options *o = options;
     const bench_repeat_policy *p = &o->repeat;
     fprintf(out,
             "  \"settings\": {\"seed\": %llu, \"warmup\": %zu, \"repeats\": %zu, "
@@ -524,18 +507,4 @@ static void write_body(FILE *out, const bench_csv_table *table, const void *cont
             p->max_repeats, o->check_rows, o->ceiling_n[BENCH_F32], o->ceiling_n[BENCH_F64],
             o->rounds, o->quick ? "true" : "false");
     bench_json_write_member(out, "  ", "flop_count", bench_sdpa_flops_formula, ",\n");
-    bench_json_write_machine(out, &r->machine);
-    bench_json_write_ceiling(out, &r->ceiling);
-    bench_fma_peak_write_json(out, &r->fma_peak);
-    write_bandwidth(out, r);
-    bench_json_write_peers(out, r->peers, BENCH_SDPA_PEER_COUNT);
-    bench_json_write_times(out, r->wall_seconds, r->other_load_cpus);
-    bench_json_write_rows(out, table, NULL, NULL);
-    fputs("}\n", out);
-}
-
-int bench_sdpa_write_json(const char *path, const bench_sdpa_record *r, char *error,
-                          size_t error_size)
-{
-    return bench_json_write_file(path, r->options->csv_path, write_body, r, error, error_size);
 }

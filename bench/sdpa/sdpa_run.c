@@ -6,6 +6,8 @@
 
 #include "measure/attn_call.h"
 #include "machine/blas_info.h"
+#include "pipeline/run_machine.h"
+#include "pipeline/run_record.h"
 #include "sdpa/sdpa_output.h"
 #include "sdpa/sdpa_peer_set.h"
 #include "measure/sweep_list.h"
@@ -16,7 +18,7 @@ enum { EXIT_BENCH_FAILED = 1, EXIT_BAD_ARGUMENTS = 2 };
 
 typedef struct sdpa_run {
     const bench_sdpa_options *options;
-    bench_sdpa_record record;
+    bench_run_record record;
     bench_bandwidth_buffer buffer; /* kept for cold configurations */
     bench_sdpa_peer_set peers;
     bench_sdpa_problem problems[BENCH_SDPA_LAYOUT_COUNT]; /* one per layout, kept while they fit */
@@ -156,39 +158,10 @@ static double predicted_cost(const bench_sdpa_options *o, const bench_sdpa_confi
     return one * sides + 0.01;
 }
 
-static size_t auto_bandwidth_bytes(size_t last_level_cache)
-{
-    const size_t minimum = (size_t)256 << 20, maximum = (size_t)1024 << 20;
-    const size_t wanted = last_level_cache > maximum / 8 ? maximum : 8 * last_level_cache;
-    return wanted < minimum ? minimum : wanted;
-}
-
 static void print_header(sdpa_run *run, const bench_sdpa_sweep *sweep)
 {
     const bench_sdpa_options *o = run->options;
-    bench_sdpa_record *r = &run->record;
-    bench_machine_print(stdout, &r->machine);
-    bench_ceiling_print(stdout, &r->ceiling, &r->machine);
-    bench_fma_peak_print(stdout, &r->fma_peak);
-    if (!r->bandwidth_bytes) {
-        printf("# bandwidth: not measured (--bandwidth-mib 0)\n");
-    } else {
-        char cache[64] = "unknown";
-        if (r->last_level_cache)
-            snprintf(cache, sizeof cache, "%.0f MiB", (double)r->last_level_cache / 1048576.0);
-        printf("# bandwidth: streaming read (sum of 64-bit words, one slice per thread) of a "
-               "%.0f MiB buffer; last-level cache %s (sysfs)%s\n",
-               (double)r->bandwidth_bytes / 1048576.0, cache,
-               r->last_level_cache && r->bandwidth_bytes < 8 * r->last_level_cache
-                   ? ": the buffer is below 8 x that cache, part of it may come from the cache"
-                   : "");
-        for (size_t i = 0; i < r->bandwidth.count; ++i) {
-            const bench_bandwidth_entry *e = &r->bandwidth.entries[i];
-            printf("# bandwidth: %zu thread%s: %.2f GB/s (median of %d passes; best %.2f)\n",
-                   e->threads, e->threads == 1 ? "" : "s", e->gbps, BENCH_BANDWIDTH_REPEATS,
-                   e->best_gbps);
-        }
-    }
+    bench_run_machine_print(stdout, &run->record);
     const bench_repeat_policy *p = &o->repeat;
     printf("# sweep: %zu configurations; warmup %zu, then >= %zu calls and >= %g s (at most "
            "%zu); check rows %zu; seed %llu\n",
@@ -215,40 +188,18 @@ static void print_header(sdpa_run *run, const bench_sdpa_sweep *sweep)
 
 static int measure_machine(sdpa_run *run, const bench_sdpa_options *o, int any_cold)
 {
-    bench_sdpa_record *r = &run->record;
-    bench_machine_describe(&r->machine);
-    int gemms[BENCH_DTYPE_COUNT]; /* sgemm for f32, bf16 and f16 rows; dgemm for f64 */
-    size_t gemm_count = 0;
-    for (size_t d = 0; d < o->dtype_count; ++d) {
-        const int gemm = (int)bench_dtype_float_part((bench_dtype)o->dtypes[d]);
-        int seen = 0;
-        for (size_t k = 0; k < gemm_count; ++k)
-            seen |= gemms[k] == gemm;
-        if (!seen)
-            gemms[gemm_count++] = gemm;
-    }
-    if (bench_ceiling_measure(&r->ceiling, gemms, gemm_count, o->threads.values,
-                              o->threads.count, o->ceiling_n) != 0)
-        fprintf(stderr, "attn-bench sdpa: out of memory for the ceiling's GEMM\n");
-    if (bench_fma_peak_measure(&r->fma_peak, o->threads.values, o->threads.count) != 0)
-        fprintf(stderr, "attn-bench sdpa: a thread of the FMA peak did not start\n");
-    r->last_level_cache = bench_last_level_cache_bytes();
-    if (o->bandwidth_mib == 0)
-        return 0;
-    const size_t bytes = o->bandwidth_mib == SIZE_MAX ? auto_bandwidth_bytes(r->last_level_cache)
-                                                      : o->bandwidth_mib << 20;
-    if (bench_bandwidth_buffer_create(&run->buffer, bytes) != 0) {
-        fprintf(stderr, "attn-bench sdpa: out of memory for the %zu MiB bandwidth buffer\n",
-                bytes >> 20);
-        return -1;
-    }
-    r->bandwidth_bytes = run->buffer.count * sizeof(uint64_t);
-    if (bench_bandwidth_measure(&run->buffer, o->threads.values, o->threads.count,
-                                &r->bandwidth) != 0)
-        fprintf(stderr, "attn-bench sdpa: a thread of the bandwidth measurement did not start\n");
-    if (!any_cold)
-        bench_bandwidth_buffer_destroy(&run->buffer);
-    return 0;
+    const bench_run_machine_request request = {
+        .who = "attn-bench sdpa",
+        .dtypes = o->dtypes,
+        .dtype_count = o->dtype_count,
+        .threads = o->threads.values,
+        .thread_count = o->threads.count,
+        .ceiling_n = o->ceiling_n,
+        .with_bandwidth = 1,
+        .bandwidth_mib = o->bandwidth_mib,
+        .keep_buffer = any_cold,
+    };
+    return bench_run_machine_measure(&run->record, &request, &run->buffer);
 }
 
 static int run_sweep(const bench_sdpa_options *o, const bench_sdpa_sweep *sweep)
@@ -268,11 +219,12 @@ static int run_sweep(const bench_sdpa_options *o, const bench_sdpa_sweep *sweep)
         return EXIT_BENCH_FAILED;
     }
     run->options = o;
-    run->record.options = o;
-    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
-        run->record.peers[k].name = bench_sdpa_peer_names[k];
-    bench_cpu_snapshot start, end;
-    bench_cpu_snapshot_take(&start);
+    run->record.mode = "sdpa";
+    run->record.command_line = o->command_line;
+    run->record.csv_path = o->csv_path;
+    run->record.write_settings = bench_sdpa_write_json_settings;
+    run->record.settings_context = o;
+    bench_run_record_start(&run->record, bench_sdpa_peer_names, BENCH_SDPA_PEER_COUNT);
     if (measure_machine(run, o, any_cold) != 0) {
         fclose(csv);
         free(run);
@@ -305,9 +257,6 @@ static int run_sweep(const bench_sdpa_options *o, const bench_sdpa_sweep *sweep)
     }
     bench_progress_finish(&progress);
     bench_sdpa_peers_stop(&run->peers);
-    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
-        if (!run->record.peers[k].status)
-            run->record.peers[k].status = o->peers[k] ? "not needed" : "not asked for";
     for (size_t l = 0; l < BENCH_SDPA_LAYOUT_COUNT; ++l)
         bench_sdpa_problem_destroy(&run->problems[l]);
     bench_bandwidth_buffer_destroy(&run->buffer);
@@ -315,22 +264,13 @@ static int run_sweep(const bench_sdpa_options *o, const bench_sdpa_sweep *sweep)
         perror(o->csv_path);
         run->csv_failed = 1;
     }
-    bench_cpu_snapshot_take(&end);
-    run->record.wall_seconds = end.wall_s - start.wall_s;
-    run->record.other_load_cpus = bench_other_load(&start, &end);
-    for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k) {
-        const bench_peer_summary *summary = &run->record.peers[k];
-        if (summary->note[0] && strcmp(summary->status, "ran") == 0)
-            printf("# %s peer: first error: %s\n", summary->name, summary->note);
-    }
-    bench_other_load_print(stdout, run->record.other_load_cpus, &run->record.machine);
-    printf("# %zu configurations measured in %.1f s wall time (checks, ceiling, bandwidth and "
-           "peer included); CSV: %s\n",
-           run->measured, run->record.wall_seconds, o->csv_path);
+    bench_run_record_stop(&run->record, o->peers);
+    bench_run_record_print_footer(stdout, &run->record, run->measured, 0,
+                                  "checks, ceiling, bandwidth and peers");
     int failed = run->failures > 0 || run->csv_failed;
     if (o->json_path) {
         char error[512];
-        if (bench_sdpa_write_json(o->json_path, &run->record, error, sizeof error) != 0) {
+        if (bench_run_record_write_json(o->json_path, &run->record, error, sizeof error) != 0) {
             fprintf(stderr, "attn-bench sdpa: JSON: %s\n", error);
             failed = 1;
         } else {

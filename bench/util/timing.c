@@ -77,63 +77,55 @@ int bench_time_prepared_calls(const bench_repeat_policy *policy, bench_prepare_f
     return result;
 }
 
-/* Samples of one call of bench_time_interleaved. */
-typedef struct interleaved_samples {
-    double *values, total;
-    size_t n;
-} interleaved_samples;
-
-/* Whether the call still wants samples under the policy. */
-static int wants_samples(const bench_repeat_policy *policy, size_t capacity,
-                         const interleaved_samples *s)
+bench_repeat_policy bench_round_policy(const bench_repeat_policy *p, size_t round, size_t rounds)
 {
-    return s->n < capacity && (s->n < policy->min_repeats || s->total < policy->min_time_s);
+    const size_t R = rounds ? rounds : 1;
+    bench_repeat_policy block = {
+        .warmup = round == 0 ? p->warmup : 1,
+        .min_repeats = (p->min_repeats + R - 1) / R,
+        .max_repeats = (p->max_repeats + R - 1) / R,
+        .min_time_s = p->min_time_s / (double)R,
+    };
+    if (block.min_repeats < 1)
+        block.min_repeats = 1;
+    if (block.max_repeats < block.min_repeats)
+        block.max_repeats = block.min_repeats;
+    return block;
 }
 
-/* One block of a call: an untimed call, then timed ones for block_s (at
- * least one), while it wants samples. */
-static int interleaved_block(const bench_repeat_policy *policy, double block_s, size_t capacity,
-                             bench_call_fn call, void *context, interleaved_samples *s)
+int bench_round_samples_reserve(bench_round_samples *s, size_t more)
 {
-    int result = call(context);
-    double block = 0.0;
-    while (result == 0 && wants_samples(policy, capacity, s) && (block == 0.0 || block < block_s)) {
-        const double start = bench_monotonic_seconds();
-        result = call(context);
-        const double elapsed = bench_monotonic_seconds() - start;
-        s->values[s->n++] = elapsed;
-        s->total += elapsed;
-        block += elapsed > 0.0 ? elapsed : 1e-12;
-    }
+    if (s->count + more <= s->capacity)
+        return 0;
+    const size_t capacity = 2 * (s->count + more);
+    double *values = realloc(s->values, capacity * sizeof *values);
+    if (!values)
+        return -1;
+    s->values = values;
+    s->capacity = capacity;
+    return 0;
+}
+
+int bench_time_round(bench_round_samples *s, const bench_repeat_policy *policy, size_t round,
+                     size_t rounds, bench_prepare_fn prepare, bench_call_fn call, void *context)
+{
+    const bench_repeat_policy block = bench_round_policy(policy, round, rounds);
+    if (bench_round_samples_reserve(s, block.max_repeats) != 0)
+        return -1;
+    size_t got = 0;
+    const int result = bench_time_samples(&block, prepare, call, context,
+                                          s->values + s->count, &got);
+    s->count += got;
     return result;
 }
 
-int bench_time_interleaved(const bench_repeat_policy *policy, double block_s, size_t count,
-                           const bench_call_fn *calls, void *const *contexts,
-                           bench_timing *timings)
+int bench_round_samples_finish(bench_round_samples *s, bench_timing *timing)
 {
-    const size_t capacity = policy->max_repeats > 0 ? policy->max_repeats : 1;
-    interleaved_samples *s = calloc(count ? count : 1, sizeof *s);
-    int result = s ? 0 : -1;
-    for (size_t k = 0; k < count && result == 0; ++k)
-        if (!(s[k].values = malloc(capacity * sizeof *s[k].values)))
-            result = -1;
-    for (size_t k = 0; k < count && result == 0; ++k)
-        for (size_t i = 0; i < policy->warmup && result == 0; ++i)
-            result = calls[k](contexts[k]);
-    for (int wanted = 1; result == 0 && wanted;) {
-        wanted = 0; /* a round: a block of each call that still wants samples */
-        for (size_t k = 0; k < count && result == 0; ++k)
-            if (wants_samples(policy, capacity, &s[k])) {
-                wanted = 1;
-                result = interleaved_block(policy, block_s, capacity, calls[k], contexts[k],
-                                           &s[k]);
-            }
-    }
-    for (size_t k = 0; k < count && result == 0; ++k)
-        bench_timing_summarize(s[k].values, s[k].n, &timings[k]);
-    for (size_t k = 0; s && k < count; ++k)
-        free(s[k].values);
-    free(s);
-    return result;
+    const int timed = s->count > 0;
+    if (timed)
+        bench_timing_summarize(s->values, s->count, timing);
+    free(s->values);
+    s->values = NULL;
+    s->count = s->capacity = 0;
+    return timed ? 0 : -1;
 }

@@ -52,19 +52,36 @@ int bench_time_samples(const bench_repeat_policy *policy, bench_prepare_fn prepa
 /* Median, min and count of n > 0 samples (reordered). */
 void bench_timing_summarize(double *samples, size_t n, bench_timing *timing);
 
-/* Times `count` calls side by side, so that a machine whose speed drifts
- * (a shared VM) slows them alike: in turn, each call runs a block of calls
- * (one untimed call first, since the call before it was another one, then
- * timed calls until the block has at least block_s seconds of them, at
- * least one), round after round, until every call has at least
- * policy->min_repeats samples adding up to at least policy->min_time_s, or
- * policy->max_repeats samples. policy->warmup untimed calls of each first.
- * timings[k] gets call k's median and min. Returns 0, the first nonzero
- * result of a call (the timing stops there), or -1 when the samples cannot
- * be allocated. */
-int bench_time_interleaved(const bench_repeat_policy *policy, double block_s, size_t count,
-                           const bench_call_fn *calls, void *const *contexts,
-                           bench_timing *timings);
+/* Timing in rounds: a configuration timed in `rounds` blocks, the caller
+ * running other configurations' and the peers' blocks between them, so that
+ * a machine whose speed drifts (a shared VM) slows them alike. Round r of R
+ * (0-based) runs policy->warmup untimed calls when r = 0, else one (the call
+ * before was another's), then timed calls until the block has
+ * ceil(min_repeats / R) samples adding up to min_time_s / R seconds, or
+ * ceil(max_repeats / R) samples: with R = 1, the policy itself. The median
+ * and min are over the samples of every round. */
+typedef struct bench_round_samples {
+    double *values; /* seconds */
+    size_t count, capacity;
+} bench_round_samples;
+
+/* The block policy of round `round` of `rounds` (above). */
+bench_repeat_policy bench_round_policy(const bench_repeat_policy *policy, size_t round,
+                                       size_t rounds);
+
+/* Room for `more` samples after the ones taken: 0, or -1 (memory). */
+int bench_round_samples_reserve(bench_round_samples *samples, size_t more);
+
+/* Round `round`'s block of call (prepare before each call, NULL: none), its
+ * samples appended. Returns 0, the first nonzero result of call (the block
+ * stops there), or -1 when the samples cannot be allocated. */
+int bench_time_round(bench_round_samples *samples, const bench_repeat_policy *policy,
+                     size_t round, size_t rounds, bench_prepare_fn prepare, bench_call_fn call,
+                     void *context);
+
+/* The median, min and count of every round's samples into timing, and the
+ * samples freed. Returns 0, or -1 (timing untouched) when there are none. */
+int bench_round_samples_finish(bench_round_samples *samples, bench_timing *timing);
 
 /* Median of n > 0 values; reorders values. */
 double bench_median(double *values, size_t n);
