@@ -6,24 +6,22 @@
 
 #include "measure/attn_call.h"
 #include "machine/blas_info.h"
-#include "pipeline/run_machine.h"
-#include "pipeline/run_record.h"
+#include "pipeline/sweep_frame.h"
 #include "sdpa/sdpa_output.h"
 #include "sdpa/sdpa_peer_set.h"
 #include "measure/sweep_list.h"
 
 enum { EXIT_BENCH_FAILED = 1, EXIT_BAD_ARGUMENTS = 2 };
 
-/* ---- the run -------------------------------------------------------------------- */
+/* ---- the run (a kind of pipeline/sweep_frame.h) ------------------------------- */
 
 typedef struct sdpa_run {
     const bench_sdpa_options *options;
-    bench_run_record record;
-    bench_bandwidth_buffer buffer; /* kept for cold configurations */
+    const bench_sdpa_sweep *sweep;
     bench_sdpa_peer_set peers;
     bench_sdpa_problem problems[BENCH_SDPA_LAYOUT_COUNT]; /* one per layout, kept while they fit */
-    size_t measured, failures;
-    int csv_failed;
+    bench_sdpa_point points[BENCH_SDPA_GROUP_MAX];        /* the group's */
+    char errors[BENCH_SDPA_GROUP_MAX][512];
 } sdpa_run;
 
 static int any_dropout(const bench_sdpa_options *o)
@@ -34,8 +32,18 @@ static int any_dropout(const bench_sdpa_options *o)
     return 0;
 }
 
-static void label_of(const bench_sdpa_config *c, char *label, size_t size)
+static int any_cold(const bench_sdpa_options *o)
 {
+    for (size_t i = 0; i < o->cache_count; ++i)
+        if (o->caches[i] == BENCH_SDPA_CACHE_COLD)
+            return 1;
+    return 0;
+}
+
+static void label_of(void *context, size_t i, char *label, size_t size)
+{
+    const sdpa_run *run = context;
+    const bench_sdpa_config *c = &run->sweep->configs[i];
     const bench_sdpa_shape *s = &c->shape;
     snprintf(label, size,
              "%s %s causal=%d window=%zu mask=%s B=%zu NH=%zu NH_kv=%zu Tq=%zu Tk=%zu hs=%zu "
@@ -66,28 +74,15 @@ static bench_sdpa_problem *problem_for(sdpa_run *run, const bench_sdpa_config *c
     return problem;
 }
 
-static void report_point(sdpa_run *run, bench_sdpa_point *point, const char *error, FILE *csv,
-                         bench_progress *progress)
+static void print_row(void *context, const void *point)
 {
-    const bench_sdpa_options *o = run->options;
-    const bench_sdpa_config *c = &point->config;
-    point->ceiling_gflops = bench_ceiling_gflops(
-        &run->record.ceiling, bench_dtype_float_part(c->shape.dtype), c->shape.threads);
-    point->peak_gflops = bench_sdpa_peak_gflops(&run->record.fma_peak, &c->shape);
-    point->bandwidth_gbps = bench_bandwidth_gbps(&run->record.bandwidth, c->shape.threads);
-    bench_progress_hide(progress);
+    const bench_sdpa_options *o = ((const sdpa_run *)context)->options;
     bench_sdpa_table_print_row(stdout, point, o->peers, any_dropout(o));
-    if (point->status != BENCH_POINT_TIMED) {
-        char label[512];
-        label_of(c, label, sizeof label);
-        fprintf(stderr, "attn-bench sdpa: %s: %s\n", label, error);
-        run->failures++;
-    }
-    if (!run->csv_failed && bench_sdpa_csv_write_row(csv, point) != 0) {
-        perror(o->csv_path);
-        run->csv_failed = 1;
-    }
-    run->measured++;
+}
+
+static int write_row(FILE *csv, const void *point)
+{
+    return bench_sdpa_csv_write_row(csv, point);
 }
 
 /* Points each row with dropout at its twin without (sdpa_measure.h). */
@@ -106,17 +101,30 @@ static void pair_undropped(bench_sdpa_point *points, size_t count)
     }
 }
 
+static size_t group_end(void *context, size_t first)
+{
+    const bench_sdpa_sweep *sweep = ((const sdpa_run *)context)->sweep;
+    size_t last = first + 1;
+    while (last < sweep->count && last - first < BENCH_SDPA_GROUP_MAX &&
+           bench_sdpa_shape_same_group(&sweep->configs[first].shape,
+                                       &sweep->configs[last].shape))
+        ++last;
+    return last;
+}
+
 /* A group of configurations (one shape in its layouts, on its engines),
  * measured together: each checked, then round after round a block of each
  * configuration's attn call followed by its peers' block. */
-static void run_group(sdpa_run *run, const bench_sdpa_config *configs, size_t count, FILE *csv,
-                      bench_progress *progress)
+static void run_group(void *context, bench_sweep_frame *frame, size_t first, size_t last)
 {
+    sdpa_run *run = context;
     const bench_sdpa_options *o = run->options;
+    const bench_sdpa_config *configs = &run->sweep->configs[first];
+    const size_t count = last - first;
+    bench_sdpa_point *points = run->points;
     bench_blas_set_threads(configs[0].shape.threads);
     if (bench_size_list_max(&o->threads) > 1)
         bench_settle_blas_threads();
-    bench_sdpa_point points[BENCH_SDPA_GROUP_MAX];
     bench_sdpa_session sessions[BENCH_SDPA_GROUP_MAX];
     bench_sdpa_between between[BENCH_SDPA_GROUP_MAX];
     size_t entries[BENCH_SDPA_GROUP_MAX];
@@ -127,7 +135,7 @@ static void run_group(sdpa_run *run, const bench_sdpa_config *configs, size_t co
         bench_sdpa_problem *problem = problem_for(run, &configs[k], &points[k], error,
                                                   sizeof error);
         bench_sdpa_session_begin(&sessions[k], &configs[k], o, problem,
-                                 run->buffer.words ? &run->buffer : NULL, &points[k]);
+                                 frame->buffer.words ? &frame->buffer : NULL, &points[k]);
         if (!problem)
             snprintf(sessions[k].error, sizeof sessions[k].error, "%s", error);
     }
@@ -142,15 +150,27 @@ static void run_group(sdpa_run *run, const bench_sdpa_config *configs, size_t co
         bench_sdpa_peers_end(&run->peers, entries[k], &points[k]);
     }
     pair_undropped(points, count);
-    for (size_t k = 0; k < count; ++k)
-        report_point(run, &points[k], sessions[k].error, csv, progress);
+    for (size_t k = 0; k < count; ++k) {
+        bench_sdpa_point *p = &points[k];
+        p->ceiling_gflops = bench_ceiling_gflops(
+            &frame->record.ceiling, bench_dtype_float_part(p->config.shape.dtype),
+            p->config.shape.threads);
+        p->peak_gflops = bench_sdpa_peak_gflops(&frame->record.fma_peak, &p->config.shape);
+        p->bandwidth_gbps = bench_bandwidth_gbps(&frame->record.bandwidth,
+                                                 p->config.shape.threads);
+        const bench_sweep_row row = {print_row, write_row, p, p->status != BENCH_POINT_TIMED,
+                                     sessions[k].error};
+        bench_sweep_frame_report(frame, first + k, &row);
+    }
 }
 
-static double predicted_cost(const bench_sdpa_options *o, const bench_sdpa_config *c)
+static double predicted_cost(void *context, size_t i)
 {
+    const sdpa_run *run = context;
+    const bench_sdpa_options *o = run->options;
     const double floor = o->repeat.min_time_s;
     const double calls = (double)(o->repeat.min_repeats + o->repeat.warmup);
-    const double attn = bench_sdpa_flops(&c->shape) * calls / 20e9;
+    const double attn = bench_sdpa_flops(&run->sweep->configs[i].shape) * calls / 20e9;
     const double one = attn > floor ? attn : floor;
     double sides = 1.0;
     for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
@@ -158,10 +178,39 @@ static double predicted_cost(const bench_sdpa_options *o, const bench_sdpa_confi
     return one * sides + 0.01;
 }
 
-static void print_header(sdpa_run *run, const bench_sdpa_sweep *sweep)
+static FILE *open_csv(void *context)
 {
+    return bench_sdpa_csv_open(((const sdpa_run *)context)->options->csv_path);
+}
+
+static void describe(void *context, bench_sweep_plan *plan, bench_run_record *record,
+                     bench_run_machine_request *machine)
+{
+    const sdpa_run *run = context;
     const bench_sdpa_options *o = run->options;
-    bench_run_machine_print(stdout, &run->record);
+    *plan = (bench_sweep_plan){run->sweep->count, o->progress, o->json_path};
+    record->mode = "sdpa";
+    record->csv_path = o->csv_path;
+    record->command_line = o->command_line;
+    record->write_settings = bench_sdpa_write_json_settings;
+    record->settings_context = o;
+    bench_run_record_start(record, bench_sdpa_peer_names, BENCH_SDPA_PEER_COUNT);
+    machine->dtypes = o->dtypes;
+    machine->dtype_count = o->dtype_count;
+    machine->threads = o->threads.values;
+    machine->thread_count = o->threads.count;
+    machine->ceiling_n = o->ceiling_n;
+    machine->with_bandwidth = 1;
+    machine->bandwidth_mib = o->bandwidth_mib;
+    machine->keep_buffer = any_cold(o);
+}
+
+/* The header lines after the machine's; the peers started; the table's header. */
+static void begin(void *context, bench_sweep_frame *frame)
+{
+    sdpa_run *run = context;
+    const bench_sdpa_options *o = run->options;
+    const bench_sdpa_sweep *sweep = run->sweep;
     const bench_repeat_policy *p = &o->repeat;
     printf("# sweep: %zu configurations; warmup %zu, then >= %zu calls and >= %g s (at most "
            "%zu); check rows %zu; seed %llu\n",
@@ -184,104 +233,43 @@ static void print_header(sdpa_run *run, const bench_sdpa_sweep *sweep)
         if (!o->peers[k])
             printf("# %s peer: not asked for\n", bench_sdpa_peer_names[k]);
     fflush(stdout);
+    run->peers.options = o;
+    run->peers.summaries = frame->record.peers;
+    run->peers.flush_mib = frame->record.bandwidth_bytes ? frame->record.bandwidth_bytes >> 20
+                                                         : 256;
+    bench_sdpa_peers_start(&run->peers, sweep->configs[0].shape.threads);
+    bench_sdpa_table_print_header(stdout, o->peers, any_dropout(o));
 }
 
-static int measure_machine(sdpa_run *run, const bench_sdpa_options *o, int any_cold)
+static void end(void *context, bench_sweep_frame *frame, int *asked)
 {
-    const bench_run_machine_request request = {
-        .who = "attn-bench sdpa",
-        .dtypes = o->dtypes,
-        .dtype_count = o->dtype_count,
-        .threads = o->threads.values,
-        .thread_count = o->threads.count,
-        .ceiling_n = o->ceiling_n,
-        .with_bandwidth = 1,
-        .bandwidth_mib = o->bandwidth_mib,
-        .keep_buffer = any_cold,
-    };
-    return bench_run_machine_measure(&run->record, &request, &run->buffer);
+    (void)frame;
+    sdpa_run *run = context;
+    bench_sdpa_peers_stop(&run->peers);
+    for (size_t l = 0; l < BENCH_SDPA_LAYOUT_COUNT; ++l)
+        bench_sdpa_problem_destroy(&run->problems[l]);
+    memcpy(asked, run->options->peers, BENCH_SDPA_PEER_COUNT * sizeof *asked);
 }
+
+/* The sdpa command's functions of the frame (in bench_sweep_kind's order). */
+static const bench_sweep_kind sdpa_kind = {
+    "attn-bench sdpa", "checks, ceiling, bandwidth and peers",
+    open_csv, describe, begin, group_end, run_group, predicted_cost, label_of, end,
+    NULL, NULL, /* no footer lines of its own, no outputs after the JSON */
+};
 
 static int run_sweep(const bench_sdpa_options *o, const bench_sdpa_sweep *sweep)
 {
-    int any_cold = 0;
-    for (size_t i = 0; i < o->cache_count; ++i)
-        any_cold |= o->caches[i] == BENCH_SDPA_CACHE_COLD;
-    FILE *csv = bench_sdpa_csv_open(o->csv_path);
-    if (!csv) {
-        perror(o->csv_path);
-        return EXIT_BENCH_FAILED;
-    }
     sdpa_run *run = calloc(1, sizeof *run);
     if (!run) {
-        fclose(csv);
         fprintf(stderr, "attn-bench sdpa: out of memory\n");
         return EXIT_BENCH_FAILED;
     }
     run->options = o;
-    run->record.mode = "sdpa";
-    run->record.command_line = o->command_line;
-    run->record.csv_path = o->csv_path;
-    run->record.write_settings = bench_sdpa_write_json_settings;
-    run->record.settings_context = o;
-    bench_run_record_start(&run->record, bench_sdpa_peer_names, BENCH_SDPA_PEER_COUNT);
-    if (measure_machine(run, o, any_cold) != 0) {
-        fclose(csv);
-        free(run);
-        return EXIT_BENCH_FAILED;
-    }
-    run->peers.options = o;
-    run->peers.summaries = run->record.peers;
-    run->peers.flush_mib = run->record.bandwidth_bytes ? run->record.bandwidth_bytes >> 20 : 256;
-    print_header(run, sweep);
-    bench_sdpa_peers_start(&run->peers, sweep->configs[0].shape.threads);
-    bench_sdpa_table_print_header(stdout, o->peers, any_dropout(o));
-
-    double total_cost = 0.0;
-    for (size_t i = 0; i < sweep->count; ++i)
-        total_cost += predicted_cost(o, &sweep->configs[i]);
-    bench_progress progress;
-    bench_progress_start(&progress, o->progress, stderr, sweep->count, total_cost);
-    for (size_t first = 0, last; first < sweep->count; first = last) {
-        last = first + 1; /* the group: [first, last) */
-        while (last < sweep->count && last - first < BENCH_SDPA_GROUP_MAX &&
-               bench_sdpa_shape_same_group(&sweep->configs[first].shape,
-                                           &sweep->configs[last].shape))
-            ++last;
-        run_group(run, &sweep->configs[first], last - first, csv, &progress);
-        for (size_t i = first; i < last; ++i) {
-            char label[512];
-            label_of(&sweep->configs[i], label, sizeof label);
-            bench_progress_step(&progress, predicted_cost(o, &sweep->configs[i]), label);
-        }
-    }
-    bench_progress_finish(&progress);
-    bench_sdpa_peers_stop(&run->peers);
-    for (size_t l = 0; l < BENCH_SDPA_LAYOUT_COUNT; ++l)
-        bench_sdpa_problem_destroy(&run->problems[l]);
-    bench_bandwidth_buffer_destroy(&run->buffer);
-    if (fclose(csv) != 0 && !run->csv_failed) {
-        perror(o->csv_path);
-        run->csv_failed = 1;
-    }
-    bench_run_record_stop(&run->record, o->peers);
-    bench_run_record_print_footer(stdout, &run->record, run->measured, 0,
-                                  "checks, ceiling, bandwidth and peers");
-    int failed = run->failures > 0 || run->csv_failed;
-    if (o->json_path) {
-        char error[512];
-        if (bench_run_record_write_json(o->json_path, &run->record, error, sizeof error) != 0) {
-            fprintf(stderr, "attn-bench sdpa: JSON: %s\n", error);
-            failed = 1;
-        } else {
-            printf("# JSON: %s\n", o->json_path);
-        }
-    }
-    if (run->failures)
-        fprintf(stderr, "attn-bench sdpa: %zu of %zu configurations failed\n", run->failures,
-                run->measured);
+    run->sweep = sweep;
+    const int status = bench_sweep_frame_run(&sdpa_kind, run);
     free(run);
-    return failed ? EXIT_BENCH_FAILED : EXIT_SUCCESS;
+    return status ? EXIT_BENCH_FAILED : EXIT_SUCCESS;
 }
 
 /* A configuration's key columns and its dropout (--list). */
@@ -319,10 +307,7 @@ int bench_sdpa_command(int argc, char **argv, int first)
     case BENCH_OPTIONS_RUN:
         break;
     }
-    int any_cold = 0;
-    for (size_t i = 0; i < options.cache_count; ++i)
-        any_cold |= options.caches[i] == BENCH_SDPA_CACHE_COLD;
-    if (any_cold && options.bandwidth_mib == 0) {
+    if (any_cold(&options) && options.bandwidth_mib == 0) {
         fprintf(stderr, "attn-bench sdpa: --cache cold reads the bandwidth buffer: it needs "
                         "--bandwidth-mib above 0\n");
         bench_sdpa_options_free(&options);
