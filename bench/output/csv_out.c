@@ -4,6 +4,7 @@
 
 #include "measure/attn_call.h"
 #include "output/columns.h"
+#include "output/csv_row.h"
 #include "util/text.h"
 
 /* Every column, in order; the peers' columns repeat per peer (PEER_* rows
@@ -227,57 +228,44 @@ size_t bench_point_attn_threads(const bench_point *point)
     return bench_attn_threads_used(point->engine_threads, point->config.shape.threads);
 }
 
-static double fraction(double gflops, double ceiling)
+/* a / b, 0 without a b */
+static double over(double a, double b)
 {
-    return ceiling > 0.0 ? gflops / ceiling : 0.0;
+    return b > 0.0 ? a / b : 0.0;
 }
 
-/* ",VALUE" with VALUE gflops / of, or "," when either is missing */
-static void write_fraction(FILE *csv, double gflops, double of)
+/* A peer's columns (peer_columns; empty fields when it was not measured). */
+static void write_peer(bench_csv_row *row, const bench_point *p, bench_peer_kind kind)
 {
-    fputc(',', csv);
-    if (gflops > 0.0 && of > 0.0)
-        fprintf(csv, "%.4g", fraction(gflops, of));
+    const bench_peer_timing *peer = &p->peers[kind];
+    const int measured = peer->measured;
+    const double gflops = measured ? bench_gflops(p->flops, peer->timing.median_s) : 0.0;
+    bench_csv_number(row, measured, "%zu", peer->timing.repeats);
+    bench_csv_number(row, measured, "%.6g", peer->timing.median_s * 1e3);
+    bench_csv_number(row, measured, "%.6g", peer->timing.min_s * 1e3);
+    bench_csv_number(row, measured, "%.4g", gflops);
+    bench_csv_number(row, measured && p->ceiling_gflops > 0.0, "%.4g",
+                     over(gflops, p->ceiling_gflops));
+    const double speedup = bench_speedup_vs_peer(p, kind);
+    bench_csv_number(row, speedup > 0.0, "%.4g", speedup);
+    bench_csv_text(row, peer->out_dtype);
+    bench_csv_text(row, peer->note);
 }
 
 /* The columns after every peer's: peak_columns, then peer_peak_columns. */
-static void write_threads_and_peak(FILE *csv, const bench_point *p, double gflops)
+static void write_threads_and_peak(bench_csv_row *row, const bench_point *p, double gflops)
 {
-    fputc(',', csv);
-    if (p->status == BENCH_POINT_TIMED || p->status == BENCH_POINT_CHECK_FAILED)
-        fprintf(csv, "%zu", bench_point_attn_threads(p));
-    fputc(',', csv);
-    if (p->peak_gflops > 0.0)
-        fprintf(csv, "%.4g", p->peak_gflops);
-    write_fraction(csv, gflops, p->peak_gflops);
+    bench_csv_number(row, p->status == BENCH_POINT_TIMED || p->status == BENCH_POINT_CHECK_FAILED,
+                     "%zu", bench_point_attn_threads(p));
+    bench_csv_number(row, p->peak_gflops > 0.0, "%.4g", p->peak_gflops);
+    bench_csv_fraction(row, gflops, p->peak_gflops);
     for (size_t kind = 0; kind < BENCH_PEER_KINDS; ++kind) {
         const bench_peer_timing *peer = &p->peers[kind];
-        fputc(',', csv);
-        if (peer->measured && peer->threads)
-            fprintf(csv, "%zu", peer->threads);
-        write_fraction(csv, peer->measured ? bench_gflops(p->flops, peer->timing.median_s) : 0.0,
-                       p->peak_gflops);
+        bench_csv_number(row, peer->measured && peer->threads, "%zu", peer->threads);
+        bench_csv_fraction(row, peer->measured ? bench_gflops(p->flops, peer->timing.median_s)
+                                               : 0.0,
+                           p->peak_gflops);
     }
-}
-
-static void write_peer(FILE *csv, const bench_point *p, bench_peer_kind kind)
-{
-    const bench_peer_timing *peer = &p->peers[kind];
-    if (peer->measured) {
-        double gflops = bench_gflops(p->flops, peer->timing.median_s);
-        fprintf(csv, ",%zu,%.6g,%.6g,%.4g,", peer->timing.repeats, peer->timing.median_s * 1e3,
-                peer->timing.min_s * 1e3, gflops);
-        if (p->ceiling_gflops > 0.0)
-            fprintf(csv, "%.4g", fraction(gflops, p->ceiling_gflops));
-    } else {
-        fputs(",,,,,", csv);
-    }
-    fputc(',', csv);
-    double speedup = bench_speedup_vs_peer(p, kind);
-    if (speedup > 0.0)
-        fprintf(csv, "%.4g", speedup);
-    fprintf(csv, ",%s,", peer->out_dtype);
-    bench_csv_write_field(csv, peer->note);
 }
 
 int bench_csv_write_row(FILE *csv, const bench_point *p)
@@ -287,37 +275,31 @@ int bench_csv_write_row(FILE *csv, const bench_point *p)
     const int timed = p->status == BENCH_POINT_TIMED;
     const int checked = p->check.status != BENCH_CHECK_SKIPPED &&
                         (timed || p->status == BENCH_POINT_CHECK_FAILED);
-    fprintf(csv, "%s,%s,", key, bench_config_ran_path(&p->config));
-    if (timed || p->status == BENCH_POINT_CHECK_FAILED)
-        fprintf(csv, "%u", p->engine_threads);
-    fprintf(csv, ",%.0f,%s,%s,", p->flops, bench_point_status_names[p->status],
-            timed || checked ? bench_check_status_names[p->check.status] : "");
-    if (checked)
-        fprintf(csv, "%zu,%.3e,%.0e,", p->check.rows_checked, p->check.error,
-                p->check.tolerance);
-    else
-        fputs(",,,", csv);
-    double gflops = timed ? bench_gflops(p->flops, p->attn.median_s) : 0.0;
-    if (timed)
-        fprintf(csv, "%zu,%.6g,%.6g,%.4g,", p->attn.repeats, p->attn.median_s * 1e3,
-                p->attn.min_s * 1e3, gflops);
-    else
-        fputs(",,,,", csv);
-    if (p->ceiling_gflops > 0.0)
-        fprintf(csv, "%.4g,", p->ceiling_gflops);
-    else
-        fputc(',', csv);
-    if (timed && p->ceiling_gflops > 0.0)
-        fprintf(csv, "%.4g", fraction(gflops, p->ceiling_gflops));
+    const double gflops = timed ? bench_gflops(p->flops, p->attn.median_s) : 0.0;
+    bench_csv_row row;
+    bench_csv_row_start(&row, csv);
+    bench_csv_joined(&row, key, BENCH_CSV_KEY_COLUMNS);
+    bench_csv_text(&row, bench_config_ran_path(&p->config));
+    bench_csv_number(&row, timed || p->status == BENCH_POINT_CHECK_FAILED, "%u",
+                     p->engine_threads);
+    bench_csv_number(&row, 1, "%.0f", p->flops);
+    bench_csv_text(&row, bench_point_status_names[p->status]);
+    bench_csv_text(&row, timed || checked ? bench_check_status_names[p->check.status] : "");
+    bench_csv_number(&row, checked, "%zu", p->check.rows_checked);
+    bench_csv_number(&row, checked, "%.3e", p->check.error);
+    bench_csv_number(&row, checked, "%.0e", p->check.tolerance);
+    bench_csv_number(&row, timed, "%zu", p->attn.repeats);
+    bench_csv_number(&row, timed, "%.6g", p->attn.median_s * 1e3);
+    bench_csv_number(&row, timed, "%.6g", p->attn.min_s * 1e3);
+    bench_csv_number(&row, timed, "%.4g", gflops);
+    bench_csv_number(&row, p->ceiling_gflops > 0.0, "%.4g", p->ceiling_gflops);
+    bench_csv_number(&row, timed && p->ceiling_gflops > 0.0, "%.4g",
+                     over(gflops, p->ceiling_gflops));
     for (size_t kind = 0; kind < BENCH_PEER_KINDS; ++kind)
-        write_peer(csv, p, (bench_peer_kind)kind);
-    write_threads_and_peak(csv, p, gflops);
-    fprintf(csv, ",%.6g,", p->config.shape.dropout);
-    if (p->attn_dropout_cost > 0.0)
-        fprintf(csv, "%.4f", p->attn_dropout_cost);
-    fputc(',', csv);
-    if (p->torch_dropout_cost > 0.0)
-        fprintf(csv, "%.4f", p->torch_dropout_cost);
-    fputc('\n', csv);
-    return fflush(csv) == 0 && !ferror(csv) ? 0 : -1;
+        write_peer(&row, p, (bench_peer_kind)kind);
+    write_threads_and_peak(&row, p, gflops);
+    bench_csv_number(&row, 1, "%.6g", p->config.shape.dropout);
+    bench_csv_number(&row, p->attn_dropout_cost > 0.0, "%.4f", p->attn_dropout_cost);
+    bench_csv_number(&row, p->torch_dropout_cost > 0.0, "%.4f", p->torch_dropout_cost);
+    return bench_csv_row_end(&row, bench_csv_count_columns(bench_csv_header()));
 }

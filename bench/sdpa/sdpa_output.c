@@ -5,6 +5,7 @@
 
 #include "measure/attn_call.h"
 #include "output/columns.h"
+#include "output/csv_row.h"
 #include "output/json_out.h"
 #include "util/text.h"
 
@@ -331,102 +332,96 @@ FILE *bench_sdpa_csv_open(const char *path)
     return csv;
 }
 
-static void write_fraction(FILE *csv, double value, double of)
-{
-    if (value > 0.0 && of > 0.0)
-        fprintf(csv, "%.4g", value / of);
-}
-
-/* ",median,min,gflops,kv_gbps,bandwidth_fraction,FRACTION,speedup" of a
- * measured peer (after its repeats), FRACTION its GFLOP/s over share_of */
-static void write_peer_rates(FILE *csv, const bench_sdpa_point *p, const bench_sdpa_peer_timing *t,
-                             int timed, double share_of)
+/* A peer's median, min, GFLOP/s, K+V GB/s, the GB/s's share of the
+ * bandwidth, the GFLOP/s's share of share_of, and its time over attn's
+ * (when attn was timed). */
+static void write_peer_rates(bench_csv_row *row, const bench_sdpa_point *p,
+                             const bench_sdpa_peer_timing *t, int timed, double share_of)
 {
     const double median = t->timing.median_s;
     const double gflops = rate(p->flops, median), gbps = rate(p->kv_bytes, median);
-    fprintf(csv, ",%.6g,%.6g,%.4g,%.4g,", median * 1e3, t->timing.min_s * 1e3, gflops, gbps);
-    write_fraction(csv, gbps, p->bandwidth_gbps);
-    fputc(',', csv);
-    write_fraction(csv, gflops, share_of);
-    fputc(',', csv);
-    if (timed && p->attn.median_s > 0.0)
-        fprintf(csv, "%.4g", median / p->attn.median_s);
+    bench_csv_number(row, 1, "%.6g", median * 1e3);
+    bench_csv_number(row, 1, "%.6g", t->timing.min_s * 1e3);
+    bench_csv_number(row, 1, "%.4g", gflops);
+    bench_csv_number(row, 1, "%.4g", gbps);
+    bench_csv_fraction(row, gbps, p->bandwidth_gbps);
+    bench_csv_fraction(row, gflops, share_of);
+    bench_csv_number(row, timed && p->attn.median_s > 0.0, "%.4g",
+                     timed && p->attn.median_s > 0.0 ? median / p->attn.median_s : 0.0);
 }
 
-static void write_check_error(FILE *csv, const bench_sdpa_peer_timing *t)
+static void write_check_error(bench_csv_row *row, const bench_sdpa_peer_timing *t)
 {
-    if (t->check_error >= 0.0 || isnan(t->check_error))
-        fprintf(csv, "%.3e", t->check_error);
+    bench_csv_number(row, t->check_error >= 0.0 || isnan(t->check_error), "%.3e",
+                     t->check_error);
 }
 
-/* The python peer's columns, each after a comma. */
-static void write_python(FILE *csv, const bench_sdpa_point *p, int timed)
+/* torch's first columns (torch_repeats .. torch_note). */
+static void write_torch(bench_csv_row *row, const bench_sdpa_point *p, int timed)
+{
+    const bench_sdpa_peer_timing *t = &p->peers[BENCH_SDPA_PEER_TORCH];
+    if (t->measured) {
+        bench_csv_number(row, 1, "%zu", t->timing.repeats);
+        write_peer_rates(row, p, t, timed, p->ceiling_gflops);
+        bench_csv_text(row, t->out_dtype);
+        write_check_error(row, t);
+        bench_csv_text(row, t->mask);
+    } else {
+        bench_csv_empty(row, 11);
+    }
+    bench_csv_text(row, t->note);
+}
+
+/* The python peer's columns. */
+static void write_python(bench_csv_row *row, const bench_sdpa_point *p, int timed)
 {
     const bench_sdpa_peer_timing *t = &p->peers[BENCH_SDPA_PEER_PYTHON];
     if (t->measured) {
         const double median = t->timing.median_s;
-        fprintf(csv, ",%zu,%.6g,%.6g,", t->timing.repeats, median * 1e3, t->timing.min_s * 1e3);
-        if (timed)
-            fprintf(csv, "%.4g", (median - p->attn.median_s) * 1e6);
-        fputc(',', csv);
-        write_check_error(csv, t);
+        bench_csv_number(row, 1, "%zu", t->timing.repeats);
+        bench_csv_number(row, 1, "%.6g", median * 1e3);
+        bench_csv_number(row, 1, "%.6g", t->timing.min_s * 1e3);
+        bench_csv_number(row, timed, "%.4g", (median - p->attn.median_s) * 1e6);
+        write_check_error(row, t);
     } else {
-        fputs(",,,,,", csv);
+        bench_csv_empty(row, 5);
     }
-    fputc(',', csv);
-    bench_csv_write_field(csv, t->note);
+    bench_csv_text(row, t->note);
 }
 
-/* An engine peer's columns (ENGINE_PEER_COLUMNS), each after a comma. */
-static void write_engine_peer(FILE *csv, const bench_sdpa_point *p, size_t k, int timed)
+/* An engine peer's columns (ENGINE_PEER_COLUMNS). */
+static void write_engine_peer(bench_csv_row *row, const bench_sdpa_point *p, size_t k, int timed)
 {
     const bench_sdpa_peer_timing *t = &p->peers[k];
     if (t->measured) {
-        fprintf(csv, ",%zu", t->timing.repeats);
-        write_peer_rates(csv, p, t, timed, p->peak_gflops);
-        fputc(',', csv);
-        if (t->threads)
-            fprintf(csv, "%zu", t->threads);
-        fputc(',', csv);
-        bench_csv_write_field(csv, t->kernel);
-        fputc(',', csv);
-        bench_csv_write_field(csv, t->version);
-        fprintf(csv, ",%s,", t->out_dtype);
-        write_check_error(csv, t);
-        fputc(',', csv);
-        bench_csv_write_field(csv, t->mask);
+        bench_csv_number(row, 1, "%zu", t->timing.repeats);
+        write_peer_rates(row, p, t, timed, p->peak_gflops);
+        bench_csv_number(row, t->threads != 0, "%zu", t->threads);
+        bench_csv_text(row, t->kernel);
+        bench_csv_text(row, t->version);
+        bench_csv_text(row, t->out_dtype);
+        write_check_error(row, t);
+        bench_csv_text(row, t->mask);
     } else {
-        fputs(",,,,,,,,,,,,,,", csv);
+        bench_csv_empty(row, 14);
     }
-    fputc(',', csv);
-    bench_csv_write_field(csv, t->note);
+    bench_csv_text(row, t->note);
 }
 
-/* The FMA peak's, attn's threads and torch's newer columns, each after a comma. */
-static void write_peak_and_threads(FILE *csv, const bench_sdpa_point *p, int timed)
+/* The FMA peak's, attn's threads and torch's newer columns. */
+static void write_peak_and_threads(bench_csv_row *row, const bench_sdpa_point *p, int timed)
 {
     const double gflops = timed ? rate(p->flops, p->attn.median_s) : 0.0;
-    fputc(',', csv);
-    if (p->peak_gflops > 0.0)
-        fprintf(csv, "%.4g", p->peak_gflops);
-    fputc(',', csv);
-    write_fraction(csv, gflops, p->peak_gflops);
-    fputc(',', csv);
-    if (timed || p->status == BENCH_POINT_CHECK_FAILED)
-        fprintf(csv, "%zu", bench_sdpa_attn_threads(p));
+    bench_csv_number(row, p->peak_gflops > 0.0, "%.4g", p->peak_gflops);
+    bench_csv_fraction(row, gflops, p->peak_gflops);
+    bench_csv_number(row, timed || p->status == BENCH_POINT_CHECK_FAILED, "%zu",
+                     bench_sdpa_attn_threads(p));
     const bench_sdpa_peer_timing *t = &p->peers[BENCH_SDPA_PEER_TORCH];
-    fputc(',', csv);
-    if (t->measured && t->threads)
-        fprintf(csv, "%zu", t->threads);
-    fputc(',', csv);
-    if (t->measured)
-        bench_csv_write_field(csv, t->kernel);
-    fputc(',', csv);
-    if (t->measured)
-        bench_csv_write_field(csv, t->version);
-    fputc(',', csv);
-    if (t->measured)
-        write_fraction(csv, rate(p->flops, t->timing.median_s), p->peak_gflops);
+    bench_csv_number(row, t->measured && t->threads, "%zu", t->threads);
+    bench_csv_text(row, t->measured ? t->kernel : "");
+    bench_csv_text(row, t->measured ? t->version : "");
+    bench_csv_fraction(row, t->measured ? rate(p->flops, t->timing.median_s) : 0.0,
+                       p->peak_gflops);
 }
 
 int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
@@ -435,62 +430,45 @@ int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
     bench_sdpa_csv_format_key(&p->config, key, sizeof key);
     const int timed = p->status == BENCH_POINT_TIMED;
     const int checked = timed || p->status == BENCH_POINT_CHECK_FAILED;
-    fprintf(csv, "%s,", key);
-    if (checked)
-        fprintf(csv, "%u", p->engine_threads);
-    fprintf(csv, ",%.15g,%.15g,%.15g,%s,", p->pairs, p->flops, p->kv_bytes,
-            bench_point_status_names[p->status]);
-    if (checked) /* a half type's tolerance follows the data (sdpa_reference.h) */
-        fprintf(csv, bench_dtype_is_half(p->config.shape.dtype) ? "%s,%d,%zu,%zu,%.3e,%s,%.3g,"
-                                                                : "%s,%d,%zu,%zu,%.3e,%s,%.0e,",
-                bench_check_status_names[p->check.status], p->check.sampled, p->check.rows,
-                p->check.keys, p->check.error, p->check.worst ? p->check.worst : "",
-                p->check.tolerance);
-    else
-        fputs(",,,,,,,", csv);
     const double gflops = timed ? rate(p->flops, p->attn.median_s) : 0.0;
     const double gbps = timed ? rate(p->kv_bytes, p->attn.median_s) : 0.0;
-    if (timed)
-        fprintf(csv, "%zu,%.6g,%.6g,%.4g,%.4g,", p->attn.repeats, p->attn.median_s * 1e3,
-                p->attn.min_s * 1e3, gflops, gbps);
-    else
-        fputs(",,,,,", csv);
-    if (p->bandwidth_gbps > 0.0)
-        fprintf(csv, "%.4g", p->bandwidth_gbps);
-    fputc(',', csv);
-    write_fraction(csv, gbps, p->bandwidth_gbps);
-    fputc(',', csv);
-    if (p->ceiling_gflops > 0.0)
-        fprintf(csv, "%.4g", p->ceiling_gflops);
-    fputc(',', csv);
-    write_fraction(csv, gflops, p->ceiling_gflops);
-    const bench_sdpa_peer_timing *t = &p->peers[BENCH_SDPA_PEER_TORCH];
-    if (t->measured) {
-        fprintf(csv, ",%zu", t->timing.repeats);
-        write_peer_rates(csv, p, t, timed, p->ceiling_gflops);
-        fprintf(csv, ",%s,", t->out_dtype);
-        write_check_error(csv, t);
-        fputc(',', csv);
-        bench_csv_write_field(csv, t->mask);
-    } else {
-        fputs(",,,,,,,,,,,", csv);
-    }
-    fputc(',', csv);
-    bench_csv_write_field(csv, t->note);
-    write_python(csv, p, timed);
-    write_peak_and_threads(csv, p, timed);
+    bench_csv_row row;
+    bench_csv_row_start(&row, csv);
+    bench_csv_joined(&row, key, BENCH_SDPA_CSV_KEY_COLUMNS);
+    bench_csv_number(&row, checked, "%u", p->engine_threads);
+    bench_csv_number(&row, 1, "%.15g", p->pairs);
+    bench_csv_number(&row, 1, "%.15g", p->flops);
+    bench_csv_number(&row, 1, "%.15g", p->kv_bytes);
+    bench_csv_text(&row, bench_point_status_names[p->status]);
+    bench_csv_text(&row, checked ? bench_check_status_names[p->check.status] : "");
+    bench_csv_number(&row, checked, "%d", p->check.sampled);
+    bench_csv_number(&row, checked, "%zu", p->check.rows);
+    bench_csv_number(&row, checked, "%zu", p->check.keys);
+    bench_csv_number(&row, checked, "%.3e", p->check.error);
+    bench_csv_text(&row, checked && p->check.worst ? p->check.worst : "");
+    /* a half type's tolerance follows the data (sdpa_reference.h) */
+    bench_csv_number(&row, checked, bench_dtype_is_half(p->config.shape.dtype) ? "%.3g" : "%.0e",
+                     p->check.tolerance);
+    bench_csv_number(&row, timed, "%zu", p->attn.repeats);
+    bench_csv_number(&row, timed, "%.6g", p->attn.median_s * 1e3);
+    bench_csv_number(&row, timed, "%.6g", p->attn.min_s * 1e3);
+    bench_csv_number(&row, timed, "%.4g", gflops);
+    bench_csv_number(&row, timed, "%.4g", gbps);
+    bench_csv_number(&row, p->bandwidth_gbps > 0.0, "%.4g", p->bandwidth_gbps);
+    bench_csv_fraction(&row, gbps, p->bandwidth_gbps);
+    bench_csv_number(&row, p->ceiling_gflops > 0.0, "%.4g", p->ceiling_gflops);
+    bench_csv_fraction(&row, gflops, p->ceiling_gflops);
+    write_torch(&row, p, timed);
+    write_python(&row, p, timed);
+    write_peak_and_threads(&row, p, timed);
     for (size_t k = BENCH_SDPA_PEER_ORT; k < BENCH_SDPA_PEER_COUNT; ++k)
-        write_engine_peer(csv, p, k, timed);
-    fprintf(csv, ",%.6g,%s", p->config.shape.dropout,
-            p->config.shape.dropout > 0.0 ? "at p=0" : "");
+        write_engine_peer(&row, p, k, timed);
+    bench_csv_number(&row, 1, "%.6g", p->config.shape.dropout);
+    bench_csv_text(&row, p->config.shape.dropout > 0.0 ? "at p=0" : "");
     const double costs[2] = {dropout_cost(p, -1), dropout_cost(p, BENCH_SDPA_PEER_TORCH)};
-    for (size_t i = 0; i < 2; ++i) {
-        fputc(',', csv);
-        if (costs[i] > 0.0)
-            fprintf(csv, "%.4f", costs[i]);
-    }
-    fputc('\n', csv);
-    return fflush(csv) == 0 && !ferror(csv) ? 0 : -1;
+    for (size_t i = 0; i < 2; ++i)
+        bench_csv_number(&row, costs[i] > 0.0, "%.4f", costs[i]);
+    return bench_csv_row_end(&row, CSV_COLUMN_COUNT);
 }
 
 /* ---- JSON ------------------------------------------------------------------------ */
