@@ -145,14 +145,6 @@ void bench_csv_free(bench_csv_table *table)
     memset(table, 0, sizeof *table);
 }
 
-int bench_csv_column(const bench_csv_table *table, const char *name)
-{
-    for (size_t i = 0; i < table->columns; ++i)
-        if (strcmp(table->fields[i], name) == 0)
-            return (int)i;
-    return -1;
-}
-
 const char *bench_csv_cell(const bench_csv_table *table, size_t row, int column)
 {
     if (column < 0 || (size_t)column >= table->columns || row >= table->rows)

@@ -23,9 +23,6 @@ int bench_csv_read(const char *path, bench_csv_table *table, char *error, size_t
 
 void bench_csv_free(bench_csv_table *table);
 
-/* The index of the column called name, or -1. */
-int bench_csv_column(const bench_csv_table *table, const char *name);
-
 /* The field of data row `row` in column `column` (row 0 is the first data
  * row); "" for column < 0. */
 const char *bench_csv_cell(const bench_csv_table *table, size_t row, int column);

@@ -11,16 +11,6 @@ const char *bench_dtype_name(bench_dtype dtype)
     return (unsigned)dtype < BENCH_DTYPE_ALL_COUNT ? names[dtype] : "?";
 }
 
-int bench_dtype_parse(const char *text, bench_dtype *dtype)
-{
-    for (int i = 0; i < BENCH_DTYPE_ALL_COUNT; ++i)
-        if (strcmp(text, names[i]) == 0) {
-            *dtype = (bench_dtype)i;
-            return 0;
-        }
-    return -1;
-}
-
 size_t bench_dtype_size(bench_dtype dtype)
 {
     switch (dtype) {
@@ -95,13 +85,3 @@ double bench_dtype_load(bench_dtype dtype, const void *array, size_t index)
     }
 }
 
-double bench_dtype_round(bench_dtype dtype, double value)
-{
-    if (dtype == BENCH_F64)
-        return value;
-    if (dtype == BENCH_F32)
-        return (double)(float)value;
-    uint16_t bits;
-    bench_dtype_store(dtype, &bits, 0, value);
-    return bench_dtype_load(dtype, &bits, 0);
-}

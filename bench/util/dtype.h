@@ -32,9 +32,6 @@ typedef enum bench_dtype {
 /* "f32", "f64", "bf16" or "f16" */
 const char *bench_dtype_name(bench_dtype dtype);
 
-/* Parses one of those names; returns 0 on success, -1 on an unknown name. */
-int bench_dtype_parse(const char *text, bench_dtype *dtype);
-
 size_t bench_dtype_size(bench_dtype dtype);
 
 /* bf16 or f16 */
@@ -52,9 +49,6 @@ void bench_dtype_store(bench_dtype dtype, void *array, size_t index, double valu
 
 /* (double)array[index] */
 double bench_dtype_load(bench_dtype dtype, const void *array, size_t index);
-
-/* value rounded to the element type and back, i.e. what a store/load keeps */
-double bench_dtype_round(bench_dtype dtype, double value);
 
 /* n elements of a half type (bf16, f16) widened into float (exact). */
 void bench_dtype_half_to_float(bench_dtype dtype, const void *src, float *dst, size_t n);

@@ -22,7 +22,8 @@ double bench_median(double *values, size_t n)
     return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-void bench_timing_summarize(double *samples, size_t n, bench_timing *timing)
+/* Median, min and count of n > 0 samples (reordered). */
+static void summarize(double *samples, size_t n, bench_timing *timing)
 {
     double min = samples[0];
     for (size_t i = 1; i < n; ++i)
@@ -32,14 +33,11 @@ void bench_timing_summarize(double *samples, size_t n, bench_timing *timing)
     timing->repeats = n;
 }
 
-int bench_time_calls(const bench_repeat_policy *policy, bench_call_fn call, void *context,
-                     bench_timing *timing)
-{
-    return bench_time_prepared_calls(policy, NULL, call, context, timing);
-}
-
-int bench_time_samples(const bench_repeat_policy *policy, bench_prepare_fn prepare,
-                       bench_call_fn call, void *context, double *samples, size_t *n)
+/* A block under policy: its warmup calls, then the samples (seconds) into
+ * samples[0 .. *n), which holds max(policy->max_repeats, 1). Returns 0 or
+ * the first nonzero result of call. */
+static int time_samples(const bench_repeat_policy *policy, bench_prepare_fn prepare,
+                        bench_call_fn call, void *context, double *samples, size_t *n)
 {
     const size_t capacity = policy->max_repeats > 0 ? policy->max_repeats : 1;
     int result = 0;
@@ -60,20 +58,6 @@ int bench_time_samples(const bench_repeat_policy *policy, bench_prepare_fn prepa
         samples[(*n)++] = elapsed;
         total += elapsed;
     }
-    return result;
-}
-
-int bench_time_prepared_calls(const bench_repeat_policy *policy, bench_prepare_fn prepare,
-                              bench_call_fn call, void *context, bench_timing *timing)
-{
-    double *samples = malloc((policy->max_repeats > 0 ? policy->max_repeats : 1) * sizeof *samples);
-    if (!samples)
-        return -1;
-    size_t n = 0;
-    const int result = bench_time_samples(policy, prepare, call, context, samples, &n);
-    if (result == 0)
-        bench_timing_summarize(samples, n, timing);
-    free(samples);
     return result;
 }
 
@@ -113,7 +97,7 @@ int bench_time_round(bench_round_samples *s, const bench_repeat_policy *policy, 
     if (bench_round_samples_reserve(s, block.max_repeats) != 0)
         return -1;
     size_t got = 0;
-    const int result = bench_time_samples(&block, prepare, call, context,
+    const int result = time_samples(&block, prepare, call, context,
                                           s->values + s->count, &got);
     s->count += got;
     return result;
@@ -123,9 +107,21 @@ int bench_round_samples_finish(bench_round_samples *s, bench_timing *timing)
 {
     const int timed = s->count > 0;
     if (timed)
-        bench_timing_summarize(s->values, s->count, timing);
+        summarize(s->values, s->count, timing);
     free(s->values);
     s->values = NULL;
     s->count = s->capacity = 0;
     return timed ? 0 : -1;
+}
+
+int bench_time_calls(const bench_repeat_policy *policy, bench_call_fn call, void *context,
+                     bench_timing *timing)
+{
+    bench_round_samples samples = {0};
+    const int result = bench_time_round(&samples, policy, 0, 1, NULL, call, context);
+    bench_timing measured;
+    const int timed = bench_round_samples_finish(&samples, &measured) == 0;
+    if (result == 0 && timed)
+        *timing = measured;
+    return result;
 }

@@ -39,19 +39,6 @@ int bench_time_calls(const bench_repeat_policy *policy, bench_call_fn call, void
 /* Work done before every call (the warmup calls too), outside the timing. */
 typedef void (*bench_prepare_fn)(void *context);
 
-/* bench_time_calls with prepare(context) before every call (NULL: none). */
-int bench_time_prepared_calls(const bench_repeat_policy *policy, bench_prepare_fn prepare,
-                              bench_call_fn call, void *context, bench_timing *timing);
-
-/* The timed part of bench_time_prepared_calls: the samples (seconds) into
- * samples[0 .. *n), which holds max(policy->max_repeats, 1). Returns 0 or
- * the first nonzero result of call. */
-int bench_time_samples(const bench_repeat_policy *policy, bench_prepare_fn prepare,
-                       bench_call_fn call, void *context, double *samples, size_t *n);
-
-/* Median, min and count of n > 0 samples (reordered). */
-void bench_timing_summarize(double *samples, size_t n, bench_timing *timing);
-
 /* Timing in rounds: a configuration timed in `rounds` blocks, the caller
  * running other configurations' and the peers' blocks between them, so that
  * a machine whose speed drifts (a shared VM) slows them alike. Round r of R
