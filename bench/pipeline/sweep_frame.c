@@ -40,7 +40,8 @@ static void run_groups(bench_sweep_frame *frame)
     double total_cost = 0.0;
     for (size_t i = 0; i < frame->plan.count; ++i)
         total_cost += kind->cost(frame->context, i);
-    bench_progress_start(&frame->progress, frame->plan.progress, stderr, frame->plan.count, total_cost);
+    bench_progress_start(&frame->progress, frame->plan.progress, stderr, frame->plan.count,
+                         total_cost);
     for (size_t first = 0, last; first < frame->plan.count; first = last) {
         last = kind->group_end(frame->context, first);
         kind->run_group(frame->context, frame, first, last);
