@@ -28,7 +28,7 @@ void bench_csv_text(bench_csv_row *row, const char *text);
 /* count empty fields. */
 void bench_csv_empty(bench_csv_row *row, size_t count);
 
-/* count fields already joined by commas (a configuration's key). */
+/* count >= 1 fields already joined by commas (a configuration's key). */
 void bench_csv_joined(bench_csv_row *row, const char *fields, size_t count);
 
 /* value / of ("%.4g") when both are above 0, else empty: the share columns. */

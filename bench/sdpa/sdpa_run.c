@@ -21,7 +21,6 @@ typedef struct sdpa_run {
     bench_sdpa_peer_set peers;
     bench_sdpa_problem problems[BENCH_SDPA_LAYOUT_COUNT]; /* one per layout, kept while they fit */
     bench_sdpa_point points[BENCH_SDPA_GROUP_MAX];        /* the group's */
-    char errors[BENCH_SDPA_GROUP_MAX][512];
 } sdpa_run;
 
 static int any_dropout(const bench_sdpa_options *o)
