@@ -89,13 +89,22 @@ static void pack_b(const real *B, size_t ldb, int trans_b, size_t k0, size_t kc,
         /* rows of B^T, read along and stored across, in squares of
          * TRANS_TILE so that both sides stay in a few cache lines */
         enum { TRANS_TILE = 16 };
-        for (size_t jt = 0; jt < cols; jt += TRANS_TILE)
+        for (size_t jt = 0; jt < cols; jt += TRANS_TILE) {
+            /* the next square's rows (in this panel or the next one of
+             * the block) requested now: rows lie ldb apart, and waiting on
+             * each in turn took most of the packing's time (K^T of sdpa's
+             * forward at T=1024, 12 heads, hs 64: 9% of the forward, 5.5%
+             * with the requests; Xeon model 167) */
+            for (size_t j = jt + TRANS_TILE; j < jt + 2 * TRANS_TILE && p * NR + j < nc; j++)
+                for (size_t k = 0; k < kc; k += 64 / sizeof(real))
+                    __builtin_prefetch(B + (j0 + p * NR + j) * ldb + k0 + k, 0, 3);
             for (size_t kt = 0; kt < kc; kt += TRANS_TILE)
                 for (size_t j = jt; j < jt + TRANS_TILE && j < cols; j++) {
                     const real *src = B + (j0 + p * NR + j) * ldb + k0;
                     for (size_t k = kt; k < kt + TRANS_TILE && k < kc; k++)
                         panel[k * NR + j] = src[k];
                 }
+        }
         for (size_t k = 0; k < kc && cols < NR; k++)
             for (size_t j = cols; j < NR; j++)
                 panel[k * NR + j] = REAL_C(0.0);
