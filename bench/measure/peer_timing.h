@@ -26,11 +26,22 @@ typedef enum bench_peer_kind {
 /* "naive", "numpy", "numpy32", "torch", "python" */
 extern const char *const bench_peer_kind_names[BENCH_PEER_KINDS];
 
+/* One peer's answer for one shape or configuration, in either command (the
+ * line protocol: peer_common.py; sdpa's configurations and rounds:
+ * sdpa_peer_protocol.py). The run command's peers fill the first fields;
+ * the sdpa peers' result lines add a check, the mask, the threads and the
+ * kernel. */
 typedef struct bench_peer_timing {
     int measured;        /* 0: no numbers for this shape (see note) */
+    int pending;         /* a round was timed; its numbers come with the last one */
     bench_timing timing; /* median, min, repeats as the peer measured them */
-    size_t threads;      /* the threads it ran on, as it reports them; 0: not said */
+    size_t threads;      /* the threads it ran on: its result's THREADS, else its blas
+                          * line's threads=N; 0: not said */
     char out_dtype[16];  /* element type of the peer's output, e.g. "float64" */
+    double check_error;  /* its own check of its output against float64; < 0: none */
+    char mask[96];       /* what the function got: is_causal, none, bool(B,1,Tq,Tk), ... */
+    char kernel[96];     /* the operator or kernel that ran ("": not said) */
+    char version[64];    /* the engine and its version (the first word of its info line) */
     char note[160];      /* why there are no numbers, when the peer says */
 } bench_peer_timing;
 

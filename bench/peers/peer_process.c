@@ -203,6 +203,77 @@ int bench_peer_process_start(bench_peer_process *peer, const bench_peer_process_
     return -1;
 }
 
+/* The rest of `line` after "KEYWORD TEXT " (or "KEYWORD TEXT" at its end),
+ * or NULL when the line is not that keyword's answer for that text. */
+static const char *answer_for(const char *line, const char *keyword, const char *text)
+{
+    const size_t k = strlen(keyword), n = strlen(text);
+    if (strncmp(line, keyword, k) != 0 || line[k] != ' ' || strncmp(line + k + 1, text, n) != 0)
+        return NULL;
+    const char *rest = line + k + 1 + n;
+    return *rest == ' ' ? rest + 1 : *rest == '\0' ? rest : NULL;
+}
+
+/* The numbers of a result line after its text: MEDIAN_S MIN_S REPEATS
+ * OUT_DTYPE, optionally CHECK_ERROR MASK, and then THREADS KERNEL. */
+static void take_result(bench_peer_process *peer, const char *rest, bench_peer_timing *result)
+{
+    size_t threads = 0;
+    const int fields = sscanf(rest, "%lf %lf %zu %15s %lf %95s %zu %95s",
+                              &result->timing.median_s, &result->timing.min_s,
+                              &result->timing.repeats, result->out_dtype, &result->check_error,
+                              result->mask, &threads, result->kernel);
+    if (fields != 4 && fields != 6 && fields != 8) {
+        result->check_error = -1.0;
+        snprintf(result->note, sizeof result->note, "unreadable result: %.120s", rest);
+        return;
+    }
+    result->threads = fields == 8 ? threads : peer->reported_threads;
+    result->measured = 1;
+    peer->measured++;
+}
+
+void bench_peer_process_ask(bench_peer_process *peer, const char *text, bench_peer_timing *result)
+{
+    memset(result, 0, sizeof *result);
+    result->check_error = -1.0;
+    if (!peer->running)
+        return;
+    snprintf(result->version, sizeof result->version, "%.*s", (int)strcspn(peer->info, " "),
+             peer->info);
+    char line[8192], unused[8];
+    if (bench_coprocess_send_line(&peer->process, text) != 0) {
+        peer_ended(peer, "early,");
+        bench_copy_text(result->note, sizeof result->note, peer->ended);
+        return;
+    }
+    while (bench_coprocess_read_line(&peer->process, line, sizeof line) == 0) {
+        const char *rest = answer_for(line, "result", text);
+        if (rest) {
+            take_result(peer, rest, result);
+            return;
+        }
+        if (answer_for(line, "pending", text)) {
+            result->pending = 1;
+            return;
+        }
+        const char *unsupported = answer_for(line, "unsupported", text);
+        const char *error = answer_for(line, "error", text);
+        if (unsupported || error) {
+            bench_copy_text(result->note, sizeof result->note, unsupported ? unsupported : error);
+            if (error && !peer->note[0]) /* the first error is the telling one */
+                snprintf(peer->note, sizeof peer->note, "%.300s: %.600s", text, error);
+            return;
+        }
+        if (!take_common_line(peer, line, unused, sizeof unused) && line[0])
+            bench_copy_text(peer->last_other_line, sizeof peer->last_other_line, line);
+    }
+    peer_ended(peer, "early,");
+    bench_copy_text(result->note, sizeof result->note, peer->ended);
+    if (!peer->note[0])
+        bench_copy_text(peer->note, sizeof peer->note, peer->ended);
+}
+
 /* "DTYPE OP CAUSAL B T C NH HS WO", the shape as the protocol writes it,
  * then " dropout=P" for a training row with attention dropout */
 static void format_shape(const bench_shape *s, char *text, size_t size)
@@ -214,61 +285,12 @@ static void format_shape(const bench_shape *s, char *text, size_t size)
         snprintf(text + written, size - (size_t)written, " dropout=%.17g", s->dropout);
 }
 
-/* "result SHAPE MEDIAN_S MIN_S REPEATS OUT_DTYPE" for this shape */
-static int parse_result(const char *line, const char *shape_text, bench_peer_timing *timing)
-{
-    size_t length = strlen(shape_text);
-    if (strncmp(line, "result ", 7) != 0 || strncmp(line + 7, shape_text, length) != 0 ||
-        line[7 + length] != ' ')
-        return -1;
-    if (sscanf(line + 8 + length, "%lf %lf %zu %15s", &timing->timing.median_s,
-               &timing->timing.min_s, &timing->timing.repeats, timing->out_dtype) != 4)
-        return -1;
-    timing->measured = 1;
-    return 0;
-}
-
-/* "unsupported SHAPE REASON" or "error SHAPE MESSAGE": the reason; else NULL */
-static const char *shape_message(const char *line, const char *keyword, const char *shape_text)
-{
-    size_t keyword_length = strlen(keyword), length = strlen(shape_text);
-    if (strncmp(line, keyword, keyword_length) != 0 || line[keyword_length] != ' ' ||
-        strncmp(line + keyword_length + 1, shape_text, length) != 0)
-        return NULL;
-    const char *rest = line + keyword_length + 1 + length;
-    return *rest == ' ' ? rest + 1 : rest;
-}
-
 void bench_peer_process_time(bench_peer_process *peer, const bench_shape *shape,
                              bench_peer_timing *result)
 {
-    memset(result, 0, sizeof *result);
-    if (!peer->running)
-        return;
-    char shape_text[256], line[2048], unused[8];
-    format_shape(shape, shape_text, sizeof shape_text);
-    if (bench_coprocess_send_line(&peer->process, shape_text) != 0) {
-        peer_ended(peer, "early,");
-        return;
-    }
-    while (bench_coprocess_read_line(&peer->process, line, sizeof line) == 0) {
-        if (parse_result(line, shape_text, result) == 0) {
-            result->threads = peer->reported_threads;
-            peer->measured++;
-            return;
-        }
-        const char *unsupported = shape_message(line, "unsupported", shape_text);
-        const char *error = shape_message(line, "error", shape_text);
-        if (unsupported || error) {
-            bench_copy_text(result->note, sizeof result->note, unsupported ? unsupported : error);
-            if (error && !peer->note[0]) /* the first error is the telling one */
-                snprintf(peer->note, sizeof peer->note, "%s: %s", shape_text, error);
-            return;
-        }
-        if (!take_common_line(peer, line, unused, sizeof unused) && line[0])
-            bench_copy_text(peer->last_other_line, sizeof peer->last_other_line, line);
-    }
-    peer_ended(peer, "early,");
+    char text[256];
+    format_shape(shape, text, sizeof text);
+    bench_peer_process_ask(peer, text, result);
 }
 
 void bench_peer_process_stop(bench_peer_process *peer)

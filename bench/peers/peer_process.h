@@ -63,9 +63,17 @@ typedef struct bench_peer_process {
  * or -1 with the reasons in peer->note. */
 int bench_peer_process_start(bench_peer_process *peer, const bench_peer_process_setup *setup);
 
-/* Times one shape. result->measured is 0 when the peer gave no numbers
- * (result->note says why when the peer did); result->threads is the
- * peer's reported_threads. */
+/* Sends one line of the protocol (a shape, or an sdpa configuration and
+ * its round) and reads the peer's answer for it: a result (its numbers and
+ * whatever optional fields it gives: check, mask, threads, kernel), pending
+ * (result->pending), unsupported or error (result->note says why; the first
+ * error is kept in peer->note too), or the end of its output (the peer
+ * stopped: peer->ended, and result->note says so). result->measured is 1
+ * only with numbers; result->threads is the result's THREADS, else the
+ * peer's reported_threads. Header lines on the way are taken as at start. */
+void bench_peer_process_ask(bench_peer_process *peer, const char *text, bench_peer_timing *result);
+
+/* Times one shape of the run command (its protocol line, then ask). */
 void bench_peer_process_time(bench_peer_process *peer, const bench_shape *shape,
                              bench_peer_timing *result);
 

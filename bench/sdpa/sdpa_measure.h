@@ -40,7 +40,7 @@ typedef struct bench_sdpa_point {
     double ceiling_gflops;   /* GEMM ceiling of the dtype and threads; 0: none */
     double peak_gflops;      /* FMA peak of the dtype and threads; 0: none */
     double bandwidth_gbps;   /* read bandwidth at the threads; 0: none */
-    bench_sdpa_peer_timing peers[BENCH_SDPA_PEER_COUNT];
+    bench_peer_timing peers[BENCH_SDPA_PEER_COUNT];
     /* A row with dropout: its twin at p = 0 measured in the same group (same
      * layout and engine), whose times make the dropout's cost; else NULL. */
     const struct bench_sdpa_point *undropped;

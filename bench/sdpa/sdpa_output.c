@@ -84,7 +84,7 @@ static double rate(double amount, double seconds)
 /* The python peer's median and its time beyond attn's, in microseconds. */
 static void print_python(FILE *out, const bench_sdpa_point *p)
 {
-    const bench_sdpa_peer_timing *t = &p->peers[BENCH_SDPA_PEER_PYTHON];
+    const bench_peer_timing *t = &p->peers[BENCH_SDPA_PEER_PYTHON];
     if (!t->measured) {
         fprintf(out, " | %9s %7s", "-", "-");
         return;
@@ -99,7 +99,7 @@ static void print_python(FILE *out, const bench_sdpa_point *p)
 /* A peer's median, threads and ratio to attn. */
 static void print_peer(FILE *out, const bench_sdpa_point *p, size_t k)
 {
-    const bench_sdpa_peer_timing *t = &p->peers[k];
+    const bench_peer_timing *t = &p->peers[k];
     const int width = peer_width(k);
     if (!t->measured) {
         fprintf(out, " | %*s %3s %*s", width, "-", "-", width - 2, "-");
@@ -133,7 +133,7 @@ static double dropout_cost(const bench_sdpa_point *p, int peer)
                        twin->attn.median_s > 0.0
                    ? p->attn.median_s / twin->attn.median_s
                    : 0.0;
-    const bench_sdpa_peer_timing *with = &p->peers[peer], *without = &twin->peers[peer];
+    const bench_peer_timing *with = &p->peers[peer], *without = &twin->peers[peer];
     return with->measured && without->measured && without->timing.median_s > 0.0
                ? with->timing.median_s / without->timing.median_s
                : 0.0;
@@ -336,7 +336,7 @@ FILE *bench_sdpa_csv_open(const char *path)
  * bandwidth, the GFLOP/s's share of share_of, and its time over attn's
  * (when attn was timed). */
 static void write_peer_rates(bench_csv_row *row, const bench_sdpa_point *p,
-                             const bench_sdpa_peer_timing *t, int timed, double share_of)
+                             const bench_peer_timing *t, int timed, double share_of)
 {
     const double median = t->timing.median_s;
     const double gflops = rate(p->flops, median), gbps = rate(p->kv_bytes, median);
@@ -350,7 +350,7 @@ static void write_peer_rates(bench_csv_row *row, const bench_sdpa_point *p,
                      timed && p->attn.median_s > 0.0 ? median / p->attn.median_s : 0.0);
 }
 
-static void write_check_error(bench_csv_row *row, const bench_sdpa_peer_timing *t)
+static void write_check_error(bench_csv_row *row, const bench_peer_timing *t)
 {
     bench_csv_number(row, t->check_error >= 0.0 || isnan(t->check_error), "%.3e",
                      t->check_error);
@@ -359,7 +359,7 @@ static void write_check_error(bench_csv_row *row, const bench_sdpa_peer_timing *
 /* torch's first columns (torch_repeats .. torch_note). */
 static void write_torch(bench_csv_row *row, const bench_sdpa_point *p, int timed)
 {
-    const bench_sdpa_peer_timing *t = &p->peers[BENCH_SDPA_PEER_TORCH];
+    const bench_peer_timing *t = &p->peers[BENCH_SDPA_PEER_TORCH];
     if (t->measured) {
         bench_csv_number(row, 1, "%zu", t->timing.repeats);
         write_peer_rates(row, p, t, timed, p->ceiling_gflops);
@@ -375,7 +375,7 @@ static void write_torch(bench_csv_row *row, const bench_sdpa_point *p, int timed
 /* The python peer's columns. */
 static void write_python(bench_csv_row *row, const bench_sdpa_point *p, int timed)
 {
-    const bench_sdpa_peer_timing *t = &p->peers[BENCH_SDPA_PEER_PYTHON];
+    const bench_peer_timing *t = &p->peers[BENCH_SDPA_PEER_PYTHON];
     if (t->measured) {
         const double median = t->timing.median_s;
         bench_csv_number(row, 1, "%zu", t->timing.repeats);
@@ -392,7 +392,7 @@ static void write_python(bench_csv_row *row, const bench_sdpa_point *p, int time
 /* An engine peer's columns (ENGINE_PEER_COLUMNS). */
 static void write_engine_peer(bench_csv_row *row, const bench_sdpa_point *p, size_t k, int timed)
 {
-    const bench_sdpa_peer_timing *t = &p->peers[k];
+    const bench_peer_timing *t = &p->peers[k];
     if (t->measured) {
         bench_csv_number(row, 1, "%zu", t->timing.repeats);
         write_peer_rates(row, p, t, timed, p->peak_gflops);
@@ -416,7 +416,7 @@ static void write_peak_and_threads(bench_csv_row *row, const bench_sdpa_point *p
     bench_csv_fraction(row, gflops, p->peak_gflops);
     bench_csv_number(row, timed || p->status == BENCH_POINT_CHECK_FAILED, "%zu",
                      bench_sdpa_attn_threads(p));
-    const bench_sdpa_peer_timing *t = &p->peers[BENCH_SDPA_PEER_TORCH];
+    const bench_peer_timing *t = &p->peers[BENCH_SDPA_PEER_TORCH];
     bench_csv_number(row, t->measured && t->threads, "%zu", t->threads);
     bench_csv_text(row, t->measured ? t->kernel : "");
     bench_csv_text(row, t->measured ? t->version : "");

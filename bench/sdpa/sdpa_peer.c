@@ -82,12 +82,6 @@ int bench_sdpa_peer_start(bench_peer_process *peer, const bench_sdpa_peer_setup 
     return bench_peer_process_start(peer, &process);
 }
 
-/* The first word of the peer's info line, its engine and version. */
-static void engine_version(const bench_peer_process *peer, char *version, size_t size)
-{
-    snprintf(version, size, "%.*s", (int)strcspn(peer->info, " "), peer->info);
-}
-
 /* "DTYPE OP B NH NH_KV TQ TK HS HS_V CAUSAL WINDOW MASK LENGTHS CACHE LAYOUT
  *  SCENARIO STEPS ROUND/ROUNDS" (ROUND 1-based), then " dropout=P" when the
  *  row has dropout (sdpa_peer_protocol.py) */
@@ -113,72 +107,15 @@ static int format_line(const bench_sdpa_shape *s, size_t round, size_t rounds, c
     return 0;
 }
 
-/* The rest of a line after "KEYWORD LINE ", or NULL. */
-static const char *after(const char *line, const char *keyword, const char *text)
-{
-    const size_t k = strlen(keyword), n = strlen(text);
-    if (strncmp(line, keyword, k) != 0 || line[k] != ' ' || strncmp(line + k + 1, text, n) != 0)
-        return NULL;
-    const char *rest = line + k + 1 + n;
-    return *rest == ' ' ? rest + 1 : *rest == '\0' ? rest : NULL;
-}
-
-static void stopped(bench_peer_process *peer, bench_sdpa_peer_timing *result)
-{
-    bench_peer_process_stop(peer);
-    snprintf(peer->ended, sizeof peer->ended, "%.200s ended early%s%.400s", peer->python,
-             peer->last_other_line[0] ? ": " : "", peer->last_other_line);
-    bench_copy_text(result->note, sizeof result->note, peer->ended);
-    if (!peer->note[0])
-        bench_copy_text(peer->note, sizeof peer->note, peer->ended);
-}
-
 void bench_sdpa_peer_time(bench_peer_process *peer, const bench_sdpa_shape *shape, size_t round,
-                          size_t rounds, bench_sdpa_peer_timing *result)
+                          size_t rounds, bench_peer_timing *result)
 {
-    memset(result, 0, sizeof *result);
-    result->check_error = -1.0;
-    if (!peer->running)
-        return;
-    engine_version(peer, result->version, sizeof result->version);
-    char text[8192], line[8192];
+    char text[8192];
     if (format_line(shape, round, rounds, text, sizeof text) != 0) {
+        memset(result, 0, sizeof *result);
+        result->check_error = -1.0;
         bench_copy_text(result->note, sizeof result->note, "the lengths do not fit a line");
         return;
     }
-    if (bench_coprocess_send_line(&peer->process, text) != 0) {
-        stopped(peer, result);
-        return;
-    }
-    while (bench_coprocess_read_line(&peer->process, line, sizeof line) == 0) {
-        const char *rest = after(line, "result", text);
-        if (rest) {
-            const int fields =
-                sscanf(rest, "%lf %lf %zu %15s %lf %95s %zu %95s", &result->timing.median_s,
-                       &result->timing.min_s, &result->timing.repeats, result->out_dtype,
-                       &result->check_error, result->mask, &result->threads, result->kernel);
-            if (fields == 6 || fields == 8) { /* THREADS and KERNEL are optional */
-                result->measured = 1;
-                peer->measured++;
-            } else {
-                snprintf(result->note, sizeof result->note, "unreadable result: %.120s", rest);
-            }
-            return;
-        }
-        if (after(line, "pending", text)) {
-            result->pending = 1;
-            return;
-        }
-        const char *unsupported = after(line, "unsupported", text);
-        const char *error = after(line, "error", text);
-        if (unsupported || error) {
-            bench_copy_text(result->note, sizeof result->note, unsupported ? unsupported : error);
-            if (error && !peer->note[0])
-                snprintf(peer->note, sizeof peer->note, "%.300s: %.600s", text, error);
-            return;
-        }
-        if (line[0])
-            bench_copy_text(peer->last_other_line, sizeof peer->last_other_line, line);
-    }
-    stopped(peer, result);
+    bench_peer_process_ask(peer, text, result);
 }

@@ -42,19 +42,6 @@ extern const char *const bench_sdpa_peer_names[BENCH_SDPA_PEER_COUNT];
 /* Each peer's script (in bench/peers/). */
 extern const char *const bench_sdpa_peer_scripts[BENCH_SDPA_PEER_COUNT];
 
-typedef struct bench_sdpa_peer_timing {
-    int measured;
-    bench_timing timing;
-    char out_dtype[16];
-    double check_error; /* the peer's own check of its out against its inputs; < 0: none */
-    char mask[96];      /* what the function got: is_causal, none, bool(B,1,Tq,Tk), ... */
-    size_t threads;     /* the threads the peer ran on, as it reports them; 0: not said */
-    char kernel[96];    /* the operator or kernel that ran ("" : not said) */
-    char version[64];   /* the engine's version (the first word of its info line) */
-    char note[160];     /* why there are no numbers */
-    int pending;        /* a round of this configuration is measured, more are to come */
-} bench_sdpa_peer_timing;
-
 typedef struct bench_sdpa_peer_setup {
     bench_sdpa_peer_kind kind;
     const char *script_override; /* --torch-script (torch, python), or NULL */
@@ -75,6 +62,6 @@ int bench_sdpa_peer_start(bench_peer_process *peer, const bench_sdpa_peer_setup 
  * the earlier ones set result->pending, or give a note (no more rounds
  * then). */
 void bench_sdpa_peer_time(bench_peer_process *peer, const bench_sdpa_shape *shape,
-                          size_t round, size_t rounds, bench_sdpa_peer_timing *result);
+                          size_t round, size_t rounds, bench_peer_timing *result);
 
 #endif /* ATTN_BENCH_SDPA_PEER_H */

@@ -62,7 +62,7 @@ static void peer_block(void *context, size_t round, size_t rounds)
     bench_sdpa_peer_set *set = entry->set;
     const int settle = bench_size_list_max(&set->options->threads) > 1;
     for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k) {
-        bench_sdpa_peer_timing *timing = &entry->timings[k];
+        bench_peer_timing *timing = &entry->timings[k];
         if (!set->options->peers[k] || !set->processes[k].running ||
             (round > 0 && !timing->pending))
             continue; /* not asked for, not running, or done (a note) */

@@ -19,7 +19,7 @@ struct bench_sdpa_peer_set;
 typedef struct bench_sdpa_peer_entry {
     struct bench_sdpa_peer_set *set;
     bench_sdpa_shape shape;
-    bench_sdpa_peer_timing timings[BENCH_SDPA_PEER_COUNT];
+    bench_peer_timing timings[BENCH_SDPA_PEER_COUNT];
 } bench_sdpa_peer_entry;
 
 typedef struct bench_sdpa_peer_set {
