@@ -109,32 +109,31 @@ static inline void exp_store_pair(real *y, vec e0, vec e1, size_t n)
 
 #ifndef EXP_OF_SCORE_DEFINED
 #if ATTN_REAL_BITS == 32
-/* The weight of the scores x: exp((scale x - shift) - shift2), in 15
+/* The weight of the scores x: exp((scale x - shift) - shift2), in 16
  * operations where v_exp of the same argument took 22 (the softmax was a
- * fifth of an f32 prefill forward at hs 64). y = scale x - shift rounded
- * as the max was (scale x first: the max's own weight is exactly 1);
- * exp(y) = 2^t, t = y log2(e) = n + f, n = round(t), f exact, 2^f a
- * polynomial of degree 6 fitted to relative error on |f| <= 1/2 (1.9e-9;
- * 7.9e-8 in float Horner with FMA), scaled by 2^n. Against exp of the
- * exact scale x - shift the weight errs by at most 2^-24 (|scale x| +
- * 2.5 |y|) + 7.9e-8 relative (v_exp's 2^-24 |scale x| + 1.2e-7). t below
- * -126 gives 0 (no subnormal is formed: t is clamped first, so 2^n p stays
- * normal), -inf 0, NaN NaN; y is never above 0 by more than a rounding
- * (shift is the row's max), so no overflow is formed. */
+ * fifth of an f32 prefill forward at hs 64): v_exp's range reduction, with
+ * exp(r), |r| <= ln2/2, a polynomial of degree 6 fitted to relative error
+ * (1.9e-9; 7.0e-8 in float Horner with FMA) instead of its Taylor tail of
+ * degree 7 and the additions it kept apart, and the clamp below only (the
+ * argument is never above 0 by more than a rounding: shift is the row's
+ * max). x below EXP_LO_NORMAL gives 0 (no subnormal is formed: the clamp
+ * keeps 2^n p normal), -inf 0, NaN NaN. */
 static inline vec exp_of_score(vec x, vec vscale, vec vshift, vec vshift2)
 {
     const vec y = v_sub(v_sub(v_mul(x, vscale), vshift), vshift2);
-    const vec lowest = v_set1(-126.0f), t = v_mul(y, v_set1(LOG2E));
-    const vec clamped = v_max(lowest, t); /* a NaN t passes (v_max's second operand) */
-    const vec n = v_round(clamped), f = v_sub(clamped, n);
-    vec p = v_set1(0x1.41d2f8p-13f);
-    p = v_fmadd(p, f, v_set1(0x1.5f455ap-10f));
-    p = v_fmadd(p, f, v_set1(0x1.3b2dbcp-7f));
-    p = v_fmadd(p, f, v_set1(0x1.c6aed4p-5f));
-    p = v_fmadd(p, f, v_set1(0x1.ebfbdap-3f));
-    p = v_fmadd(p, f, v_set1(0x1.62e430p-1f));
-    p = v_fmadd(p, f, v_set1(1.0f));
-    return v_zero_below(v_scale2(p, n), t, lowest);
+    const vec lowest = v_set1(EXP_LO_NORMAL);
+    const vec clamped = v_max(lowest, y); /* a NaN y passes (v_max's second operand) */
+    const vec n = v_round(v_mul(clamped, v_set1(LOG2E)));
+    vec r = v_fmadd(n, v_set1(-LN2_HI), clamped);
+    r = v_fmadd(n, v_set1(-LN2_LO), r);
+    vec p = v_set1(0x1.6ab956p-10f);
+    p = v_fmadd(p, r, v_set1(0x1.126d06p-7f));
+    p = v_fmadd(p, r, v_set1(0x1.55589ap-5f));
+    p = v_fmadd(p, r, v_set1(0x1.55540ap-3f));
+    p = v_fmadd(p, r, v_set1(0x1.fffffap-2f));
+    p = v_fmadd(p, r, v_set1(1.0f));
+    p = v_fmadd(p, r, v_set1(1.0f));
+    return v_zero_below(v_scale2(p, n), y, lowest);
 }
 #else
 /* The weight of the scores x: exp((scale x - shift) - shift2). */
