@@ -12,6 +12,8 @@ typedef attn_softmax_row_f32_fn attn_softmax_row_fn_f32;
 typedef attn_softmax_row_f64_fn attn_softmax_row_fn_f64;
 typedef attn_exp_f32_fn attn_exp_fn_f32;
 typedef attn_exp_f64_fn attn_exp_fn_f64;
+typedef attn_softmax_online_f32_fn attn_softmax_online_fn_f32;
+typedef attn_softmax_online_f64_fn attn_softmax_online_fn_f64;
 typedef attn_gemm_f32_fn attn_gemm_fn_f32;
 typedef attn_gemm_f64_fn attn_gemm_fn_f64;
 typedef attn_gemm_lower_f32_fn attn_gemm_lower_fn_f32;

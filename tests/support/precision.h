@@ -75,6 +75,11 @@ typedef struct test_prec {
     int (*softmax_row)(attn_isa isa, const void *x, void *y, size_t n_valid, size_t n_total,
                        double scale);
     int (*exp)(attn_isa isa, const void *x, void *y, size_t n);
+    /* the online block (kernels.h): p = exp(scale s - max), the running max
+     * and sum updated in *running_max and *running_sum, its alpha returned
+     * in *alpha */
+    int (*softmax_online)(attn_isa isa, const void *s, void *p, size_t n_valid, size_t n_total,
+                          double scale, double *running_max, double *running_sum, double *alpha);
     /* attn's own matrix products (kernels.h); alpha and beta are rounded */
     int (*gemm)(attn_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K,
                 double alpha, const void *A, size_t lda, const void *B, size_t ldb, double beta,

@@ -104,6 +104,20 @@ static int SFX(exp)(attn_isa isa, const void *x, void *y, size_t n)
     return 1;
 }
 
+static int SFX(softmax_online)(attn_isa isa, const void *s, void *p, size_t n_valid,
+                               size_t n_total, double scale, double *running_max,
+                               double *running_sum, double *alpha)
+{
+    SFX(attn_softmax_online_fn) kernel = SFX(attn_softmax_online_kernel)(isa);
+    if (kernel == NULL)
+        return 0;
+    REAL max = (REAL)*running_max, sum = (REAL)*running_sum;
+    *alpha = (double)kernel(s, p, n_valid, n_total, (REAL)scale, &max, &sum);
+    *running_max = (double)max;
+    *running_sum = (double)sum;
+    return 1;
+}
+
 static int SFX(gemm)(attn_isa isa, int trans_a, int trans_b, size_t M, size_t N, size_t K,
                      double alpha, const void *A, size_t lda, const void *B, size_t ldb,
                      double beta, void *C, size_t ldc, void *pack)
@@ -172,6 +186,7 @@ const test_prec SFX(test_prec) = {
     .has_kernels = SFX(has_kernels),
     .softmax_row = SFX(softmax_row),
     .exp = SFX(exp),
+    .softmax_online = SFX(softmax_online),
     .gemm = SFX(gemm),
     .gemm_lower = SFX(gemm_lower),
     .gemm_shared_a = SFX(gemm_shared_a),

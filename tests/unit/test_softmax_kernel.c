@@ -16,6 +16,14 @@
  * +inf entries share the weight, checked within tolerance), nothing is written past n_total, and the in-place result has the
  * same bits as the out-of-place one (same arithmetic on the same values;
  * sweep 2 reads each x_j before writing y_j).
+ * Entry by entry (weights_entrywise): the online block's unnormalized
+ * weights p_j = exp(y_j), y_j = scale x_j - max, against exp of the exact
+ * y_j in double: |p_j - e^y_j| <= e^y_j (u |y_j| + E), u the unit roundoff
+ * (the rounding of y_j itself, which no kernel avoids) and E the exp
+ * kernel's contract (test_exp: 2e-7 f32, 1e-14 f64); 0 allowed where e^y_j
+ * is below the smallest normal number. A kernel whose exp rounded y_j a
+ * second time (2^t with t = y log2 e rounded) errs by about 2 u |y_j| and
+ * fails at |y_j| above a few units.
  */
 #include <math.h>
 #include <string.h>
@@ -209,6 +217,47 @@ static void large_logits(void **state)
     check_worst_report(attn_isa_name(c->isa));
 }
 
+static void weights_entrywise(void **state)
+{
+    const isa_case *c = isa_case_enter(state);
+    const test_prec *p = c->prec;
+    const double u = p->epsilon / 2.0, E = p->size == sizeof(float) ? 2e-7 : 1e-14;
+    const double scales[] = {1.0, 0.125};
+    test_rng rng;
+    rng_seed(&rng, 17);
+    double worst = 0.0;
+    for (size_t n = 1; n <= MAX_LEN; n += 1 + n / 8) {
+        for (size_t k = 0; k < 2; k++) {
+            /* scale a power of two (scale x exact): the spread reaches the flush */
+            const double scale = scales[k], spread = p->size == sizeof(float) ? 90.0 : 750.0;
+            double *x = talloc_doubles(n);
+            for (size_t j = 0; j < n; j++)
+                x[j] = p->round(rng_range(&rng, -spread, 0.0) / scale);
+            void *in = prec_typed(p, x, n);
+            unsigned char *out = talloc(n * p->size);
+            double max = -p->max, sum = 0.0, alpha;
+            assert_true(p->softmax_online(c->isa, in, out, n, n, scale, &max, &sum, &alpha));
+            double *w = prec_doubles(p, out, n);
+            for (size_t j = 0; j < n; j++) {
+                const double y = scale * x[j] - max, want = exp(y);
+                if (want < p->min_normal * (1.0 + 1e-6)) {
+                    check_true(w[j] == 0.0 || fabs(w[j] - want) < p->min_normal,
+                               "%s n %zu: weight %zu = %g below the normal range, e^y %g",
+                               attn_isa_name(c->isa), n, j, w[j], want);
+                    continue;
+                }
+                const double error = fabs(w[j] - want) / want, bound = u * fabs(y) + E;
+                if (error / bound > worst)
+                    worst = error / bound;
+                check_true(error <= bound, "%s n %zu scale %g: weight %zu of y = %.9g errs by "
+                           "%.3g relative, above u |y| + E = %.3g", attn_isa_name(c->isa), n,
+                           scale, j, y, error, bound);
+            }
+        }
+    }
+    print_message("  %s: largest error %.2f of the bound\n", attn_isa_name(c->isa), worst);
+}
+
 int main(void)
 {
     if (isa_variant_skipped(1))
@@ -220,6 +269,7 @@ int main(void)
         ISA_CASES(nan_entry),
         ISA_CASES(positive_infinity),
         ISA_CASES(large_logits),
+        ISA_CASES(weights_entrywise),
     };
     return cmocka_run_group_tests_name("softmax row kernels", tests, NULL, NULL);
 }
