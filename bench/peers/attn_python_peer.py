@@ -32,34 +32,33 @@ np, attn = peer_common.import_or_unavailable("attn (./attn.sh python installs it
 def main():
     args = peer_common.parse_arguments(__doc__.split("\n\n")[0])
 
-    def measure(shape):
+    def make_case(shape):
         X, Wq, Wk, Wv, Wo, dout = peer_common.make_inputs(np, shape, args.seed)
         dtype = np.float32 if shape.dtype == "f32" else np.float64
         backward = shape.op == "backward"
-        with attn.Plan(shape.B, shape.T, shape.C, shape.NH, shape.hs, dtype=dtype,
-                       causal=bool(shape.causal), inference=not backward,
-                       threads=args.threads) as plan:
-            width = shape.C if Wo is not None else shape.NH * shape.hs
-            out = np.empty((shape.B, shape.T, width), dtype)
-            if backward:
-                grads = attn.Gradients(np.empty_like(X), np.empty_like(Wq), np.empty_like(Wk),
-                                       np.empty_like(Wv), None if Wo is None else np.empty_like(Wo))
+        plan = attn.Plan(shape.B, shape.T, shape.C, shape.NH, shape.hs, dtype=dtype,
+                         causal=bool(shape.causal), inference=not backward,
+                         threads=args.threads)
+        width = shape.C if Wo is not None else shape.NH * shape.hs
+        out = np.empty((shape.B, shape.T, width), dtype)
+        if backward:
+            grads = attn.Gradients(np.empty_like(X), np.empty_like(Wq), np.empty_like(Wk),
+                                   np.empty_like(Wv), None if Wo is None else np.empty_like(Wo))
 
-                def call():
-                    plan.forward(X, Wq, Wk, Wv, Wo, out=out)
-                    return plan.backward(X, Wq, Wk, Wv, Wo, dout, grads=grads).dX
-            else:
-                def call():
-                    return plan.forward(X, Wq, Wk, Wv, Wo, out=out)
-            median, fastest, repeats, result = peer_common.time_calls(call, args)
-        return median, fastest, repeats, result.dtype.name
+            def call():
+                plan.forward(X, Wq, Wk, Wv, Wo, out=out)
+                return plan.backward(X, Wq, Wk, Wv, Wo, dout, grads=grads).dX
+        else:
+            def call():
+                return plan.forward(X, Wq, Wk, Wv, Wo, out=out)
+        return peer_common.TimedCase(call, lambda result: result.dtype.name, close=plan.close)
 
-    peer_common.serve([
+    peer_common.serve_in_rounds([
         f"info attn={attn.__version__} numpy={np.__version__} python={sys.version.split()[0]}",
         f"blas attn's own kernels on the plan's threads threads={args.threads}",
         "impl attn.Plan forward/backward through the Python package (ctypes over its "
         "bundled libattn): the C call plus the binding",
-    ], measure, args)
+    ], make_case, args)
 
 
 if __name__ == "__main__":

@@ -131,16 +131,16 @@ def main():
     args = peer_common.parse_arguments(__doc__.split("\n\n")[0], add_float32_flag)
     head = self_attention_float32 if args.float32 else self_attention
 
-    def measure(shape):
+    def make_case(shape):
         if shape.op != "forward":
             raise peer_common.Unsupported("the lesson's NumPy reference has no backward")
         if args.float32 and shape.dtype != "f32":
             raise peer_common.Unsupported("f64: the lesson's code keeps float64 already "
                                           "(see the numpy peer)")
         X, Wq, Wk, Wv, Wo, _ = peer_common.make_inputs(np, shape, args.seed)
-        median, fastest, repeats, out = peer_common.time_calls(
-            lambda: attention(head, X, Wq, Wk, Wv, Wo, shape.NH, bool(shape.causal)), args)
-        return median, fastest, repeats, out.dtype.name
+        return peer_common.TimedCase(
+            lambda: attention(head, X, Wq, Wk, Wv, Wo, shape.NH, bool(shape.causal)),
+            lambda out: out.dtype.name)
 
     if args.float32:
         impl = ("the lesson's self_attention per head with sqrt(hs) as a float32 scalar: "
@@ -149,11 +149,11 @@ def main():
         impl = ("the lesson's self_attention per head, unchanged (NumPy matmul, softmax, "
                 "mask -1e9); " + ("its / np.sqrt(hs) promotes f32 scores to float64"
                                   if lesson_promotes_float32() else "f32 stays float32"))
-    peer_common.serve([
+    peer_common.serve_in_rounds([
         f"info numpy={np.__version__} python={sys.version.split()[0]}",
         f"blas {blas_description()} threads={blas_threads()}",
         f"impl {impl}",
-    ], measure, args)
+    ], make_case, args)
 
 
 if __name__ == "__main__":

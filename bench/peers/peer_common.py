@@ -2,20 +2,23 @@
 its repeat policy and its input distribution.
 
 Protocol. Input: one shape per line on stdin,
-``DTYPE OP CAUSAL B T C NH HS WO`` (e.g. ``f32 forward 1 1 256 768 1 64 0``),
-each answered (and flushed) before the next is read, until the end of stdin;
-or the shapes as arguments joined by colons (``f32:forward:1:1:256:768:1:64:0``).
-OP is forward or backward (forward and backward timed together); WO is 1
-when an output projection Wo (NH*HS, C) follows the heads.
+``DTYPE OP CAUSAL B T C NH HS WO [ROUND/ROUNDS]`` (e.g.
+``f32 forward 1 1 256 768 1 64 0 1/8``), each answered (and flushed) before
+the next is read, until the end of stdin; or the shapes as arguments joined
+by colons (``f32:forward:1:1:256:768:1:64:0``). OP is forward or backward
+(forward and backward timed together); WO is 1 when an output projection
+Wo (NH*HS, C) follows the heads. ROUND/ROUNDS (1-based; 1/1 when absent)
+is the round of the shape: attn-bench times a shape in rounds between
+its own blocks of calls (serve_in_rounds), as its sdpa command does
+(sdpa_peer_protocol.py).
 
 Output, one line each, space separated:
   info NAME=VERSION ...                    what runs
   blas DESCRIPTION threads=N               its BLAS and thread count
   impl DESCRIPTION                         how it computes attention
   ready                                    (then the shapes are read)
-  result SHAPE MEDIAN_S MIN_S REPEATS OUT_DTYPE
-  pending SHAPE                            a block of a shape measured in rounds was
-                                           timed; the numbers come with the last round
+  result SHAPE MEDIAN_S MIN_S REPEATS OUT_DTYPE   (the last round: every round's samples)
+  pending SHAPE                            rounds 1 .. ROUNDS-1: this round's block timed
   unsupported SHAPE REASON                 this peer does not compute that shape
   error SHAPE MESSAGE                      that shape failed, others go on
   unavailable REASON                       the peer cannot run: nothing else follows
@@ -51,9 +54,13 @@ import sys
 import time
 from collections import namedtuple
 
-# dropout: attention dropout p of a training shape, sent as a tenth field
-# "dropout=P" (%.17g) when above 0 (attn-bench --dropout; the torch peer's)
-Shape = namedtuple("Shape", "dtype op causal B T C NH hs wo dropout", defaults=(0.0,))
+# dropout: attention dropout p of a training shape, sent as a last field
+# "dropout=P" (%.17g) when above 0 (attn-bench --dropout; the torch peer's);
+# round, rounds: the round of the shape (1/1: the whole repeat policy);
+# text: the line as it came (the answers repeat it); key: the shape
+# whatever the round
+Shape = namedtuple("Shape", "dtype op causal B T C NH hs wo dropout round rounds text key",
+                   defaults=(0.0, 1, 1, "", ""))
 
 
 class Unsupported(Exception):
@@ -96,26 +103,45 @@ def parse_arguments(description, add_arguments=None):
     return parser.parse_args()
 
 
+def parse_round(text):
+    """ "ROUND/ROUNDS" -> (round, rounds), 1 <= round <= rounds."""
+    round_index, rounds = (int(v) for v in text.split("/"))
+    if not 1 <= round_index <= rounds:
+        raise ValueError("ROUND/ROUNDS needs 1 <= ROUND <= ROUNDS")
+    return round_index, rounds
+
+
 def parse_shape(fields):
-    """The nine protocol fields as strings (and "dropout=P") -> Shape."""
+    """The protocol fields as strings (nine, then ROUND/ROUNDS and
+    "dropout=P" when there) -> Shape."""
+    text = " ".join(fields)
     dropout = 0.0
-    if len(fields) == 10 and fields[9].startswith("dropout="):
-        dropout = float(fields[9][len("dropout="):])
+    if len(fields) > 9 and fields[-1].startswith("dropout="):
+        dropout = float(fields[-1][len("dropout="):])
         if not 0.0 < dropout < 1.0 or fields[1] != "backward":
             raise ValueError("dropout=P needs 0 < P < 1 and OP backward")
+        fields = fields[:-1]
+    round_index, rounds = 1, 1
+    if len(fields) == 10 and "/" in fields[9]:
+        round_index, rounds = parse_round(fields[9])
         fields = fields[:9]
     if (len(fields) != 9 or fields[0] not in ("f32", "f64")
             or fields[1] not in ("forward", "backward")
             or fields[2] not in ("0", "1") or fields[8] not in ("0", "1")):
-        raise ValueError("not a shape (DTYPE OP CAUSAL B T C NH HS WO)")
+        raise ValueError("not a shape (DTYPE OP CAUSAL B T C NH HS WO [ROUND/ROUNDS])")
     sizes = [int(v) for v in fields[3:8]]
     if min(sizes) < 1:
         raise ValueError("sizes must be positive")
-    return Shape(fields[0], fields[1], int(fields[2]), *sizes, int(fields[8]), dropout)
+    key = " ".join(fields) + (f" dropout={dropout:.17g}" if dropout else "")
+    return Shape(fields[0], fields[1], int(fields[2]), *sizes, int(fields[8]), dropout,
+                 round_index, rounds, text, key)
 
 
 def shape_text(shape):
+    """The line of a shape: its nine fields, its round when not 1/1, its dropout."""
     text = " ".join(str(v) for v in shape[:9])
+    if shape.rounds != 1:
+        text += f" {shape.round}/{shape.rounds}"
     return text + f" dropout={shape.dropout:.17g}" if shape.dropout else text
 
 
@@ -188,13 +214,13 @@ def one_line(text):
     return " ".join(str(text).split())
 
 
-def serve(header_lines, measure, args, parse=parse_shape, text_of=shape_text):
-    """Prints the header lines and 'ready', then answers every shape:
-    parse(fields) makes it, text_of(shape) names it in the answer, and
-    measure(shape) returns (median, min, repeats, out_dtype_name, *more), more
-    being further fields of the result line, as text, or None for a block of
-    a shape measured in rounds that is not the last ('pending'). With
-    --describe, only the header lines."""
+def serve(header_lines, measure, args, parse=parse_shape, text_of=lambda shape: shape.text):
+    """Prints the header lines and 'ready', then answers every line:
+    parse(fields) makes its shape, text_of(shape) names it in the answer
+    (the line as it came), and measure(shape) returns (median, min, repeats,
+    out_dtype_name, *more), more being further fields of the result line, as
+    text, or None for a block of a shape measured in rounds that is not the
+    last ('pending'). With --describe, only the header lines."""
     for line in header_lines:
         print(line, flush=True)
     if args.describe:
@@ -216,3 +242,57 @@ def serve(header_lines, measure, args, parse=parse_shape, text_of=shape_text):
             print(f"unsupported {text} {one_line(exc)}", flush=True)
         except Exception as exc:  # e.g. MemoryError: report it, go on with the next
             print(f"error {text} {one_line(f'{type(exc).__name__}: {exc}')}", flush=True)
+
+
+def serve_in_rounds(header_lines, make_case, args, parse=parse_shape, more_words=None):
+    """Answers the lines, each a shape (or configuration) and its round, as
+    serve does: make_case(shape) (at its first round) returns a case with
+    block(policy, first) -> samples and check() -> (error, out_dtype); each
+    round times the case's block under block_policy, and the last round
+    answers with the samples of every round (before it: 'pending').
+    more_words(case, error) (None: none) gives the result line's further
+    words (the sdpa peers': the check, the mask, the threads, the kernel).
+    A parsed shape has .round, .rounds and .key (the shape whatever the
+    round) and .text (the line); the case of a shape whose round 1 did not
+    run is an error."""
+    in_progress = {}  # key -> (case, samples) of a shape measured in rounds
+
+    def measure(shape):
+        if shape.round == 1:
+            in_progress.pop(shape.key, None)
+            in_progress[shape.key] = (make_case(shape), [])
+        elif shape.key not in in_progress:
+            raise ValueError(f"round {shape.round} of a shape whose round 1 did not run")
+        case, samples = in_progress[shape.key]
+        policy = block_policy(args, shape.round - 1, shape.rounds)
+        samples.extend(case.block(policy, shape.round == 1))
+        if shape.round < shape.rounds:
+            return None
+        del in_progress[shape.key]
+        error, out_dtype = case.check()
+        more = more_words(case, error) if more_words else []
+        return (statistics.median(samples), min(samples), len(samples), out_dtype, *more)
+
+    serve(header_lines, measure, args, parse=parse, text_of=lambda shape: shape.text)
+
+
+class TimedCase:
+    """A case of serve_in_rounds from a call: block times it under the round's
+    policy (time_samples), check gives no error (None: the run command's
+    peers are checked by attn-bench's own reference, not here) and the last
+    result's dtype through out_dtype_of(result)."""
+
+    def __init__(self, call, out_dtype_of, close=None):
+        self.call, self.out_dtype_of, self.close = call, out_dtype_of, close
+        self.result = None
+
+    def block(self, policy, first):
+        del first  # the policy has the warmup
+        samples, self.result = time_samples(self.call, policy)
+        return samples
+
+    def check(self):
+        out_dtype = self.out_dtype_of(self.result)
+        if self.close:
+            self.close()
+        return None, out_dtype

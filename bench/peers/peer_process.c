@@ -274,22 +274,24 @@ void bench_peer_process_ask(bench_peer_process *peer, const char *text, bench_pe
         bench_copy_text(peer->note, sizeof peer->note, peer->ended);
 }
 
-/* "DTYPE OP CAUSAL B T C NH HS WO", the shape as the protocol writes it,
- * then " dropout=P" for a training row with attention dropout */
-static void format_shape(const bench_shape *s, char *text, size_t size)
+/* "DTYPE OP CAUSAL B T C NH HS WO ROUND/ROUNDS" (ROUND 1-based), the shape
+ * as the protocol writes it, then " dropout=P" for a training row with
+ * attention dropout (peer_common.py) */
+static void format_shape(const bench_shape *s, size_t round, size_t rounds, char *text,
+                         size_t size)
 {
-    const int written =
-        snprintf(text, size, "%s %s %d %zu %zu %zu %zu %zu %d", bench_dtype_name(s->dtype),
-                 bench_op_names[s->op], s->causal, s->B, s->T, s->C, s->NH, s->hs, s->wo);
+    const int written = snprintf(text, size, "%s %s %d %zu %zu %zu %zu %zu %d %zu/%zu",
+                                 bench_dtype_name(s->dtype), bench_op_names[s->op], s->causal,
+                                 s->B, s->T, s->C, s->NH, s->hs, s->wo, round + 1, rounds);
     if (s->dropout > 0.0 && written > 0 && (size_t)written < size)
         snprintf(text + written, size - (size_t)written, " dropout=%.17g", s->dropout);
 }
 
-void bench_peer_process_time(bench_peer_process *peer, const bench_shape *shape,
-                             bench_peer_timing *result)
+void bench_peer_process_time(bench_peer_process *peer, const bench_shape *shape, size_t round,
+                             size_t rounds, bench_peer_timing *result)
 {
     char text[256];
-    format_shape(shape, text, sizeof text);
+    format_shape(shape, round, rounds, text, sizeof text);
     bench_peer_process_ask(peer, text, result);
 }
 

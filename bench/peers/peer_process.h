@@ -1,11 +1,12 @@
 /*
  * A peer that runs as a python process for a whole thread count of the
  * sweep: bench/peers/numpy_peer.py (the numpy peer, and with --float32 the
- * numpy32 peer) and bench/peers/torch_peer.py, which share
- * bench/peers/peer_common.py. attn-bench sends it one shape at a time,
- * right after timing attn on it, so both are measured side by side (this
- * machine's speed drifts too much to compare numbers taken minutes apart).
- * The line protocol is described in peer_common.py.
+ * numpy32 peer), bench/peers/torch_peer.py and attn_python_peer.py, which
+ * share bench/peers/peer_common.py, and attn-bench sdpa's peers
+ * (sdpa/sdpa_peer.h). attn-bench sends it one shape at a time, in rounds
+ * between its own blocks of calls on the same shape, so both are measured
+ * side by side (this machine's speed drifts too much to compare numbers
+ * taken minutes apart). The line protocol is described in peer_common.py.
  *
  * The process gets the thread count in its environment (OPENBLAS_NUM_THREADS,
  * OMP_NUM_THREADS, MKL_NUM_THREADS) and as --threads, before NumPy or
@@ -73,9 +74,11 @@ int bench_peer_process_start(bench_peer_process *peer, const bench_peer_process_
  * peer's reported_threads. Header lines on the way are taken as at start. */
 void bench_peer_process_ask(bench_peer_process *peer, const char *text, bench_peer_timing *result);
 
-/* Times one shape of the run command (its protocol line, then ask). */
-void bench_peer_process_time(bench_peer_process *peer, const bench_shape *shape,
-                             bench_peer_timing *result);
+/* Times round `round` of `rounds` (0-based) of one shape of the run
+ * command: its protocol line, then ask (the last round's result has every
+ * round's samples; the earlier ones are pending). */
+void bench_peer_process_time(bench_peer_process *peer, const bench_shape *shape, size_t round,
+                             size_t rounds, bench_peer_timing *result);
 
 /* Ends the process (a no-op when it is not running). */
 void bench_peer_process_stop(bench_peer_process *peer);

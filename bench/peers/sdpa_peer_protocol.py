@@ -44,7 +44,6 @@ on the rounded inputs, with attn.h's bound as the tolerance (half_bound);
 above it the case fails (CheckFailed: an error line, no numbers).
 """
 import math
-import statistics
 
 import numpy as np
 
@@ -82,13 +81,11 @@ class Config:
             raise ValueError("bad dtype, op, causal, mask, cache, layout or scenario")
         self.B, self.NH, self.NH_kv, self.Tq, self.Tk, self.hs, self.hs_v, self.steps = (
             int(v) for v in (B, NH, NH_kv, Tq, Tk, hs, hs_v, steps))
-        self.round, self.rounds = (int(v) for v in round_text.split("/"))
+        self.round, self.rounds = peer_common.parse_round(round_text)
         self.causal, self.window = causal == "1", int(window)
         self.half = self.dtype in HALF_UNIT
         if min(self.B, self.NH, self.NH_kv, self.Tq, self.Tk, self.hs, self.hs_v) < 1:
             raise ValueError("sizes must be positive")
-        if not 1 <= self.round <= self.rounds:
-            raise ValueError("ROUND/ROUNDS needs 1 <= ROUND <= ROUNDS")
         if self.NH % self.NH_kv:
             raise ValueError("NH is not a multiple of NH_kv")
         self.full_lengths = lengths == "full"
@@ -222,30 +219,15 @@ def add_arguments(parser):
 
 
 def serve_in_rounds(header_lines, make_case, args):
-    """Answers the configurations: make_case(config) (at its first round)
-    returns a case with block(policy, first) -> samples, check() ->
-    (error, out_dtype), and description, threads and kernel (the result
-    line's MASK, THREADS and KERNEL words); the rounds' samples make the
-    result of the last round."""
-    in_progress = {}  # key -> (case, samples) of a configuration measured in rounds
+    """Answers the configurations (peer_common.serve_in_rounds): make_case
+    (config) returns a case with block, check -> (error, out_dtype), and
+    description, threads and kernel (the result line's MASK, THREADS and
+    KERNEL words, after its CHECK_ERROR)."""
+    def more_words(case, error):
+        return [f"{error:.3e}", case.description, str(case.threads), case.kernel]
 
-    def measure(c):
-        if c.round == 1:
-            in_progress.pop(c.key, None)
-            in_progress[c.key] = (make_case(c), [])
-        elif c.key not in in_progress:
-            raise ValueError(f"round {c.round} of a configuration whose round 1 did not run")
-        case, samples = in_progress[c.key]
-        policy = peer_common.block_policy(args, c.round - 1, c.rounds)
-        samples.extend(case.block(policy, c.round == 1))
-        if c.round < c.rounds:
-            return None
-        del in_progress[c.key]
-        error, out_dtype = case.check()
-        return (statistics.median(samples), min(samples), len(samples), out_dtype,
-                f"{error:.3e}", case.description, str(case.threads), case.kernel)
-
-    peer_common.serve(header_lines, measure, args, parse=Config, text_of=lambda c: c.text)
+    peer_common.serve_in_rounds(header_lines, make_case, args, parse=Config,
+                                more_words=more_words)
 
 
 class Flush:

@@ -115,7 +115,7 @@ def main():
     args = peer_common.parse_arguments(__doc__.split("\n\n")[0])
     torch.set_num_threads(args.threads)
 
-    def measure(shape):
+    def make_case(shape):
         arrays = peer_common.make_inputs(np, shape, args.seed)
         X, Wq, Wk, Wv, Wo, dout = (None if a is None else torch.from_numpy(a) for a in arrays)
         causal = bool(shape.causal)
@@ -130,13 +130,12 @@ def main():
                 out = attention(X, Wq, Wk, Wv, Wo, shape.NH, causal, shape.dropout)
                 torch.autograd.grad(out, inputs, dout)
                 return out
-        median, fastest, repeats, out = peer_common.time_calls(call, args)
-        return median, fastest, repeats, str(out.dtype).replace("torch.", "")
+        return peer_common.TimedCase(call, lambda out: str(out.dtype).replace("torch.", ""))
 
     impl = ("torch.nn.functional.scaled_dot_product_attention" if HAS_SDPA else
             f"composed (torch {torch.__version__} has no scaled_dot_product_attention): "
             "matmul, masked_fill(-inf), softmax, matmul")
-    peer_common.serve(header_lines(impl), measure, args)
+    peer_common.serve_in_rounds(header_lines(impl), make_case, args)
 
 
 if __name__ == "__main__":

@@ -92,7 +92,8 @@ static const char run_timing_text[] =
     "has 1/8 of --repeats, --min-time and --max-repeats, so that a shared\n"
     "machine's drift in speed slows them alike and their ratios hold (their\n"
     "rows come after the shape's blas rows); --sequential times each alone,\n"
-    "in the sweep's order.\n"
+    "in the sweep's order. The python peers are timed in the same rounds: in\n"
+    "each, after attn's blocks, a block of each peer on the shape (see PEERS).\n"
     "api=plan creates the plan once, outside the timing; op=backward times the\n"
     "forward and the backward together (a plan without ATTN_INFERENCE, or\n"
     "attn_mha_backward).\n";
@@ -115,8 +116,11 @@ static const char run_flops_text[] =
 
 static const char run_peers_text[] =
     "\n"
-    "PEERS (--peers), timed on the same shape right after attn, at the same\n"
-    "thread count; a peer that cannot run is skipped with a note, never faked:\n"
+    "PEERS (--peers), timed once a shape, with the first of its configurations\n"
+    "measured and at the same thread count: the python peers a block in each\n"
+    "round of attn's calls (one round when the configuration is timed alone;\n"
+    "the line protocol: bench/peers/peer_common.py), the naive peer after\n"
+    "them; a peer that cannot run is skipped with a note, never faked:\n"
     "  naive  plain C loops (bench/measure/naive.h) in the element type; up to\n"
     "         --naive-max-T; one warmup call, --naive-repeats timed calls\n"
     "  numpy  bench/peers/numpy_peer.py: the lesson's self_attention, unchanged,\n"
@@ -181,11 +185,12 @@ static const char run_dropout_text[] =
     "weights); the naive, numpy and python peers skip the row with a note.\n"
     "Forwards and one-shots with P above 0 are refused. A shape's dropouts are\n"
     "measured together, as its engines are (on attn's own threads: attn's calls\n"
-    "interleaved in rounds; then the torch peer at each p); a row with dropout\n"
-    "ends with '| p=P attn/p0 A torch/p0 T' (the CSV's attn_dropout_cost,\n"
-    "torch_dropout_cost): its medians over those of its twin at p = 0 (the same\n"
-    "configuration). The run command has no --rounds: repeat the run and take\n"
-    "the medians of the ratios (bench/sweeps/dropout/gpt2-block.sweep says how).\n";
+    "interleaved in rounds, the torch peer at each p between them); a row\n"
+    "with dropout ends with '| p=P attn/p0 A torch/p0 T' (the CSV's\n"
+    "attn_dropout_cost, torch_dropout_cost): its medians over those of its\n"
+    "twin at p = 0 (the same configuration). The run command has no --rounds:\n"
+    "repeat the run and take the medians of the ratios\n"
+    "(bench/sweeps/dropout/gpt2-block.sweep says how).\n";
 
 static const char run_outputs_text[] =
     "\n"

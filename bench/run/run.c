@@ -128,12 +128,13 @@ static void settle_before(const bench_options *o, const bench_config *config)
         bench_settle_blas_threads();
 }
 
-/* The peers timed on the measured point's problem, which is then destroyed. */
-static void finish_point(run_kind *run, bench_point *point, bench_problem *problem)
+/* The peers' numbers (entry: the point's shape's) and the ceilings; the
+ * point's problem is then destroyed. */
+static void finish_point(run_kind *run, size_t entry, bench_point *point, bench_problem *problem)
 {
     const bench_config *config = &point->config;
     const bench_run_record *record = &run->frame->record;
-    bench_run_peers_time(&run->peers, problem, point);
+    bench_run_peers_end(&run->peers, entry, problem, point);
     bench_problem_destroy(problem);
     point->ceiling_gflops =
         bench_ceiling_gflops(&record->ceiling, config->shape.dtype, config->shape.threads);
@@ -167,26 +168,35 @@ static int write_row(FILE *csv, const void *point)
 }
 
 /* The configurations configs[index[0..n-1]] measured side by side: each
- * checked, then round after round a block of each (one round when alone),
- * then the peers on each one's problem. */
+ * checked, then round after round a block of each (one round when alone)
+ * followed by the round's block of the peers of each shape not yet timed
+ * (run_peers.h), then the naive peer on each one's problem. */
 static void measure_together(run_kind *run, const bench_config *configs, const size_t *index,
                              size_t n, bench_point *points, bench_problem *problems,
                              char (*errors)[BENCH_ERROR_SIZE])
 {
     const bench_options *o = run->options;
     bench_point_session sessions[BENCH_INTERLEAVE_MAX];
+    size_t entries[BENCH_INTERLEAVE_MAX];
+    int fresh[BENCH_INTERLEAVE_MAX];
     const size_t rounds = n > 1 ? BENCH_INTERLEAVE_ROUNDS : 1;
     settle_before(o, &configs[index[0]]);
-    for (size_t g = 0; g < n; ++g)
+    for (size_t g = 0; g < n; ++g) {
+        entries[g] = bench_run_peers_begin(&run->peers, &configs[index[g]].shape, &fresh[g]);
         bench_point_session_begin(&sessions[g], &configs[index[g]], o, &problems[index[g]],
                                   &points[index[g]]);
-    for (size_t round = 0; round < rounds; ++round)
+    }
+    for (size_t round = 0; round < rounds; ++round) {
         for (size_t g = 0; g < n; ++g)
             bench_point_session_block(&sessions[g], round, rounds);
+        for (size_t g = 0; g < n; ++g)
+            if (fresh[g])
+                bench_run_peers_round(&run->peers, entries[g], round, rounds);
+    }
     for (size_t g = 0; g < n; ++g) {
         bench_point_session_end(&sessions[g]);
         memcpy(errors[index[g]], sessions[g].error, BENCH_ERROR_SIZE);
-        finish_point(run, &points[index[g]], &problems[index[g]]);
+        finish_point(run, entries[g], &points[index[g]], &problems[index[g]]);
     }
 }
 
@@ -245,6 +255,7 @@ static void run_group(void *context, bench_sweep_frame *frame, size_t first, siz
     } else {
         for (size_t k = 0; k < count; ++k)
             skip[k] = bench_resume_has(&run->resume, &configs[k]);
+        bench_run_peers_new_group(&run->peers);
         measure_shape(run, configs, count, skip, points, problems, errors);
         for (size_t k = 0; k < count; ++k) {
             if (skip[k]) {

@@ -64,31 +64,73 @@ void bench_run_peers_start(bench_run_peers *peers, size_t threads)
     }
 }
 
-void bench_run_peers_time(bench_run_peers *peers, const bench_problem *problem, bench_point *point)
+void bench_run_peers_new_group(bench_run_peers *peers)
+{
+    peers->entry_count = 0;
+}
+
+/* Whether the python peer k times this shape (dropout: only torch drops). */
+static int times_shape(const bench_run_peers *peers, size_t k, const bench_shape *shape)
+{
+    return (peers->options->peers & bench_run_peer_bits[k]) &&
+           (!(shape->dropout > 0.0) || k == BENCH_PEER_KIND_TORCH);
+}
+
+size_t bench_run_peers_begin(bench_run_peers *peers, const bench_shape *shape, int *fresh)
+{
+    for (size_t e = 0; e < peers->entry_count; ++e)
+        if (bench_shape_equal(&peers->entries[e].shape, shape)) {
+            *fresh = 0;
+            return e;
+        }
+    if (peers->entry_count == BENCH_RUN_PEER_ENTRIES)
+        peers->entry_count = 0; /* more twins than entries: measured again */
+    const size_t e = peers->entry_count++;
+    bench_run_peer_entry *entry = &peers->entries[e];
+    memset(entry, 0, sizeof *entry);
+    entry->shape = *shape;
+    entry->measuring = 1;
+    for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
+        entry->timings[k].check_error = -1.0;
+    if (peers->threads != shape->threads)
+        bench_run_peers_start(peers, shape->threads);
+    for (size_t k = 0; k < BENCH_PEER_KINDS && shape->dropout > 0.0; ++k)
+        if (k != BENCH_PEER_KIND_TORCH)
+            snprintf(entry->timings[k].note, sizeof entry->timings[k].note,
+                     "no attention dropout here (--dropout above 0)");
+    *fresh = 1;
+    return e;
+}
+
+void bench_run_peers_round(bench_run_peers *peers, size_t e, size_t round, size_t rounds)
+{
+    bench_run_peer_entry *entry = &peers->entries[e];
+    for (size_t k = BENCH_PEER_KIND_NUMPY; entry->measuring && k < BENCH_PEER_KINDS; ++k) {
+        if (entry->done[k] || !times_shape(peers, k, &entry->shape))
+            continue;
+        bench_peer_process_time(&peers->processes[k], &entry->shape, round, rounds,
+                                &entry->timings[k]);
+        /* numbers (a peer that times a shape whole answers at once), a
+         * note, or a peer that does not run: no more rounds */
+        entry->done[k] = !entry->timings[k].pending;
+    }
+}
+
+void bench_run_peers_end(bench_run_peers *peers, size_t e, const bench_problem *problem,
+                         bench_point *point)
 {
     const bench_options *o = peers->options;
-    const bench_shape *shape = &point->config.shape;
-    if (!peers->have_shape || !bench_shape_equal(&peers->shape, shape)) {
-        memset(peers->timings, 0, sizeof peers->timings);
-        if (peers->threads != shape->threads)
-            bench_run_peers_start(peers, shape->threads);
-        if (shape->dropout > 0.0) { /* only the torch peer drops */
-            for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
-                snprintf(peers->timings[k].note, sizeof peers->timings[k].note,
-                         "no attention dropout here (--dropout above 0)");
-            bench_peer_process_time(&peers->processes[BENCH_PEER_KIND_TORCH], shape,
-                                    &peers->timings[BENCH_PEER_KIND_TORCH]);
-        } else if ((o->peers & BENCH_PEER_NAIVE) && problem->X) {
+    bench_run_peer_entry *entry = &peers->entries[e];
+    if (entry->measuring) {
+        for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS; ++k)
+            entry->timings[k].pending = 0; /* a round never answered: no numbers */
+        if ((o->peers & BENCH_PEER_NAIVE) && problem->X && !(entry->shape.dropout > 0.0)) {
             bench_naive_peer_time(problem, &o->naive_repeat, o->naive_max_T,
-                                  &peers->timings[BENCH_PEER_KIND_NAIVE]);
+                                  &entry->timings[BENCH_PEER_KIND_NAIVE]);
             peers->record->peers[BENCH_PEER_KIND_NAIVE].measured +=
-                (size_t)peers->timings[BENCH_PEER_KIND_NAIVE].measured;
+                (size_t)entry->timings[BENCH_PEER_KIND_NAIVE].measured;
         }
-        for (size_t k = BENCH_PEER_KIND_NUMPY; k < BENCH_PEER_KINDS && !(shape->dropout > 0.0);
-             ++k)
-            bench_peer_process_time(&peers->processes[k], shape, &peers->timings[k]);
-        peers->shape = *shape;
-        peers->have_shape = 1;
+        entry->measuring = 0;
     }
-    memcpy(point->peers, peers->timings, sizeof point->peers);
+    memcpy(point->peers, entry->timings, sizeof point->peers);
 }

@@ -132,11 +132,13 @@ import csv
 base, drop = csv.DictReader(open("run.csv"))
 assert base["naive_median_ms"] != "" and drop["naive_median_ms"] == "", drop
 assert drop["naive_note"].startswith("no attention dropout"), drop
+# the twins are timed side by side (attn's own threads) in rounds: each
+# line's round field is 1/R, and a peer that answers at once is asked no more
 lines = [l.split() for l in open("torch-run-lines.txt")]
-assert len(lines) == 2 and len(lines[0]) == 9, lines
-assert lines[1][:9] == lines[0] and lines[1][9] == "dropout=0.10000000000000001", lines
+assert len(lines) == 2 and len(lines[0]) == 10 and lines[0][9].startswith("1/"), lines
+assert lines[1][:10] == lines[0] and lines[1][10] == "dropout=0.10000000000000001", lines
 PY
-pass "run --dropout 0,0.1: the torch peer's dropout=P field, naive skips, check at p=0, the CSV's dropout columns and costs"
+pass "run --dropout 0,0.1: the torch peer's round and dropout=P fields, naive skips, check at p=0, the CSV's dropout columns and costs"
 head -n 2 run.csv >resume.csv # the row at p = 0 only: --resume measures the one at 0.1
 # shellcheck disable=SC2086
 "$BENCH" $run_small --op backward --dropout 0,0.1 --peers none --csv resume.csv --json none --resume \

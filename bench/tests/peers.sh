@@ -89,6 +89,42 @@ else
   pass "NumPy < 2: the lesson's code stays float32, nothing to mark"
 fi
 
+# Peers between attn's rounds: two configurations of one shape on attn's own
+# threads are timed side by side in rounds, and a stand-in that answers
+# pending until its last round is asked every round of the shape, once, and
+# its last answer's numbers (every round's samples) reach the CSV.
+cat >fake_rounds.py <<'PY'
+import sys
+print("info torch=9.9.9 python=fake numpy=fake", flush=True)
+print("blas stand-in; threads=1", flush=True)
+print("impl stand-in", flush=True)
+print("ready", flush=True)
+for line in iter(sys.stdin.readline, ""):
+    fields = line.split()
+    open("rounds-lines.txt", "a").write(line)
+    done, rounds = (int(v) for v in fields[9].split("/"))
+    if done < rounds:
+        print("pending " + " ".join(fields), flush=True)
+    else:
+        print("result " + " ".join(fields) + " 3.0e-3 2.0e-3 %d float32" % (2 * rounds), flush=True)
+PY
+"$BENCH" --T 16 --C 32 --NH 2 --B 1 --causal 1 --threads 1 --engine own --api plan,oneshot \
+  --dtype f32 --op forward --ceiling 0 --repeats 2 --warmup 0 --min-time 0 --progress none \
+  --peers torch --torch-script fake_rounds.py --csv rounds.csv --json none >rounds.txt 2>&1 \
+  || fail "rounds: $(cat rounds.txt)"
+python3 - <<'PY' || fail "the peer's rounds"
+import csv
+lines = [l.split() for l in open("rounds-lines.txt")]
+rounds = len(lines)
+assert rounds > 1, lines
+assert [l[9] for l in lines] == [f"{r}/{rounds}" for r in range(1, rounds + 1)], lines
+assert all(l[:9] == "f32 forward 1 1 16 32 2 16 0".split() for l in lines), lines
+rows = list(csv.DictReader(open("rounds.csv")))
+assert len(rows) == 2 and all(r["torch_median_ms"] == "3" for r in rows), rows
+assert all(r["torch_repeats"] == str(2 * rounds) for r in rows), rows
+PY
+pass "the run command times its peers in rounds between attn's (ROUND/ROUNDS, pending, then the numbers)"
+
 "$BENCH" report --csv peers.csv --out rep >rep.txt 2>&1 || fail "report: $(cat rep.txt)"
 grep -q '^- ceiling: .*`cblas_sgemm` / `cblas_dgemm` (core `.*`) on .*not the CPU.s theoretical peak' rep/report.md \
   || fail "report.md does not say where the ceiling comes from"
