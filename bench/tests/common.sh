@@ -33,3 +33,12 @@ expect_status() {
 csv_rows() {
   echo $(($(wc -l <"$1") - 1))
 }
+
+# stand_in FILE INFO LOG: a stand-in peer's start (its header lines, then
+# each line it gets appended to LOG, as `line` and `fields`); its answer follows
+stand_in() {
+  printf '%s\n' "import sys" "print(\"info $2\", flush=True)" \
+    "print(\"blas stand-in; threads=1\", flush=True)" "print(\"impl stand-in\", flush=True)" \
+    "print(\"ready\", flush=True)" "for line in iter(sys.stdin.readline, \"\"):" \
+    "    fields = line.split()" "    open(\"$3\", \"a\").write(line)" >"$1"
+}

@@ -40,14 +40,6 @@ done
 pass "sdpa --help and --help document --dropout; the dropout sweeps parse (2 rows each)"
 
 command -v python3 >/dev/null 2>&1 || { echo "no python3: the stand-in peers are not tried"; exit 0; }
-# stand_in FILE INFO LOG: a stand-in peer's start (its header lines, then
-# each line it gets appended to LOG, as `line` and `fields`); its answer follows
-stand_in() {
-  printf '%s\n' "import sys" "print(\"info $2\", flush=True)" \
-    "print(\"blas stand-in; threads=1\", flush=True)" "print(\"impl stand-in\", flush=True)" \
-    "print(\"ready\", flush=True)" "for line in iter(sys.stdin.readline, \"\"):" \
-    "    fields = line.split()" "    open(\"$3\", \"a\").write(line)" >"$1"
-}
 # dropout_csv CSV P TORCH_COST COLUMNS...: the CSV's rows are at p = 0 and P, its
 # header ends with COLUMNS, the row at P has the medians' ratio as
 # attn_dropout_cost and TORCH_COST as torch_dropout_cost, the row at 0 none

@@ -93,15 +93,8 @@ fi
 # threads are timed side by side in rounds, and a stand-in that answers
 # pending until its last round is asked every round of the shape, once, and
 # its last answer's numbers (every round's samples) reach the CSV.
-cat >fake_rounds.py <<'PY'
-import sys
-print("info torch=9.9.9 python=fake numpy=fake", flush=True)
-print("blas stand-in; threads=1", flush=True)
-print("impl stand-in", flush=True)
-print("ready", flush=True)
-for line in iter(sys.stdin.readline, ""):
-    fields = line.split()
-    open("rounds-lines.txt", "a").write(line)
+stand_in fake_rounds.py "torch=9.9.9 python=fake numpy=fake" rounds-lines.txt
+cat >>fake_rounds.py <<'PY'
     done, rounds = (int(v) for v in fields[9].split("/"))
     if done < rounds:
         print("pending " + " ".join(fields), flush=True)
