@@ -109,20 +109,21 @@ static inline void exp_store_pair(real *y, vec e0, vec e1, size_t n)
 
 #ifndef EXP_OF_SCORE_DEFINED
 #if ATTN_REAL_BITS == 32
-/* The weight of the scores x: exp((scale x - shift) - shift2), in 16
+/* The weight of the scores x: exp((scale x - shift) - shift2), in 17
  * operations where v_exp of the same argument took 22 (the softmax was a
- * fifth of an f32 prefill forward at hs 64): v_exp's range reduction, with
- * exp(r), |r| <= ln2/2, a polynomial of degree 6 fitted to relative error
- * (1.9e-9; 7.0e-8 in float Horner with FMA) instead of its Taylor tail of
- * degree 7 and the additions it kept apart, and the clamp below only (the
- * argument is never above 0 by more than a rounding: shift is the row's
- * max). x below EXP_LO_NORMAL gives 0 (no subnormal is formed: the clamp
- * keeps 2^n p normal), -inf 0, NaN NaN. */
+ * fifth of an f32 prefill forward at hs 64): v_exp's range reduction and
+ * clamps, with exp(r), |r| <= ln2/2, a polynomial of degree 6 fitted to
+ * relative error (1.9e-9; 7.0e-8 in float Horner with FMA) instead of its
+ * Taylor tail of degree 7 and the additions it kept apart. The argument
+ * below EXP_LO_NORMAL gives 0 (no subnormal is formed: the clamp keeps
+ * 2^n p normal), -inf 0, above EXP_HI +inf (the clamp keeps n in every
+ * kernel set's integer range), NaN NaN. */
 static inline vec exp_of_score(vec x, vec vscale, vec vshift, vec vshift2)
 {
     const vec y = v_sub(v_sub(v_mul(x, vscale), vshift), vshift2);
     const vec lowest = v_set1(EXP_LO_NORMAL);
-    const vec clamped = v_max(lowest, y); /* a NaN y passes (v_max's second operand) */
+    /* a NaN y passes both (v_min's and v_max's second operand) */
+    const vec clamped = v_max(lowest, v_min(v_set1(EXP_HI), y));
     const vec n = v_round(v_mul(clamped, v_set1(LOG2E)));
     vec r = v_fmadd(n, v_set1(-LN2_HI), clamped);
     r = v_fmadd(n, v_set1(-LN2_LO), r);
@@ -177,7 +178,7 @@ static inline real scaled_max(const real *x, size_t n, real scale)
     for (int c = 1; c < MAX_CHAINS; c++)
         max[0] = v_max(max[0], max[c]);
     const real top = positive ? v_hmax(max[0]) * scale : v_hmax(max[0]);
-    return top > -ATTN_REAL_MAX ? top : -ATTN_REAL_MAX;
+    return top < -ATTN_REAL_MAX ? -ATTN_REAL_MAX : top; /* a NaN stays, as the chains left it */
 }
 
 /* exp((scale*x - shift) - shift2) of the n <= VLEN elements at x, the other
