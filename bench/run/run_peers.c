@@ -3,7 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/option_values.h"
 #include "peers/peer_naive.h"
+
+/* A group's shapes: one and its dropout twins, at most one per --dropout value. */
+_Static_assert(BENCH_RUN_PEER_ENTRIES >= BENCH_MAX_DROPOUTS,
+               "every shape of a group has its own peers' entry");
 
 const unsigned bench_run_peer_bits[BENCH_PEER_KINDS] = {BENCH_PEER_NAIVE, BENCH_PEER_NUMPY,
                                                         BENCH_PEER_NUMPY32, BENCH_PEER_TORCH,
@@ -84,7 +89,7 @@ size_t bench_run_peers_begin(bench_run_peers *peers, const bench_shape *shape, i
             return e;
         }
     if (peers->entry_count == BENCH_RUN_PEER_ENTRIES)
-        peers->entry_count = 0; /* more twins than entries: measured again */
+        peers->entry_count = 0; /* not reached: a group has at most that many shapes */
     const size_t e = peers->entry_count++;
     bench_run_peer_entry *entry = &peers->entries[e];
     memset(entry, 0, sizeof *entry);
