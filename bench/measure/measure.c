@@ -6,8 +6,8 @@
 #include "measure/attn_call.h"
 #include "measure/flops.h"
 
-const char *const bench_peer_kind_names[BENCH_PEER_KINDS] = {"naive", "numpy", "numpy32",
-                                                               "torch", "python"};
+const char *const bench_peer_kind_names[BENCH_PEER_KINDS] = {
+    "naive", "numpy", "numpy32", "torch", "python", "ort", "openvino"};
 const char *const bench_point_status_names[4] = {"timed", "check_failed", "call_failed",
                                                  "setup_failed"};
 

@@ -43,6 +43,7 @@ typedef enum option_id {
     OPTION_ATTN_PYTHON,
     OPTION_NUMPY_SCRIPT,
     OPTION_TORCH_SCRIPT,
+    OPTION_PEER_DIR,
     OPTION_CEILING,
     OPTION_CSV,
     OPTION_JSON,
@@ -125,8 +126,9 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
     [OPTION_PEERS] = {"peers", "LIST", "all", NULL,
                       "peers timed on the same shapes: naive, numpy (the\n"
                       "lesson's code), numpy32 (it kept in float32), torch,\n"
-                      "all (these four), none; python (attn's own plan through\n"
-                      "its Python package: the binding's cost) only when named"},
+                      "ort (ONNX Runtime), openvino (f32 forwards), all (these\n"
+                      "six), none; python (attn's own plan through its Python\n"
+                      "package: the binding's cost) only when named"},
     [OPTION_NAIVE_MAX_T] = {"naive-max-T", "N", "256", NULL,
                             "the naive C peer runs only up to this T"},
     [OPTION_NAIVE_REPEATS] = {"naive-repeats", "N", "3", NULL,
@@ -149,6 +151,9 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
                              "the NumPy peers' script (default: see PEER SCRIPTS)"},
     [OPTION_TORCH_SCRIPT] = {"torch-script", "PATH", NULL, NULL,
                              "the PyTorch peer script (default: see PEER SCRIPTS)"},
+    [OPTION_PEER_DIR] = {"peer-dir", "DIR", NULL, NULL,
+                         "look for the peers' scripts in DIR first (stand-ins;\n"
+                         "--numpy-script and --torch-script come before it)"},
     [OPTION_CEILING] = {"ceiling", "N32,N64", "2048,1536", "128,96",
                         "sizes of the square sgemm and dgemm of the ceiling;\n"
                         "0 = no ceiling"},
@@ -196,6 +201,10 @@ const char *bench_peer_name(unsigned peer_bit)
         return "numpy32";
     case BENCH_PEER_PYTHON:
         return "python";
+    case BENCH_PEER_ORT:
+        return "ort";
+    case BENCH_PEER_OPENVINO:
+        return "openvino";
     default:
         return "torch";
     }
@@ -203,8 +212,8 @@ const char *bench_peer_name(unsigned peer_bit)
 
 static const char *const binary_names[2] = {"0", "1"};
 static const char *const dtype_names[BENCH_DTYPE_COUNT] = {"f32", "f64"};
-static const char *const peer_names[7] = {"naive", "numpy",  "numpy32", "torch",
-                                          "python", "all", "none"};
+static const char *const peer_names[9] = {"naive",  "numpy",    "numpy32", "torch", "python",
+                                          "ort",    "openvino", "all",     "none"};
 
 static int resolve_axes(const bench_option_values *values, bench_options *o)
 {
@@ -242,15 +251,16 @@ static int resolve_axes(const bench_option_values *values, bench_options *o)
 
 static int resolve_peers(const bench_option_values *values, bench_options *o)
 {
-    int chosen[7];
+    int chosen[9];
     size_t count = 0;
-    if (bench_option_choices(values, OPTION_PEERS, peer_names, 7, chosen, &count) != 0)
+    if (bench_option_choices(values, OPTION_PEERS, peer_names, 9, chosen, &count) != 0)
         return -1;
-    static const unsigned bits[7] = {BENCH_PEER_NAIVE,  BENCH_PEER_NUMPY, BENCH_PEER_NUMPY32,
-                                     BENCH_PEER_TORCH,  BENCH_PEER_PYTHON,
-                                     BENCH_PEER_NAIVE | BENCH_PEER_NUMPY | BENCH_PEER_NUMPY32 |
-                                         BENCH_PEER_TORCH,
-                                     0u};
+    static const unsigned bits[9] = {
+        BENCH_PEER_NAIVE, BENCH_PEER_NUMPY, BENCH_PEER_NUMPY32, BENCH_PEER_TORCH,
+        BENCH_PEER_PYTHON, BENCH_PEER_ORT, BENCH_PEER_OPENVINO,
+        BENCH_PEER_NAIVE | BENCH_PEER_NUMPY | BENCH_PEER_NUMPY32 | BENCH_PEER_TORCH |
+            BENCH_PEER_ORT | BENCH_PEER_OPENVINO,
+        0u};
     o->peers = 0;
     for (size_t i = 0; i < count; ++i)
         o->peers |= bits[chosen[i]];
@@ -295,6 +305,7 @@ static int resolve_scalars(const bench_option_values *values, bench_options *o)
     o->attn_python = bench_option_text(values, OPTION_ATTN_PYTHON);
     o->numpy_script = bench_option_text(values, OPTION_NUMPY_SCRIPT);
     o->torch_script = bench_option_text(values, OPTION_TORCH_SCRIPT);
+    o->peer_dir = bench_option_text(values, OPTION_PEER_DIR);
     o->csv_path = bench_option_text(values, OPTION_CSV);
     o->json_path = bench_option_text(values, OPTION_JSON);
     if (strcmp(o->json_path, "none") == 0)

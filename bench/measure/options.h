@@ -20,7 +20,9 @@ enum {
     BENCH_PEER_NUMPY = 1u << 1,
     BENCH_PEER_TORCH = 1u << 2,
     BENCH_PEER_NUMPY32 = 1u << 3,
-    BENCH_PEER_PYTHON = 1u << 4 /* attn's Python package: only when named */
+    BENCH_PEER_PYTHON = 1u << 4, /* attn's Python package: only when named */
+    BENCH_PEER_ORT = 1u << 5,
+    BENCH_PEER_OPENVINO = 1u << 6
 };
 
 typedef struct bench_options {
@@ -58,6 +60,7 @@ typedef struct bench_options {
     const char *attn_python;  /* candidates for the python peer (attn's package) */
     const char *numpy_script; /* NULL: the default places */
     const char *torch_script;
+    const char *peer_dir; /* --peer-dir: the peers' scripts looked for there first; NULL */
     const char *csv_path;
     const char *json_path;  /* NULL: no JSON */
     const char *report_dir; /* NULL: no report after the run */
@@ -80,7 +83,8 @@ void bench_options_free(bench_options *options);
 /* The option list of the run command's --help. */
 void bench_options_print_list(FILE *out);
 
-/* The peers' names for messages: "naive", "numpy", "numpy32", "torch", "python". */
+/* The peers' names for messages: "naive", "numpy", "numpy32", "torch", "python",
+ * "ort", "openvino". */
 const char *bench_peer_name(unsigned peer_bit);
 
 #endif /* ATTN_BENCH_OPTIONS_H */

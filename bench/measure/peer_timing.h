@@ -13,17 +13,21 @@
  * lesson's code unchanged (with NumPy >= 2 its f32 runs partly in float64),
  * numpy32 the same computation kept in float32 (f32 shapes only); python
  * is attn's own plan called through its Python package (the binding's cost
- * over the C call: python_median_ms - attn_median_ms of the own-engine row). */
+ * over the C call: python_median_ms - attn_median_ms of the own-engine row);
+ * ort and openvino the inference engines on the projected heads, f32
+ * forwards (their fastest way, checked before timing). */
 typedef enum bench_peer_kind {
     BENCH_PEER_KIND_NAIVE = 0,
     BENCH_PEER_KIND_NUMPY = 1,
     BENCH_PEER_KIND_NUMPY32 = 2,
     BENCH_PEER_KIND_TORCH = 3,
-    BENCH_PEER_KIND_PYTHON = 4 /* attn itself through its Python package (python/) */
+    BENCH_PEER_KIND_PYTHON = 4, /* attn itself through its Python package (python/) */
+    BENCH_PEER_KIND_ORT = 5,      /* ONNX Runtime (bench/peers/ort_peer.py) */
+    BENCH_PEER_KIND_OPENVINO = 6  /* OpenVINO (bench/peers/openvino_peer.py) */
 } bench_peer_kind;
-#define BENCH_PEER_KINDS 5
+#define BENCH_PEER_KINDS 7
 
-/* "naive", "numpy", "numpy32", "torch", "python" */
+/* "naive", "numpy", "numpy32", "torch", "python", "ort", "openvino" */
 extern const char *const bench_peer_kind_names[BENCH_PEER_KINDS];
 
 /* One peer's answer for one shape or configuration, in either command (the

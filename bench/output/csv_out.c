@@ -67,7 +67,23 @@ static const char *const peer_peak_columns[][2] = {
     {"peak_fraction", "its gflops / fma_peak_gflops"},
 };
 
-/* The last columns (issue 26): attention dropout and what it costs. */
+/* Peers whose columns come where they always were: naive .. python. The
+ * engines added later (ort, openvino) get theirs after the dropout columns,
+ * and then every peer its check's columns, so that earlier columns keep
+ * their places. */
+#define CSV_FIRST_PEERS 5
+_Static_assert(CSV_FIRST_PEERS <= BENCH_PEER_KINDS, "the first peers are peers");
+
+/* After the later peers' columns, per peer of every kind. */
+static const char *const peer_check_columns[][2] = {
+    {"check_error", "its output's relative error against a float64\n"
+                    "reference before it was timed (the engines check their\n"
+                    "own; empty: the peer does not check)"},
+    {"kernel", "the operator or kernel it timed (an engine's fastest\n"
+               "checked candidate)"},
+};
+
+/* attention dropout and what it costs (issue 26). */
 static const char *const dropout_columns[][2] = {
     {"dropout", "attention dropout p of the row (--dropout; 0: none)"},
     {"attn_dropout_cost", "attn median / attn median of the twin row at p = 0"},
@@ -79,6 +95,7 @@ static const char *const dropout_columns[][2] = {
 #define PEER_COLUMN_COUNT (sizeof peer_columns / sizeof peer_columns[0])
 #define PEAK_COLUMN_COUNT (sizeof peak_columns / sizeof peak_columns[0])
 #define PEER_PEAK_COLUMN_COUNT (sizeof peer_peak_columns / sizeof peer_peak_columns[0])
+#define PEER_CHECK_COLUMN_COUNT (sizeof peer_check_columns / sizeof peer_check_columns[0])
 
 /* ",PEER_COLUMN" for each column of a peer's list (speedup: speedup_vs_PEER) */
 static void append_peer_columns(char *header, size_t size, const char *peer,
@@ -110,23 +127,34 @@ const char *bench_csv_header(void)
     if (header[0])
         return header;
     bench_columns_join_names(header, sizeof header, csv_columns, CSV_COLUMN_COUNT);
-    for (size_t p = 0; p < BENCH_PEER_KINDS; ++p)
+    for (size_t p = 0; p < CSV_FIRST_PEERS; ++p)
         append_peer_columns(header, sizeof header, bench_peer_kind_names[p], peer_columns,
                             PEER_COLUMN_COUNT);
     append_columns(header, sizeof header, peak_columns, PEAK_COLUMN_COUNT);
-    for (size_t p = 0; p < BENCH_PEER_KINDS; ++p)
+    for (size_t p = 0; p < CSV_FIRST_PEERS; ++p)
         append_peer_columns(header, sizeof header, bench_peer_kind_names[p], peer_peak_columns,
                             PEER_PEAK_COLUMN_COUNT);
     append_columns(header, sizeof header, dropout_columns, DROPOUT_COLUMN_COUNT);
+    for (size_t p = CSV_FIRST_PEERS; p < BENCH_PEER_KINDS; ++p) {
+        append_peer_columns(header, sizeof header, bench_peer_kind_names[p], peer_columns,
+                            PEER_COLUMN_COUNT);
+        append_peer_columns(header, sizeof header, bench_peer_kind_names[p], peer_peak_columns,
+                            PEER_PEAK_COLUMN_COUNT);
+    }
+    for (size_t p = 0; p < BENCH_PEER_KINDS; ++p)
+        append_peer_columns(header, sizeof header, bench_peer_kind_names[p],
+                            peer_check_columns, PEER_CHECK_COLUMN_COUNT);
     return header;
 }
 
-/* "  then, for each PEER of naive, ...:" and a peer's columns */
-static void print_peer_columns(FILE *out, const char *const (*columns)[2], size_t count)
+/* "  then, for each PEER of naive, ...:" (peers [first, end)) and a peer's
+ * columns */
+static void print_peer_columns(FILE *out, size_t first, size_t end,
+                               const char *const (*columns)[2], size_t count)
 {
     fprintf(out, "  then, for each PEER of");
-    for (size_t p = 0; p < BENCH_PEER_KINDS; ++p)
-        fprintf(out, "%s %s", p ? "," : "", bench_peer_kind_names[p]);
+    for (size_t p = first; p < end; ++p)
+        fprintf(out, "%s %s", p > first ? "," : "", bench_peer_kind_names[p]);
     fputs(":\n", out);
     for (size_t i = 0; i < count; ++i) {
         char name[64];
@@ -140,12 +168,16 @@ static void print_peer_columns(FILE *out, const char *const (*columns)[2], size_
 void bench_csv_print_columns(FILE *out)
 {
     bench_columns_print(out, 22, csv_columns, CSV_COLUMN_COUNT);
-    print_peer_columns(out, peer_columns, PEER_COLUMN_COUNT);
+    print_peer_columns(out, 0, CSV_FIRST_PEERS, peer_columns, PEER_COLUMN_COUNT);
     fputs("  then\n", out);
     bench_columns_print(out, 22, peak_columns, PEAK_COLUMN_COUNT);
-    print_peer_columns(out, peer_peak_columns, PEER_PEAK_COLUMN_COUNT);
+    print_peer_columns(out, 0, CSV_FIRST_PEERS, peer_peak_columns, PEER_PEAK_COLUMN_COUNT);
     fputs("  then\n", out);
     bench_columns_print(out, 22, dropout_columns, DROPOUT_COLUMN_COUNT);
+    print_peer_columns(out, CSV_FIRST_PEERS, BENCH_PEER_KINDS, peer_columns, PEER_COLUMN_COUNT);
+    print_peer_columns(out, CSV_FIRST_PEERS, BENCH_PEER_KINDS, peer_peak_columns,
+                       PEER_PEAK_COLUMN_COUNT);
+    print_peer_columns(out, 0, BENCH_PEER_KINDS, peer_check_columns, PEER_CHECK_COLUMN_COUNT);
 }
 
 /* Whether the name (length bytes) is one of the fields. */
@@ -252,19 +284,40 @@ static void write_peer(bench_csv_row *row, const bench_point *p, bench_peer_kind
     bench_csv_text(row, peer->note);
 }
 
-/* The columns after every peer's: peak_columns, then peer_peak_columns. */
+/* A peer's peer_peak_columns. */
+static void write_peer_peak(bench_csv_row *row, const bench_point *p, bench_peer_kind kind)
+{
+    const bench_peer_timing *peer = &p->peers[kind];
+    bench_csv_number(row, peer->measured && peer->threads, "%zu", peer->threads);
+    bench_csv_fraction(row, peer->measured ? bench_gflops(p->flops, peer->timing.median_s) : 0.0,
+                       p->peak_gflops);
+}
+
+/* The columns after the first peers': peak_columns, then their
+ * peer_peak_columns. */
 static void write_threads_and_peak(bench_csv_row *row, const bench_point *p, double gflops)
 {
     bench_csv_number(row, p->status == BENCH_POINT_TIMED || p->status == BENCH_POINT_CHECK_FAILED,
                      "%zu", bench_point_attn_threads(p));
     bench_csv_number(row, p->peak_gflops > 0.0, "%.4g", p->peak_gflops);
     bench_csv_fraction(row, gflops, p->peak_gflops);
+    for (size_t kind = 0; kind < CSV_FIRST_PEERS; ++kind)
+        write_peer_peak(row, p, (bench_peer_kind)kind);
+}
+
+/* After the dropout columns: the later peers' columns, then every peer's
+ * check columns. */
+static void write_later_peers(bench_csv_row *row, const bench_point *p)
+{
+    for (size_t kind = CSV_FIRST_PEERS; kind < BENCH_PEER_KINDS; ++kind) {
+        write_peer(row, p, (bench_peer_kind)kind);
+        write_peer_peak(row, p, (bench_peer_kind)kind);
+    }
     for (size_t kind = 0; kind < BENCH_PEER_KINDS; ++kind) {
         const bench_peer_timing *peer = &p->peers[kind];
-        bench_csv_number(row, peer->measured && peer->threads, "%zu", peer->threads);
-        bench_csv_fraction(row, peer->measured ? bench_gflops(p->flops, peer->timing.median_s)
-                                               : 0.0,
-                           p->peak_gflops);
+        bench_csv_number(row, peer->measured && peer->check_error >= 0.0, "%.3e",
+                         peer->check_error);
+        bench_csv_text(row, peer->measured ? peer->kernel : "");
     }
 }
 
@@ -295,11 +348,12 @@ int bench_csv_write_row(FILE *csv, const bench_point *p)
     bench_csv_number(&row, p->ceiling_gflops > 0.0, "%.4g", p->ceiling_gflops);
     bench_csv_number(&row, timed && p->ceiling_gflops > 0.0, "%.4g",
                      over(gflops, p->ceiling_gflops));
-    for (size_t kind = 0; kind < BENCH_PEER_KINDS; ++kind)
+    for (size_t kind = 0; kind < CSV_FIRST_PEERS; ++kind)
         write_peer(&row, p, (bench_peer_kind)kind);
     write_threads_and_peak(&row, p, gflops);
     bench_csv_number(&row, 1, "%.6g", p->config.shape.dropout);
     bench_csv_number(&row, p->attn_dropout_cost > 0.0, "%.4f", p->attn_dropout_cost);
     bench_csv_number(&row, p->torch_dropout_cost > 0.0, "%.4f", p->torch_dropout_cost);
+    write_later_peers(&row, p);
     return bench_csv_row_end(&row, bench_csv_count_columns(bench_csv_header()));
 }

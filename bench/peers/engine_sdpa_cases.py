@@ -69,6 +69,25 @@ def mask_text(kind, mask):
     return "none" if mask is None else kind + str(tuple(mask.shape)).replace(" ", "")
 
 
+def candidates_built(builds, notes):
+    """The candidates that builds, [(name, build)], make: build() returns a
+    Candidate, or None for a case it does not express; an exception is the
+    installed engine lacking the operator, added to notes. None made:
+    Unsupported, with the last notes."""
+    made = []
+    for name, build in builds:
+        try:
+            candidate = build()
+        except Exception as exc:  # the installed engine lacks the operator
+            notes.append(f"{name}: {type(exc).__name__}: {exc}"[:160])
+            continue
+        if candidate:
+            made.append(candidate)
+    if not made:
+        raise peer_common.Unsupported("no operator expresses it: " + "; ".join(notes[-3:]))
+    return made
+
+
 class Candidate:
     """One way of an engine to compute the configuration. before (None:
     nothing) runs before each timed call, outside the timing (a stateful
@@ -81,15 +100,21 @@ class Candidate:
 
 
 class EngineCase:
-    """A configuration on an engine: the candidates checked, the fastest kept."""
+    """A configuration on an engine: the candidates checked, the fastest kept.
+    error_of(out) (None: the sdpa reference of inputs, (Q, K, V, bias)) is
+    a candidate's check error (engine_projected_cases.py passes its own)."""
 
-    def __init__(self, c, inputs, candidates, flush, threads):
+    def __init__(self, c, inputs, candidates, flush, threads, error_of=None):
         self.c, self.flush, self.threads = c, flush, threads
-        Q, K, V, bias = inputs
+        if error_of is None:
+            Q, K, V, bias = inputs
+
+            def error_of(out):
+                return sdpa_peer_protocol.reference_error(c, Q, K, V, bias, out)
         kept, notes = [], []
         for candidate in candidates:
             try:
-                error = sdpa_peer_protocol.reference_error(c, Q, K, V, bias, candidate.call())
+                error = error_of(candidate.call())
             except Exception as exc:  # an operator the engine refuses for this case
                 notes.append(f"{candidate.kernel}: {type(exc).__name__}: {exc}"[:200])
                 continue

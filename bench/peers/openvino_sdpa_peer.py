@@ -53,6 +53,22 @@ import engine_sdpa_cases as engine  # noqa: E402
 import sdpa_peer_protocol  # noqa: E402
 
 
+def compile_config(threads):
+    """The CPU plugin's settings of every model of the peers (openvino_peer.py's too)."""
+    return {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads,
+            "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"}
+
+
+def header_lines(core, impl, precision, threads):
+    """The info, blas and impl lines of an OpenVINO peer."""
+    return [f"info openvino={ov.__version__} python={sys.version.split()[0]} "
+            f"numpy={np.__version__}",
+            f"blas CPU plugin ({core.get_property('CPU', 'FULL_DEVICE_NAME')}); "
+            f"INFERENCE_PRECISION_HINT={precision} INFERENCE_NUM_THREADS={threads} "
+            f"NUM_STREAMS=1; threads={threads}",
+            f"impl {impl}"]
+
+
 def placed(c, X):
     """X (B, H, T, d) as the configuration's layout stores it."""
     return np.ascontiguousarray(X if c.layout == "bhsd" else X.transpose(0, 2, 1, 3))
@@ -248,8 +264,7 @@ def main():
                                        sdpa_peer_protocol.add_arguments)
     threads = max(1, args.threads)
     core = ov.Core()
-    config = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads,
-              "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"}
+    config = compile_config(threads)
 
     def candidate(c, inputs, form):
         Q, K, V, bias = inputs
@@ -320,13 +335,8 @@ def main():
             "decode steps: also the stateful form (ReadValue/Assign KV cache, f32 or f16, "
             "fused by the CPU plugin), the fastest checked candidate timed; decode loops: "
             "that stateful form, each step appending its k and v in the model")
-    lines = [f"info openvino={ov.__version__} python={sys.version.split()[0]} "
-             f"numpy={np.__version__}",
-             f"blas CPU plugin ({core.get_property('CPU', 'FULL_DEVICE_NAME')}); "
-             f"INFERENCE_PRECISION_HINT={precision} INFERENCE_NUM_THREADS={threads_used} "
-             f"NUM_STREAMS=1; threads={threads_used}",
-             f"impl {impl}"]
-    engine.serve_engine(lines, candidates_of, args, threads_used, loop_case_of)
+    engine.serve_engine(header_lines(core, impl, precision, threads_used), candidates_of, args,
+                        threads_used, loop_case_of)
 
 
 if __name__ == "__main__":

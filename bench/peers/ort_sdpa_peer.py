@@ -42,8 +42,8 @@ import sdpa_peer_protocol  # noqa: E402
 FLOAT = TensorProto.FLOAT
 
 
-def session_of(nodes, inputs, outputs, opsets, threads):
-    graph = helper.make_graph(nodes, "attention", inputs, outputs)
+def session_of(nodes, inputs, outputs, opsets, threads, initializers=()):
+    graph = helper.make_graph(nodes, "attention", inputs, outputs, list(initializers))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
     model.ir_version = min(model.ir_version, 10)
     options = ort.SessionOptions()
@@ -53,6 +53,15 @@ def session_of(nodes, inputs, outputs, opsets, threads):
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     return ort.InferenceSession(model.SerializeToString(), options,
                                 providers=["CPUExecutionProvider"])
+
+
+def header_lines(impl, threads):
+    """The info, blas and impl lines of an ONNX Runtime peer (ort_peer.py's too)."""
+    return [f"info onnxruntime={ort.__version__} onnx={onnx.__version__} "
+            f"python={sys.version.split()[0]} numpy={np.__version__}",
+            f"blas CPUExecutionProvider (of {','.join(ort.get_available_providers())}); "
+            f"intra_op_num_threads={threads} inter_op_num_threads=1; threads={threads}",
+            f"impl {impl}"]
 
 
 def value_info(name, array):
@@ -187,31 +196,16 @@ def main():
 
     def candidates_of(c, inputs):
         Q, K, V, bias = inputs
-        made = []
-        for name, build in (("GroupQueryAttention", lambda: gqa(c, Q, K, V, threads)),
-                            ("MultiHeadAttention", lambda: mha(c, Q, K, V, bias, threads)),
-                            ("Attention-23", lambda: onnx_attention(c, Q, K, V, bias, threads))):
-            try:
-                candidate = build()
-            except Exception as exc:  # the installed onnxruntime lacks the operator
-                notes.append(f"{name}: {type(exc).__name__}: {exc}"[:160])
-                continue
-            if candidate:
-                made.append(candidate)
-        if not made:
-            raise peer_common.Unsupported("no operator expresses it: " + "; ".join(notes[-3:]))
-        return made
+        return engine.candidates_built(
+            (("GroupQueryAttention", lambda: gqa(c, Q, K, V, threads)),
+             ("MultiHeadAttention", lambda: mha(c, Q, K, V, bias, threads)),
+             ("Attention-23", lambda: onnx_attention(c, Q, K, V, bias, threads))), notes)
 
     impl = ("ONNX Runtime CPU execution provider: the fastest of com.microsoft "
             "GroupQueryAttention, MultiHeadAttention and ONNX Attention (opset 23) that expresses "
             "the case and passes the check (KERNEL per row); the operators' own layouts; "
             "inputs bound once (io_binding)")
-    lines = [f"info onnxruntime={ort.__version__} onnx={onnx.__version__} "
-             f"python={sys.version.split()[0]} numpy={np.__version__}",
-             f"blas CPUExecutionProvider (of {','.join(ort.get_available_providers())}); "
-             f"intra_op_num_threads={threads} inter_op_num_threads=1; threads={threads}",
-             f"impl {impl}"]
-    engine.serve_engine(lines, candidates_of, args, threads)
+    engine.serve_engine(header_lines(impl, threads), candidates_of, args, threads)
 
 
 if __name__ == "__main__":

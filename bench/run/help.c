@@ -138,6 +138,18 @@ static const char run_peers_text[] =
     "         package (attn.Plan, own threads): compare with the engine=own rows;\n"
     "         python_median_ms - attn_median_ms is the binding's cost per call;\n"
     "         only when named (--peers python; not in all)\n"
+    "  ort    bench/peers/ort_peer.py: ONNX Runtime, X in and the weights as\n"
+    "         initializers; the fastest of com.microsoft Attention (fused QKV),\n"
+    "         MatMul + MultiHeadAttention, + GroupQueryAttention (causal) and +\n"
+    "         ONNX Attention (opset 23) that passes its check; f32 forwards\n"
+    "  openvino bench/peers/openvino_peer.py: OpenVINO's CPU plugin (f32\n"
+    "         precision hint) on MatMul, ScaledDotProductAttention, MatMul Wo;\n"
+    "         f32 forwards\n"
+    "         Both check their output against a float64 reference before timing\n"
+    "         (CSV PEER_check_error; the operator timed: PEER_kernel); both come\n"
+    "         from ./attn.sh peers, run by --torch-python's interpreters\n";
+
+static const char run_peer_processes_text[] =
     "Each python peer is one process per thread count, started with\n"
     "OPENBLAS_NUM_THREADS/OMP_NUM_THREADS/MKL_NUM_THREADS and --threads set;\n"
     "the thread count its library reports (its blas line's threads=N) is the\n"
@@ -149,7 +161,8 @@ static const char run_peers_text[] =
     "--attn-python with .venv-python (./attn.sh python), then python3.\n"
     "PEER SCRIPTS are found next to the executable's installed share/attn, else\n"
     "in the source tree (" ATTN_BENCH_SOURCE_PEER_DIR "),\n"
-    "unless --numpy-script (both NumPy peers) / --torch-script name them.\n"
+    "unless --numpy-script (both NumPy peers) / --torch-script name them or\n"
+    "--peer-dir DIR holds a script of that name.\n"
     "\n"
     "THREADS. A row's --threads count N is everyone's. attn-bench\n"
     "sets the BLAS's thread count to N (OpenBLAS's or BLIS's call; the\n"
@@ -222,6 +235,7 @@ void bench_help_run(FILE *out)
     fputs(run_flops_text, out);
     bench_fma_peak_print_help(out);
     fputs(run_peers_text, out);
+    fputs(run_peer_processes_text, out);
     bench_table_print_columns(out);
     bench_phase_profile_print_help(out);
     fprintf(out, run_dropout_text, BENCH_DROPOUT_SEED);

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/option_values.h"
 #include "peers/peer_naive.h"
@@ -10,9 +11,9 @@
 _Static_assert(BENCH_RUN_PEER_ENTRIES >= BENCH_MAX_DROPOUTS,
                "every shape of a group has its own peers' entry");
 
-const unsigned bench_run_peer_bits[BENCH_PEER_KINDS] = {BENCH_PEER_NAIVE, BENCH_PEER_NUMPY,
-                                                        BENCH_PEER_NUMPY32, BENCH_PEER_TORCH,
-                                                        BENCH_PEER_PYTHON};
+const unsigned bench_run_peer_bits[BENCH_PEER_KINDS] = {
+    BENCH_PEER_NAIVE,  BENCH_PEER_NUMPY, BENCH_PEER_NUMPY32, BENCH_PEER_TORCH,
+    BENCH_PEER_PYTHON, BENCH_PEER_ORT,   BENCH_PEER_OPENVINO};
 
 static void announce_process(const bench_peer_process *process, int started)
 {
@@ -21,6 +22,8 @@ static void announce_process(const bench_peer_process *process, int started)
         if (strcmp(process->name, "torch") == 0)
             printf("#   (optional: ./attn.sh peers sets up PyTorch 2.x from PyPI where "
                    "attn-bench looks first)\n");
+        else if (strcmp(process->name, "ort") == 0 || strcmp(process->name, "openvino") == 0)
+            printf("#   (optional: ./attn.sh peers installs it from PyPI beside PyTorch)\n");
         else if (strcmp(process->name, "python") == 0)
             printf("#   (./attn.sh python installs attn's Python package into .venv-python, "
                    "where attn-bench looks first)\n");
@@ -42,7 +45,8 @@ void bench_run_peers_start(bench_run_peers *peers, size_t threads)
 {
     /* numpy32 is numpy_peer.py --float32: the lesson's code kept in float32 */
     static const char *const scripts[BENCH_PEER_KINDS] = {
-        NULL, "numpy_peer.py", "numpy_peer.py", "torch_peer.py", "attn_python_peer.py"};
+        NULL,          "numpy_peer.py",       "numpy_peer.py", "torch_peer.py",
+        "attn_python_peer.py", "ort_peer.py", "openvino_peer.py"};
     const bench_options *o = peers->options;
     bench_run_peers_stop(peers);
     peers->threads = threads;
@@ -50,12 +54,20 @@ void bench_run_peers_start(bench_run_peers *peers, size_t threads)
         if (!(o->peers & bench_run_peer_bits[k]))
             continue;
         const int torch = k == BENCH_PEER_KIND_TORCH, python = k == BENCH_PEER_KIND_PYTHON;
+        const int numpy = k == BENCH_PEER_KIND_NUMPY || k == BENCH_PEER_KIND_NUMPY32;
+        const char *override = torch ? o->torch_script : numpy ? o->numpy_script : NULL;
+        char in_dir[4096];
+        if (!override && o->peer_dir) {
+            snprintf(in_dir, sizeof in_dir, "%s/%s", o->peer_dir, scripts[k]);
+            override = access(in_dir, R_OK) == 0 ? in_dir : NULL;
+        }
         const bench_peer_process_setup setup = {
             .name = bench_peer_kind_names[k],
             .script_name = scripts[k],
             .script_options = k == BENCH_PEER_KIND_NUMPY32 ? "--float32" : NULL,
-            .script_override = torch ? o->torch_script : python ? NULL : o->numpy_script,
-            .pythons = torch ? o->torch_python : python ? o->attn_python : o->python,
+            .script_override = override,
+            /* the engines are installed beside PyTorch (./attn.sh peers) */
+            .pythons = numpy ? o->python : python ? o->attn_python : o->torch_python,
             .threads = threads,
             .policy = &o->repeat,
             .seed = o->seed,

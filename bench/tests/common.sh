@@ -34,6 +34,13 @@ csv_rows() {
   echo $(($(wc -l <"$1") - 1))
 }
 
+# csv_field FILE ROW NAME: the field NAME of data row ROW (1: the first), by
+# the header's names (no commas inside fields)
+csv_field() {
+  awk -F, -v row="$2" -v name="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i }
+    NR == row + 1 { print $c }' "$1"
+}
+
 # stand_in FILE INFO LOG: a stand-in peer's start (its header lines, then
 # each line it gets appended to LOG, as `line` and `fields`); its answer follows
 stand_in() {

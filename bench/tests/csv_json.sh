@@ -6,14 +6,14 @@
 "$BENCH" --quick --peers naive --NH 1,2 --wo 0,1 --api plan,oneshot --T 16 --causal 1 \
   --csv run.csv --json run.json >out.txt 2>err.txt || fail "quick sweep failed: $(cat err.txt)"
 
-header='dtype,op,causal,api,path,engine,threads,B,T,C,NH,hs,wo,weights,ran_path,engine_threads,flops,status,check,check_rows,check_error,check_tolerance,attn_repeats,attn_median_ms,attn_min_ms,attn_gflops,ceiling_gflops,attn_ceiling_fraction,naive_repeats,naive_median_ms,naive_min_ms,naive_gflops,naive_ceiling_fraction,speedup_vs_naive,naive_out_dtype,naive_note,numpy_repeats,numpy_median_ms,numpy_min_ms,numpy_gflops,numpy_ceiling_fraction,speedup_vs_numpy,numpy_out_dtype,numpy_note,numpy32_repeats,numpy32_median_ms,numpy32_min_ms,numpy32_gflops,numpy32_ceiling_fraction,speedup_vs_numpy32,numpy32_out_dtype,numpy32_note,torch_repeats,torch_median_ms,torch_min_ms,torch_gflops,torch_ceiling_fraction,speedup_vs_torch,torch_out_dtype,torch_note,python_repeats,python_median_ms,python_min_ms,python_gflops,python_ceiling_fraction,speedup_vs_python,python_out_dtype,python_note,attn_threads,fma_peak_gflops,attn_peak_fraction,naive_threads,naive_peak_fraction,numpy_threads,numpy_peak_fraction,numpy32_threads,numpy32_peak_fraction,torch_threads,torch_peak_fraction,python_threads,python_peak_fraction,dropout,attn_dropout_cost,torch_dropout_cost'
+header='dtype,op,causal,api,path,engine,threads,B,T,C,NH,hs,wo,weights,ran_path,engine_threads,flops,status,check,check_rows,check_error,check_tolerance,attn_repeats,attn_median_ms,attn_min_ms,attn_gflops,ceiling_gflops,attn_ceiling_fraction,naive_repeats,naive_median_ms,naive_min_ms,naive_gflops,naive_ceiling_fraction,speedup_vs_naive,naive_out_dtype,naive_note,numpy_repeats,numpy_median_ms,numpy_min_ms,numpy_gflops,numpy_ceiling_fraction,speedup_vs_numpy,numpy_out_dtype,numpy_note,numpy32_repeats,numpy32_median_ms,numpy32_min_ms,numpy32_gflops,numpy32_ceiling_fraction,speedup_vs_numpy32,numpy32_out_dtype,numpy32_note,torch_repeats,torch_median_ms,torch_min_ms,torch_gflops,torch_ceiling_fraction,speedup_vs_torch,torch_out_dtype,torch_note,python_repeats,python_median_ms,python_min_ms,python_gflops,python_ceiling_fraction,speedup_vs_python,python_out_dtype,python_note,attn_threads,fma_peak_gflops,attn_peak_fraction,naive_threads,naive_peak_fraction,numpy_threads,numpy_peak_fraction,numpy32_threads,numpy32_peak_fraction,torch_threads,torch_peak_fraction,python_threads,python_peak_fraction,dropout,attn_dropout_cost,torch_dropout_cost,ort_repeats,ort_median_ms,ort_min_ms,ort_gflops,ort_ceiling_fraction,speedup_vs_ort,ort_out_dtype,ort_note,ort_threads,ort_peak_fraction,openvino_repeats,openvino_median_ms,openvino_min_ms,openvino_gflops,openvino_ceiling_fraction,speedup_vs_openvino,openvino_out_dtype,openvino_note,openvino_threads,openvino_peak_fraction,naive_check_error,naive_kernel,numpy_check_error,numpy_kernel,numpy32_check_error,numpy32_kernel,torch_check_error,torch_kernel,python_check_error,python_kernel,ort_check_error,ort_kernel,openvino_check_error,openvino_kernel'
 [ "$(head -n 1 run.csv)" = "$header" ] || fail "CSV header changed: $(head -n 1 run.csv)"
 pass "CSV header has the documented 84 columns (the last three: dropout, attn_dropout_cost, torch_dropout_cost)"
 
 # 2 dtypes x 2 ops x 2 head counts x 2 wo x 2 apis = 32 configurations
 rows=$(csv_rows run.csv)
 [ "$rows" -eq 32 ] || fail "CSV has $rows rows, wanted 32"
-awk -F, 'NR > 1 && NF != 84 { bad = 1 } END { exit bad }' run.csv || fail "a CSV row has another field count"
+awk -F, 'NR > 1 && NF != 118 { bad = 1 } END { exit bad }' run.csv || fail "a CSV row has another field count"
 awk -F, 'NR > 1 && $18 != "timed" { bad = 1 } END { exit bad }' run.csv || fail "a configuration was not timed"
 awk -F, 'NR > 1 && ($24 <= 0 || $27 <= 0 || $29 == "" || $16 == "") { bad = 1 } END { exit bad }' run.csv \
   || fail "a row lacks its median, ceiling, naive timing or engine_threads"
@@ -55,7 +55,8 @@ for r in d["rows"]:
     assert abs(r["attn_peak_fraction"] - r["attn_gflops"] / r["fma_peak_gflops"]) < 1e-3 * r["attn_peak_fraction"] + 1e-6
     assert r["attn_threads"] == (r["engine_threads"] or r["threads"]) == r["threads"], r
     assert r["naive_threads"] == 1 and r["naive_peak_fraction"] > 0
-assert [p["name"] for p in d["peers"]] == ["naive", "numpy", "numpy32", "torch", "python"]
+assert [p["name"] for p in d["peers"]] == ["naive", "numpy", "numpy32", "torch", "python", "ort",
+                                          "openvino"]
 assert d["peers"][0]["status"] == "ran" and d["peers"][1]["status"] == "not asked for"
 rows = list(csv.DictReader(open("run.csv")))
 assert d["columns"] == list(rows[0].keys())

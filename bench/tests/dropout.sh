@@ -41,7 +41,7 @@ pass "sdpa --help and --help document --dropout; the dropout sweeps parse (2 row
 
 command -v python3 >/dev/null 2>&1 || { echo "no python3: the stand-in peers are not tried"; exit 0; }
 # dropout_csv CSV P TORCH_COST COLUMNS...: the CSV's rows are at p = 0 and P, its
-# header ends with COLUMNS, the row at P has the medians' ratio as
+# header has COLUMNS side by side (the run command's later peers follow them), the row at P has the medians' ratio as
 # attn_dropout_cost and TORCH_COST as torch_dropout_cost, the row at 0 none
 dropout_csv() {
   python3 - "$@" <<'PY' || fail "$1: the dropout columns"
@@ -50,7 +50,8 @@ path, p, torch_cost, *columns = sys.argv[1:]
 rows = list(csv.DictReader(open(path)))
 assert [r["dropout"] for r in rows] == ["0", p], rows
 header = open(path).readline().strip().split(",")
-assert header[-len(columns):] == columns, header
+first = header.index(columns[0])
+assert header[first:first + len(columns)] == columns, header
 base, drop = rows
 assert base["attn_dropout_cost"] == "" and drop["torch_dropout_cost"] == torch_cost, drop
 cost = float(drop["attn_median_ms"]) / float(base["attn_median_ms"])
@@ -135,7 +136,7 @@ head -n 2 run.csv >resume.csv # the row at p = 0 only: --resume measures the one
 # shellcheck disable=SC2086
 "$BENCH" $run_small --op backward --dropout 0,0.1 --peers none --csv resume.csv --json none --resume \
   >resume.txt 2>err.txt || fail "run --dropout --resume: $(head -c 500 err.txt)"
-[ "$(csv_rows resume.csv)" -eq 2 ] && [ "$(tail -n 1 resume.csv | awk -F, '{print $(NF-2)}')" = 0.1 ] \
+[ "$(csv_rows resume.csv)" -eq 2 ] && [ "$(csv_field resume.csv 2 dropout)" = 0.1 ] \
   || fail "--resume with dropouts: $(cat resume.csv)"
 pass "--resume tells the rows at p = 0 and p = 0.1 apart"
 

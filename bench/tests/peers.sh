@@ -63,7 +63,8 @@ for r in rows:
         assert r["numpy32_note"].startswith("f64: the lesson's code keeps float64"), r
 d = json.load(open("peers.json"))
 peers = {p["name"]: p for p in d["peers"]}
-assert list(peers) == ["naive", "numpy", "numpy32", "torch", "python"], list(peers)
+assert list(peers) == ["naive", "numpy", "numpy32", "torch", "python", "ort", "openvino"], \
+    list(peers)
 assert peers["python"]["status"] == "not asked for"  # only when named
 assert peers["numpy32"]["status"] == "ran" and "float32 throughout" in peers["numpy32"]["impl"]
 assert peers["torch"]["info"] == "torch=9.9.9 python=fake numpy=fake", peers["torch"]
@@ -148,7 +149,7 @@ csv.writer(open("old.csv", "w", newline=""), lineterminator="\n").writerows(
     [[row[i] for i in keep] for row in rows])
 PY
 cp old.csv old-kept.csv
-expect_status 1 "old.csv was not written by this attn-bench .*lacks 10 of this attn-bench's columns \(numpy32_repeats, \.\.\.\)" \
+expect_status 1 "old.csv was not written by this attn-bench .*lacks 12 of this attn-bench's columns \(numpy32_repeats, \.\.\.\)" \
   --quick --peers none --csv old.csv --resume
 cmp -s old.csv old-kept.csv || fail "--resume changed the refused CSV"
 "$BENCH" report --csv old.csv --out old-rep >/dev/null 2>&1 || fail "report refuses an older run's CSV"
@@ -168,5 +169,88 @@ pass "numpy_peer.py --describe prints its header lines and stops"
 expect_status 0 "numpy32 numpy_peer.py --float32" --help
 expect_status 0 "default: /.*/\.venv-peers/bin/python,python3,/usr/bin/python3" --help
 expect_status 0 "\./attn\.sh peers" --help
-expect_status 2 "--peers: 'numpy64' is not a list of naive, numpy, numpy32, torch, python, all, none" \
+expect_status 2 "--peers: 'numpy64' is not a list of naive, numpy, numpy32, torch, python, ort, openvino, all, none" \
   --peers numpy64
+
+# The inference engines on the projected heads (ort_peer.py, openvino_peer.py)
+# through stand-ins in --peer-dir: their result lines' further words (the
+# check's error, the mask, the threads, the kernel) reach the CSV's
+# PEER_check_error and PEER_kernel columns, an unsupported shape its note, an
+# engine that cannot be imported is skipped with its reason, and nothing
+# else of a row moves.
+mkdir -p engines
+for engine in ort openvino; do
+  stand_in "engines/${engine}_peer.py" "$engine=7.7.7 python=fake numpy=fake" "$engine-lines.txt"
+  cat >>"engines/${engine}_peer.py" <<PY
+    if fields[0] != "f32" or fields[1] != "forward":
+        print("unsupported " + " ".join(fields) + " f32 forward only", flush=True)
+    elif "/" in fields[-1] and len(set(fields[-1].split("/"))) == 2:  # not the last round
+        print("pending " + " ".join(fields), flush=True)
+    else:
+        print("result " + " ".join(fields) + " 2.0e-3 1.5e-3 7 float32 3.5e-07 causal 1"
+              + " $engine-kernel-" + fields[2], flush=True)
+PY
+done
+"$BENCH" --quick --peers ort,openvino --peer-dir engines --T 16 --causal 0,1 --csv engines.csv \
+  --json engines.json >engines.txt 2>&1 || fail "the engines' stand-ins: $(tail -3 engines.txt)"
+grep -q '^# ort peer: ort=7.7.7 ' engines.txt || fail "no ort peer header line"
+grep -q '^# openvino peer: openvino=7.7.7 ' engines.txt || fail "no openvino peer header line"
+python3 - <<'PY' || fail "the engines' CSV/JSON columns"
+import csv, json
+rows = list(csv.DictReader(open("engines.csv")))
+assert len(rows) == 8, len(rows)
+for r in rows:
+    f32_forward = r["dtype"] == "f32" and r["op"] == "forward"
+    for engine in ("ort", "openvino"):
+        if f32_forward:
+            assert r[f"{engine}_median_ms"] == "2", r
+            assert r[f"{engine}_check_error"] == "3.500e-07", r
+            assert r[f"{engine}_kernel"] == f"{engine}-kernel-{r['causal']}", r
+            assert r[f"{engine}_threads"] == "1", r  # the result line's THREADS
+            assert r[f"speedup_vs_{engine}"], r
+        else:
+            assert not r[f"{engine}_median_ms"] and not r[f"{engine}_kernel"], r
+            assert r[f"{engine}_note"] == "f32 forward only", r
+    assert not r["torch_median_ms"] and not r["torch_check_error"], r
+peers = {p["name"]: p for p in json.load(open("engines.json"))["peers"]}
+assert peers["ort"]["status"] == "ran" and "7.7.7" in json.dumps(peers["ort"]), peers["ort"]
+PY
+pass "ort and openvino stand-ins: check error, kernel, threads and notes in the CSV and JSON"
+
+printf 'print("unavailable ort cannot be imported: No module named onnxruntime", flush=True)\n' \
+  >engines/ort_peer.py
+"$BENCH" --quick --peers ort --peer-dir engines --T 16 --causal 0 --dtype f32 --op forward \
+  --csv none-ort.csv --json none >none-ort.txt 2>&1 || fail "a missing engine stopped the run"
+grep -q '^# ort peer skipped: .*No module named onnxruntime' none-ort.txt \
+  || fail "a missing engine is not skipped with its reason: $(grep ort none-ort.txt)"
+pass "an engine that cannot be imported is skipped with its reason"
+
+# The engines' own check (engine_projected_cases.reference_error) against
+# an independent float32 computation of the projected heads: small on the
+# right answer, above the 1e-4 tolerance when a checked row is off.
+python3 - "$PEERS" <<'PY' || fail "the engines' projected reference"
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import engine_projected_cases as projected
+import peer_common
+for causal, wo in ((1, 1), (0, 0)):
+    shape = peer_common.parse_shape(f"f32 forward {causal} 2 40 24 3 8 {wo}".split())
+    X, Wq, Wk, Wv, Wo, _ = arrays = peer_common.make_inputs(np, shape, 5)
+    def heads(W):
+        return (X @ W).reshape(2, 40, 3, 8).transpose(0, 2, 1, 3)
+    S = heads(Wq) @ heads(Wk).transpose(0, 1, 3, 2) / np.float32(np.sqrt(8))
+    if causal:
+        S = np.where(np.tri(40, dtype=bool), S, -np.inf)
+    P = np.exp(S - S.max(-1, keepdims=True))
+    Y = ((P / P.sum(-1, keepdims=True)) @ heads(Wv)).transpose(0, 2, 1, 3).reshape(2, 40, 24)
+    out = Y @ Wo if wo else Y
+    error = projected.reference_error(shape, arrays, out)
+    assert error < 1e-5, error
+    wrong = out.copy()
+    wrong[1, 39, 2] += 1e-2 * np.abs(out).max()
+    assert projected.reference_error(shape, arrays, wrong) > 1e-4
+    wrong[1, 39, 2] = np.nan
+    assert projected.reference_error(shape, arrays, wrong) == float("inf")
+PY
+pass "the engines' projected reference: within 1e-5 of an independent computation, a wrong row fails"
