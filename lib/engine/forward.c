@@ -324,7 +324,7 @@ static void FN(output_item)(void *context, size_t item, unsigned worker)
 void FN(attn_forward_run)(const FN(attn_forward_args) *a, const FN(attn_engine) *e)
 {
     FN(forward_phases) f = {.a = a, .e = e, .D = a->NH * a->hs, .rows = a->B * a->T};
-    f.projections = attn_engine_split(e->blas, f.rows, f.D);
+    f.projections = attn_engine_split_narrow(e->blas, f.rows, f.D);
     f.output = attn_engine_split(e->blas, f.rows, a->Wo != NULL ? a->C : f.D);
     if (a->Wo == NULL) /* the copy of the heads goes by whole rows */
         f.output.col_blocks = 1;

@@ -54,6 +54,10 @@ _Static_assert((size_t)ATTN_QUERY_BLOCK * ATTN_TILE_KEYS >=
  * of X per item (engine.h takes fewer for short inputs). */
 #define ATTN_ROW_BLOCK 144
 
+/* The fewest rows of a row block that the split makes shorter than
+ * ATTN_ROW_BLOCK because the product is too narrow for column blocks. */
+#define ATTN_ROW_BLOCK_MIN 32
+
 /* A call of fewer floating-point operations than this (its forward's
  * products, about 10 microseconds of one core) runs on the calling thread
  * alone on every engine: handing it to other threads costs more than it
