@@ -310,7 +310,7 @@ cmd_peers() {
       | sed 's/^/  /' || die "bench/peers/${peer}_peer.py --describe failed"
   done
   local engine
-  for engine in ort openvino; do
+  for engine in ort openvino ggml; do
     say "$engine peer (attn-bench run: projected heads):"
     "$PEERS_VENV/bin/python" "bench/peers/${engine}_peer.py" --describe --threads 1 </dev/null \
       | sed 's/^/  /' || say "bench/peers/${engine}_peer.py --describe failed"
@@ -320,8 +320,8 @@ cmd_peers() {
     "$PEERS_VENV/bin/python" "bench/peers/${engine}_sdpa_peer.py" --describe --threads 1 </dev/null \
       | sed 's/^/  /' || say "bench/peers/${engine}_sdpa_peer.py --describe failed"
   done
-  say "attn-bench runs its numpy, numpy32, torch, ort and openvino peers, and sdpa's torch," \
-    "ort, openvino and ggml peers, with $PEERS_VENV/bin/python by default"
+  say "attn-bench runs its numpy, numpy32, torch, ort, openvino and ggml peers, and sdpa's" \
+    "torch, ort, openvino and ggml peers, with $PEERS_VENV/bin/python by default"
 }
 
 main() {

@@ -7,7 +7,7 @@
 #include "measure/flops.h"
 
 const char *const bench_peer_kind_names[BENCH_PEER_KINDS] = {
-    "naive", "numpy", "numpy32", "torch", "python", "ort", "openvino"};
+    "naive", "numpy", "numpy32", "torch", "python", "ort", "openvino", "ggml"};
 const char *const bench_point_status_names[4] = {"timed", "check_failed", "call_failed",
                                                  "setup_failed"};
 

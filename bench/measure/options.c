@@ -126,9 +126,9 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
     [OPTION_PEERS] = {"peers", "LIST", "all", NULL,
                       "peers timed on the same shapes: naive, numpy (the\n"
                       "lesson's code), numpy32 (it kept in float32), torch,\n"
-                      "ort (ONNX Runtime), openvino (f32 forwards), all (these\n"
-                      "six), none; python (attn's own plan through its Python\n"
-                      "package: the binding's cost) only when named"},
+                      "ort (ONNX Runtime), openvino, ggml (f32 forwards), all\n"
+                      "(these seven), none; python (attn's own plan through its\n"
+                      "Python package: the binding's cost) only when named"},
     [OPTION_NAIVE_MAX_T] = {"naive-max-T", "N", "256", NULL,
                             "the naive C peer runs only up to this T"},
     [OPTION_NAIVE_REPEATS] = {"naive-repeats", "N", "3", NULL,
@@ -205,6 +205,8 @@ const char *bench_peer_name(unsigned peer_bit)
         return "ort";
     case BENCH_PEER_OPENVINO:
         return "openvino";
+    case BENCH_PEER_GGML:
+        return "ggml";
     default:
         return "torch";
     }
@@ -212,8 +214,8 @@ const char *bench_peer_name(unsigned peer_bit)
 
 static const char *const binary_names[2] = {"0", "1"};
 static const char *const dtype_names[BENCH_DTYPE_COUNT] = {"f32", "f64"};
-static const char *const peer_names[9] = {"naive",  "numpy",    "numpy32", "torch", "python",
-                                          "ort",    "openvino", "all",     "none"};
+static const char *const peer_names[10] = {"naive", "numpy",    "numpy32", "torch", "python",
+                                           "ort",   "openvino", "ggml",    "all",   "none"};
 
 static int resolve_axes(const bench_option_values *values, bench_options *o)
 {
@@ -251,15 +253,15 @@ static int resolve_axes(const bench_option_values *values, bench_options *o)
 
 static int resolve_peers(const bench_option_values *values, bench_options *o)
 {
-    int chosen[9];
+    int chosen[10];
     size_t count = 0;
-    if (bench_option_choices(values, OPTION_PEERS, peer_names, 9, chosen, &count) != 0)
+    if (bench_option_choices(values, OPTION_PEERS, peer_names, 10, chosen, &count) != 0)
         return -1;
-    static const unsigned bits[9] = {
+    static const unsigned bits[10] = {
         BENCH_PEER_NAIVE, BENCH_PEER_NUMPY, BENCH_PEER_NUMPY32, BENCH_PEER_TORCH,
-        BENCH_PEER_PYTHON, BENCH_PEER_ORT, BENCH_PEER_OPENVINO,
+        BENCH_PEER_PYTHON, BENCH_PEER_ORT, BENCH_PEER_OPENVINO, BENCH_PEER_GGML,
         BENCH_PEER_NAIVE | BENCH_PEER_NUMPY | BENCH_PEER_NUMPY32 | BENCH_PEER_TORCH |
-            BENCH_PEER_ORT | BENCH_PEER_OPENVINO,
+            BENCH_PEER_ORT | BENCH_PEER_OPENVINO | BENCH_PEER_GGML,
         0u};
     o->peers = 0;
     for (size_t i = 0; i < count; ++i)

@@ -22,7 +22,8 @@ enum {
     BENCH_PEER_NUMPY32 = 1u << 3,
     BENCH_PEER_PYTHON = 1u << 4, /* attn's Python package: only when named */
     BENCH_PEER_ORT = 1u << 5,
-    BENCH_PEER_OPENVINO = 1u << 6
+    BENCH_PEER_OPENVINO = 1u << 6,
+    BENCH_PEER_GGML = 1u << 7
 };
 
 typedef struct bench_options {
@@ -84,7 +85,7 @@ void bench_options_free(bench_options *options);
 void bench_options_print_list(FILE *out);
 
 /* The peers' names for messages: "naive", "numpy", "numpy32", "torch", "python",
- * "ort", "openvino". */
+ * "ort", "openvino", "ggml". */
 const char *bench_peer_name(unsigned peer_bit);
 
 #endif /* ATTN_BENCH_OPTIONS_H */

@@ -14,7 +14,7 @@
  * numpy32 the same computation kept in float32 (f32 shapes only); python
  * is attn's own plan called through its Python package (the binding's cost
  * over the C call: python_median_ms - attn_median_ms of the own-engine row);
- * ort and openvino the inference engines on the projected heads, f32
+ * ort, openvino and ggml the inference engines on the projected heads, f32
  * forwards (their fastest way, checked before timing). */
 typedef enum bench_peer_kind {
     BENCH_PEER_KIND_NAIVE = 0,
@@ -23,11 +23,12 @@ typedef enum bench_peer_kind {
     BENCH_PEER_KIND_TORCH = 3,
     BENCH_PEER_KIND_PYTHON = 4, /* attn itself through its Python package (python/) */
     BENCH_PEER_KIND_ORT = 5,      /* ONNX Runtime (bench/peers/ort_peer.py) */
-    BENCH_PEER_KIND_OPENVINO = 6  /* OpenVINO (bench/peers/openvino_peer.py) */
+    BENCH_PEER_KIND_OPENVINO = 6, /* OpenVINO (bench/peers/openvino_peer.py) */
+    BENCH_PEER_KIND_GGML = 7      /* ggml (bench/peers/ggml_peer.py) */
 } bench_peer_kind;
-#define BENCH_PEER_KINDS 7
+#define BENCH_PEER_KINDS 8
 
-/* "naive", "numpy", "numpy32", "torch", "python", "ort", "openvino" */
+/* "naive", "numpy", "numpy32", "torch", "python", "ort", "openvino", "ggml" */
 extern const char *const bench_peer_kind_names[BENCH_PEER_KINDS];
 
 /* One peer's answer for one shape or configuration, in either command (the

@@ -68,7 +68,7 @@ static const char *const peer_peak_columns[][2] = {
 };
 
 /* Peers whose columns come where they always were: naive .. python. The
- * engines added later (ort, openvino) get theirs after the dropout columns,
+ * engines added later (ort, openvino, ggml) get theirs after the dropout columns,
  * and then every peer its check's columns, so that earlier columns keep
  * their places. */
 #define CSV_FIRST_PEERS 5

@@ -1,5 +1,5 @@
 """What the inference-engine peers of the run command share (ort_peer.py,
-openvino_peer.py): the projected heads' float64 reference, and the choice
+openvino_peer.py, ggml_peer.py): the projected heads' float64 reference, and the choice
 among an engine's ways of computing a shape (engine_sdpa_cases.EngineCase,
 checked against this reference instead of the sdpa one).
 

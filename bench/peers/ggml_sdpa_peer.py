@@ -54,7 +54,45 @@ def load_shim(path):
     shim.attn_ggml_shim_run.restype = INT
     shim.attn_ggml_shim_out.argtypes = [PTR]
     shim.attn_ggml_shim_out.restype = ctypes.POINTER(ctypes.c_float)
+    if not hasattr(shim, "attn_ggml_projected_create"):  # a shim built before them
+        return shim
+    shim.attn_ggml_projected_create.restype = PTR
+    shim.attn_ggml_projected_create.argtypes = [I64] * 5 + [INT] * 2 + [PTR] * 4
+    shim.attn_ggml_projected_destroy.argtypes = [PTR]
+    shim.attn_ggml_projected_set_x.argtypes = [PTR] * 2
+    shim.attn_ggml_projected_run.argtypes = [PTR]
+    shim.attn_ggml_projected_run.restype = INT
+    shim.attn_ggml_projected_out.argtypes = [PTR]
+    shim.attn_ggml_projected_out.restype = ctypes.POINTER(ctypes.c_float)
     return shim
+
+
+def add_shim_argument(parser):
+    """--shim PATH (default: <venv>/ggml/lib/libattn_ggml_shim.so beside the
+    interpreter's venv, where ./attn.sh peers builds it)."""
+    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+    parser.add_argument("--shim", default=os.path.join(venv, "ggml", "lib",
+                                                       "libattn_ggml_shim.so"),
+                        help="the shim library")
+
+
+def header_lines(shim_path, impl, threads):
+    """The info, blas and impl lines of a ggml peer (ggml_peer.py's too):
+    ggml's version and source as build_ggml.sh recorded them."""
+    cache = os.path.dirname(os.path.dirname(shim_path))
+    source, version = "unknown-source", "unknown"
+    try:
+        with open(os.path.join(cache, "ggml-version")) as f:
+            source = "-".join(f.read().split())
+        with open(os.path.join(cache, "cmake.log")) as f:
+            version = next((line.split(":")[1].strip() for line in f
+                            if line.startswith("-- ggml version:")), version)
+    except OSError:
+        pass
+    return [f"info ggml={version} source={source} python={sys.version.split()[0]} "
+            f"numpy={np.__version__}",
+            f"blas ggml CPU backend, {shim_path}; n_threads={threads}; threads={threads}",
+            f"impl {impl}"]
 
 
 class Graph:
@@ -92,26 +130,13 @@ class Graph:
 
 
 def main():
-    venv_shim = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(sys.executable))),
-                             "ggml", "lib", "libattn_ggml_shim.so")
-
     def add_arguments(parser):
         sdpa_peer_protocol.add_arguments(parser)
-        parser.add_argument("--shim", default=venv_shim, help="the shim library")
+        add_shim_argument(parser)
 
     args = peer_common.parse_arguments(__doc__.split("\n\n")[0], add_arguments)
     threads = max(1, args.threads)
     shim = load_shim(args.shim)
-    cache = os.path.dirname(os.path.dirname(args.shim))
-    source, version = "unknown-source", "unknown"
-    try:
-        with open(os.path.join(cache, "ggml-version")) as f:
-            source = "-".join(f.read().split())
-        with open(os.path.join(cache, "cmake.log")) as f:
-            version = next((line.split(":")[1].strip() for line in f
-                            if line.startswith("-- ggml version:")), version)
-    except OSError:
-        pass
 
     def candidates_of(c, inputs):
         made = []
@@ -125,10 +150,7 @@ def main():
     impl = ("ggml_flash_attn_ext on ggml's CPU backend (Q F32; the faster of K/V F32 and F16, "
             "KERNEL per row), the graph built once, computed with n_threads; F16 additive mask "
             "unless every key is visible; scale 1/sqrt(hs), accumulation F32")
-    lines = [f"info ggml={version} source={source} python={sys.version.split()[0]} numpy={np.__version__}",
-             f"blas ggml CPU backend, {args.shim}; n_threads={threads}; threads={threads}",
-             f"impl {impl}"]
-    engine.serve_engine(lines, candidates_of, args, threads)
+    engine.serve_engine(header_lines(args.shim, impl, threads), candidates_of, args, threads)
 
 
 if __name__ == "__main__":

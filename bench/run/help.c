@@ -145,9 +145,11 @@ static const char run_peers_text[] =
     "  openvino bench/peers/openvino_peer.py: OpenVINO's CPU plugin (f32\n"
     "         precision hint) on MatMul, ScaledDotProductAttention, MatMul Wo;\n"
     "         f32 forwards\n"
-    "         Both check their output against a float64 reference before timing\n"
-    "         (CSV PEER_check_error; the operator timed: PEER_kernel); both come\n"
-    "         from ./attn.sh peers, run by --torch-python's interpreters\n";
+    "  ggml   bench/peers/ggml_peer.py: ggml's CPU backend as a llama.cpp layer\n"
+    "         (ggml_mul_mat, ggml_flash_attn_ext, ggml_mul_mat Wo); f32 forwards\n"
+    "         The three check their output against a float64 reference before\n"
+    "         timing (CSV PEER_check_error; the operator timed: PEER_kernel); all\n"
+    "         come from ./attn.sh peers, run by --torch-python's interpreters\n";
 
 static const char run_peer_processes_text[] =
     "Each python peer is one process per thread count, started with\n"

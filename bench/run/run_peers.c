@@ -13,7 +13,7 @@ _Static_assert(BENCH_RUN_PEER_ENTRIES >= BENCH_MAX_DROPOUTS,
 
 const unsigned bench_run_peer_bits[BENCH_PEER_KINDS] = {
     BENCH_PEER_NAIVE,  BENCH_PEER_NUMPY, BENCH_PEER_NUMPY32, BENCH_PEER_TORCH,
-    BENCH_PEER_PYTHON, BENCH_PEER_ORT,   BENCH_PEER_OPENVINO};
+    BENCH_PEER_PYTHON, BENCH_PEER_ORT,   BENCH_PEER_OPENVINO, BENCH_PEER_GGML};
 
 static void announce_process(const bench_peer_process *process, int started)
 {
@@ -22,7 +22,8 @@ static void announce_process(const bench_peer_process *process, int started)
         if (strcmp(process->name, "torch") == 0)
             printf("#   (optional: ./attn.sh peers sets up PyTorch 2.x from PyPI where "
                    "attn-bench looks first)\n");
-        else if (strcmp(process->name, "ort") == 0 || strcmp(process->name, "openvino") == 0)
+        else if (strcmp(process->name, "ort") == 0 || strcmp(process->name, "openvino") == 0 ||
+                 strcmp(process->name, "ggml") == 0)
             printf("#   (optional: ./attn.sh peers installs it from PyPI beside PyTorch)\n");
         else if (strcmp(process->name, "python") == 0)
             printf("#   (./attn.sh python installs attn's Python package into .venv-python, "
@@ -46,7 +47,7 @@ void bench_run_peers_start(bench_run_peers *peers, size_t threads)
     /* numpy32 is numpy_peer.py --float32: the lesson's code kept in float32 */
     static const char *const scripts[BENCH_PEER_KINDS] = {
         NULL,          "numpy_peer.py",       "numpy_peer.py", "torch_peer.py",
-        "attn_python_peer.py", "ort_peer.py", "openvino_peer.py"};
+        "attn_python_peer.py", "ort_peer.py", "openvino_peer.py", "ggml_peer.py"};
     const bench_options *o = peers->options;
     bench_run_peers_stop(peers);
     peers->threads = threads;

@@ -63,8 +63,8 @@ for r in rows:
         assert r["numpy32_note"].startswith("f64: the lesson's code keeps float64"), r
 d = json.load(open("peers.json"))
 peers = {p["name"]: p for p in d["peers"]}
-assert list(peers) == ["naive", "numpy", "numpy32", "torch", "python", "ort", "openvino"], \
-    list(peers)
+assert list(peers) == ["naive", "numpy", "numpy32", "torch", "python", "ort", "openvino",
+                       "ggml"], list(peers)
 assert peers["python"]["status"] == "not asked for"  # only when named
 assert peers["numpy32"]["status"] == "ran" and "float32 throughout" in peers["numpy32"]["impl"]
 assert peers["torch"]["info"] == "torch=9.9.9 python=fake numpy=fake", peers["torch"]
@@ -169,17 +169,18 @@ pass "numpy_peer.py --describe prints its header lines and stops"
 expect_status 0 "numpy32 numpy_peer.py --float32" --help
 expect_status 0 "default: /.*/\.venv-peers/bin/python,python3,/usr/bin/python3" --help
 expect_status 0 "\./attn\.sh peers" --help
-expect_status 2 "--peers: 'numpy64' is not a list of naive, numpy, numpy32, torch, python, ort, openvino, all, none" \
+expect_status 2 "--peers: 'numpy64' is not a list of naive, numpy, numpy32, torch, python, ort, openvino, ggml, all, none" \
   --peers numpy64
 
-# The inference engines on the projected heads (ort_peer.py, openvino_peer.py)
+# The inference engines on the projected heads (ort_peer.py, openvino_peer.py,
+# ggml_peer.py)
 # through stand-ins in --peer-dir: their result lines' further words (the
 # check's error, the mask, the threads, the kernel) reach the CSV's
 # PEER_check_error and PEER_kernel columns, an unsupported shape its note, an
 # engine that cannot be imported is skipped with its reason, and nothing
 # else of a row moves.
 mkdir -p engines
-for engine in ort openvino; do
+for engine in ort openvino ggml; do
   stand_in "engines/${engine}_peer.py" "$engine=7.7.7 python=fake numpy=fake" "$engine-lines.txt"
   cat >>"engines/${engine}_peer.py" <<PY
     if fields[0] != "f32" or fields[1] != "forward":
@@ -191,17 +192,18 @@ for engine in ort openvino; do
               + " $engine-kernel-" + fields[2], flush=True)
 PY
 done
-"$BENCH" --quick --peers ort,openvino --peer-dir engines --T 16 --causal 0,1 --csv engines.csv \
+"$BENCH" --quick --peers ort,openvino,ggml --peer-dir engines --T 16 --causal 0,1 --csv engines.csv \
   --json engines.json >engines.txt 2>&1 || fail "the engines' stand-ins: $(tail -3 engines.txt)"
 grep -q '^# ort peer: ort=7.7.7 ' engines.txt || fail "no ort peer header line"
 grep -q '^# openvino peer: openvino=7.7.7 ' engines.txt || fail "no openvino peer header line"
+grep -q '^# ggml peer: ggml=7.7.7 ' engines.txt || fail "no ggml peer header line"
 python3 - <<'PY' || fail "the engines' CSV/JSON columns"
 import csv, json
 rows = list(csv.DictReader(open("engines.csv")))
 assert len(rows) == 8, len(rows)
 for r in rows:
     f32_forward = r["dtype"] == "f32" and r["op"] == "forward"
-    for engine in ("ort", "openvino"):
+    for engine in ("ort", "openvino", "ggml"):
         if f32_forward:
             assert r[f"{engine}_median_ms"] == "2", r
             assert r[f"{engine}_check_error"] == "3.500e-07", r
@@ -215,7 +217,7 @@ for r in rows:
 peers = {p["name"]: p for p in json.load(open("engines.json"))["peers"]}
 assert peers["ort"]["status"] == "ran" and "7.7.7" in json.dumps(peers["ort"]), peers["ort"]
 PY
-pass "ort and openvino stand-ins: check error, kernel, threads and notes in the CSV and JSON"
+pass "ort, openvino and ggml stand-ins: check error, kernel, threads and notes in the CSV and JSON"
 
 printf 'print("unavailable ort cannot be imported: No module named onnxruntime", flush=True)\n' \
   >engines/ort_peer.py

@@ -1,9 +1,10 @@
 /*
- * The ggml peer's C side (bench/peers/ggml_sdpa_peer.py loads it with
- * ctypes): one attention call of attn-bench sdpa as llama.cpp makes it,
- * ggml_flash_attn_ext on ggml's CPU backend, its graph built once and
- * computed on n_threads threads per call. Built by build_ggml.sh against the
- * ggml it builds; the API below is this file's own.
+ * The ggml peers' C side (bench/peers/ggml_sdpa_peer.py and ggml_peer.py
+ * load it with ctypes): one attention call of attn-bench sdpa as llama.cpp
+ * makes it, ggml_flash_attn_ext on ggml's CPU backend, its graph built once
+ * and computed on n_threads threads per call; and the run command's
+ * projected heads (attn_ggml_projected_*, at the end). Built by
+ * build_ggml.sh against the ggml it builds; the API below is this file's own.
  *
  * Shapes (ggml's ne[] lists the fastest dimension first):
  *   q     [hs,   Tq, NH,    B]  a view of storage in the layout:
@@ -142,4 +143,121 @@ int attn_ggml_shim_run(shim *s)
 const float *attn_ggml_shim_out(const shim *s)
 {
     return s->out->data;
+}
+
+/*
+ * The projected heads of the run command (bench/peers/ggml_peer.py) as a
+ * llama.cpp layer computes them, the graph built once:
+ *   x   [C, T, B]            X (B, T, C)
+ *   wq, wk, wv [C, D]        the weights stored transposed, (D, C) rows: what
+ *                            ggml_mul_mat takes (llama.cpp's weight layout)
+ *   q = ggml_mul_mat(wq, x)  [D, T, B], reshaped [hs, NH, T, B], viewed
+ *                            [hs, T, NH, B]; k and v alike
+ *   y = ggml_flash_attn_ext(q, k, v, causal mask or none)   [hs, NH, T, B]
+ *   out = ggml_mul_mat(wo, y as [D, T, B])  [C, T, B] with wo [D, C]
+ *                            (Wo stored transposed), else y: (B, T, D)
+ * mask: F16 [T, T], 0 for keys j <= t, -inf above (causal only).
+ */
+typedef struct projected {
+    struct ggml_context *ctx;
+    struct ggml_tensor *x, *w[4], *out; /* w: wq, wk, wv, wo (or NULL) */
+    struct ggml_cgraph *graph;
+    struct ggml_cplan plan;
+    void *work;
+} projected;
+
+void attn_ggml_projected_destroy(projected *p)
+{
+    if (!p)
+        return;
+    if (p->ctx)
+        ggml_free(p->ctx);
+    free(p->work);
+    free(p);
+}
+
+/* The heads of a projection [D, T, B] as [hs, T, NH, B]. */
+static struct ggml_tensor *heads_of(struct ggml_context *ctx, struct ggml_tensor *rows,
+                                    int64_t hs, int64_t NH, int64_t T, int64_t B)
+{
+    return ggml_permute(ctx, ggml_reshape_4d(ctx, rows, hs, NH, T, B), 0, 2, 1, 3);
+}
+
+/* wq, wk, wv (D, C) and wo (C, D) or NULL: float32 rows, copied. */
+projected *attn_ggml_projected_create(int64_t B, int64_t T, int64_t C, int64_t NH, int64_t hs,
+                                      int causal, int n_threads, const float *wq,
+                                      const float *wk, const float *wv, const float *wo)
+{
+    projected *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    const int64_t D = NH * hs;
+    const size_t floats = (size_t)(B * T * C) * 2 + (size_t)(C * D) * 4 +
+                          (size_t)(B * T * D) * 5;
+    struct ggml_init_params params = {
+        .mem_size = floats * 4 + (size_t)(T * T) * 2 + ggml_graph_overhead() +
+                    32 * ggml_tensor_overhead() + (1u << 20),
+        .mem_buffer = NULL,
+        .no_alloc = false};
+    ggml_cpu_init();
+    p->ctx = ggml_init(params);
+    if (!p->ctx) {
+        attn_ggml_projected_destroy(p);
+        return NULL;
+    }
+    const float *from[4] = {wq, wk, wv, wo};
+    for (int m = 0; m < 4; ++m) {
+        if (!from[m])
+            continue;
+        p->w[m] = m < 3 ? ggml_new_tensor_2d(p->ctx, GGML_TYPE_F32, C, D)
+                        : ggml_new_tensor_2d(p->ctx, GGML_TYPE_F32, D, C);
+        memcpy(p->w[m]->data, from[m], (size_t)(C * D) * sizeof(float));
+    }
+    p->x = ggml_new_tensor_3d(p->ctx, GGML_TYPE_F32, C, T, B);
+    struct ggml_tensor *mask = NULL;
+    if (causal) {
+        mask = ggml_new_tensor_2d(p->ctx, GGML_TYPE_F16, T, T);
+        ggml_fp16_t *m = mask->data;
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t j = 0; j < T; ++j)
+                m[t * T + j] = ggml_fp32_to_fp16(j <= t ? 0.0f : -INFINITY);
+    }
+    struct ggml_tensor *q = heads_of(p->ctx, ggml_mul_mat(p->ctx, p->w[0], p->x), hs, NH, T, B);
+    struct ggml_tensor *k = heads_of(p->ctx, ggml_mul_mat(p->ctx, p->w[1], p->x), hs, NH, T, B);
+    struct ggml_tensor *v = heads_of(p->ctx, ggml_mul_mat(p->ctx, p->w[2], p->x), hs, NH, T, B);
+    struct ggml_tensor *y = ggml_flash_attn_ext(p->ctx, q, k, v, mask,
+                                                1.0f / sqrtf((float)hs), 0.0f, 0.0f);
+    ggml_prec_set_acc(y, GGML_PREC_F32);
+    y = ggml_reshape_3d(p->ctx, y, D, T, B);
+    p->out = p->w[3] ? ggml_mul_mat(p->ctx, p->w[3], y) : y;
+    p->graph = ggml_new_graph(p->ctx);
+    ggml_build_forward_expand(p->graph, p->out);
+    p->plan = ggml_graph_plan(p->graph, n_threads, NULL);
+    if (p->plan.work_size) {
+        p->work = malloc(p->plan.work_size);
+        if (!p->work) {
+            attn_ggml_projected_destroy(p);
+            return NULL;
+        }
+        p->plan.work_data = p->work;
+    }
+    return p;
+}
+
+/* X (B, T, C) float32 into the graph's input. */
+void attn_ggml_projected_set_x(projected *p, const float *x)
+{
+    memcpy(p->x->data, x, ggml_nbytes(p->x));
+}
+
+/* One call; 0, or ggml's status. */
+int attn_ggml_projected_run(projected *p)
+{
+    return (int)ggml_graph_compute(p->graph, &p->plan);
+}
+
+/* The last output, (B, T, C) with Wo, else (B, T, NH*hs), float32. */
+const float *attn_ggml_projected_out(const projected *p)
+{
+    return p->out->data;
 }
