@@ -46,25 +46,23 @@ def load_shim(path):
     except OSError as exc:
         print(f"unavailable ggml: {exc}", flush=True)
         sys.exit(0)
-    shim.attn_ggml_shim_create.restype = PTR
-    shim.attn_ggml_shim_create.argtypes = [I64] * 7 + [INT] * 4
-    shim.attn_ggml_shim_destroy.argtypes = [PTR]
-    shim.attn_ggml_shim_set.argtypes = [PTR] * 5
-    shim.attn_ggml_shim_run.argtypes = [PTR]
-    shim.attn_ggml_shim_run.restype = INT
-    shim.attn_ggml_shim_out.argtypes = [PTR]
-    shim.attn_ggml_shim_out.restype = ctypes.POINTER(ctypes.c_float)
-    if not hasattr(shim, "attn_ggml_projected_create"):  # a shim built before them
-        return shim
-    shim.attn_ggml_projected_create.restype = PTR
-    shim.attn_ggml_projected_create.argtypes = [I64] * 5 + [INT] * 2 + [PTR] * 4
-    shim.attn_ggml_projected_destroy.argtypes = [PTR]
-    shim.attn_ggml_projected_set_x.argtypes = [PTR] * 2
-    shim.attn_ggml_projected_run.argtypes = [PTR]
-    shim.attn_ggml_projected_run.restype = INT
-    shim.attn_ggml_projected_out.argtypes = [PTR]
-    shim.attn_ggml_projected_out.restype = ctypes.POINTER(ctypes.c_float)
+    typed(shim, "attn_ggml_shim", [I64] * 7 + [INT] * 4, "set", [PTR] * 5)
+    if hasattr(shim, "attn_ggml_projected_create"):  # not in a shim built before them
+        typed(shim, "attn_ggml_projected", [I64] * 5 + [INT] * 2 + [PTR] * 4, "set_x", [PTR] * 2)
     return shim
+
+
+def typed(shim, prefix, create_args, setter, setter_args):
+    """Types one of the shim's APIs: PREFIX_create(create_args) -> handle,
+    PREFIX_destroy, PREFIX_SETTER(setter_args), PREFIX_run -> status,
+    PREFIX_out -> float *."""
+    def function(name):
+        return getattr(shim, f"{prefix}_{name}")
+    function("create").restype, function("create").argtypes = PTR, create_args
+    function("destroy").argtypes = [PTR]
+    function(setter).argtypes = setter_args
+    function("run").restype, function("run").argtypes = INT, [PTR]
+    function("out").restype, function("out").argtypes = ctypes.POINTER(ctypes.c_float), [PTR]
 
 
 def add_shim_argument(parser):

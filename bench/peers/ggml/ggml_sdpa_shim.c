@@ -25,12 +25,52 @@
 #include "ggml-cpu.h"
 #include "ggml.h"
 
-typedef struct shim {
+/* A graph built once and computed per call: its context (the tensors'
+ * memory), the graph, its plan for n_threads and the plan's work buffer. */
+typedef struct computed {
     struct ggml_context *ctx;
-    struct ggml_tensor *q, *k, *v, *mask, *out; /* q, k, v: the storages */
     struct ggml_cgraph *graph;
     struct ggml_cplan plan;
     void *work;
+} computed;
+
+/* A context of `bytes` for the tensors; 0, or -1. */
+static int computed_init(computed *g, size_t bytes)
+{
+    struct ggml_init_params params = {.mem_size = bytes + ggml_graph_overhead() +
+                                                  32 * ggml_tensor_overhead() + (1u << 20),
+                                      .mem_buffer = NULL,
+                                      .no_alloc = false};
+    ggml_cpu_init();
+    g->ctx = ggml_init(params);
+    return g->ctx ? 0 : -1;
+}
+
+/* The graph that computes out, planned for n_threads; 0, or -1. */
+static int computed_plan(computed *g, struct ggml_tensor *out, int n_threads)
+{
+    g->graph = ggml_new_graph(g->ctx);
+    ggml_build_forward_expand(g->graph, out);
+    g->plan = ggml_graph_plan(g->graph, n_threads, NULL);
+    if (g->plan.work_size) {
+        g->work = malloc(g->plan.work_size);
+        if (!g->work)
+            return -1;
+        g->plan.work_data = g->work;
+    }
+    return 0;
+}
+
+static void computed_free(computed *g)
+{
+    if (g->ctx)
+        ggml_free(g->ctx);
+    free(g->work);
+}
+
+typedef struct shim {
+    computed g;
+    struct ggml_tensor *q, *k, *v, *mask, *out; /* q, k, v: the storages */
     int64_t B, NH, NH_kv, Tq, Tk, hs, hs_v;
     int bshd;
 } shim;
@@ -54,9 +94,7 @@ void attn_ggml_shim_destroy(shim *s)
 {
     if (!s)
         return;
-    if (s->ctx)
-        ggml_free(s->ctx);
-    free(s->work);
+    computed_free(&s->g);
     free(s);
 }
 
@@ -73,33 +111,23 @@ shim *attn_ggml_shim_create(int64_t B, int64_t NH, int64_t NH_kv, int64_t Tq, in
     const size_t kv_size = kv_f16 ? 2 : 4;
     const size_t bytes = (size_t)(B * NH * Tq * hs) * 4 + (size_t)(B * NH_kv * Tk * (hs + hs_v)) * kv_size +
                          (with_mask ? (size_t)(B * NH * Tq * Tk) * 2 : 0) +
-                         (size_t)(B * NH * Tq * hs_v) * 4 + ggml_graph_overhead() +
-                         16 * ggml_tensor_overhead() + (1u << 20);
-    struct ggml_init_params params = {.mem_size = bytes, .mem_buffer = NULL, .no_alloc = false};
-    ggml_cpu_init();
-    s->ctx = ggml_init(params);
-    if (!s->ctx) {
+                         (size_t)(B * NH * Tq * hs_v) * 4;
+    if (computed_init(&s->g, bytes) != 0) {
         attn_ggml_shim_destroy(s);
         return NULL;
     }
+    struct ggml_context *ctx = s->g.ctx;
     struct ggml_tensor *q, *k, *v;
-    s->q = stored(s->ctx, GGML_TYPE_F32, bshd, hs, Tq, NH, B, &q);
-    s->k = stored(s->ctx, kv_type, bshd, hs, Tk, NH_kv, B, &k);
-    s->v = stored(s->ctx, kv_type, bshd, hs_v, Tk, NH_kv, B, &v);
+    s->q = stored(ctx, GGML_TYPE_F32, bshd, hs, Tq, NH, B, &q);
+    s->k = stored(ctx, kv_type, bshd, hs, Tk, NH_kv, B, &k);
+    s->v = stored(ctx, kv_type, bshd, hs_v, Tk, NH_kv, B, &v);
     if (with_mask > 0)
-        s->mask = ggml_new_tensor_4d(s->ctx, GGML_TYPE_F16, Tk, Tq, with_mask > 1 ? NH : 1, B);
-    s->out = ggml_flash_attn_ext(s->ctx, q, k, v, s->mask, 1.0f / sqrtf((float)hs), 0.0f, 0.0f);
+        s->mask = ggml_new_tensor_4d(ctx, GGML_TYPE_F16, Tk, Tq, with_mask > 1 ? NH : 1, B);
+    s->out = ggml_flash_attn_ext(ctx, q, k, v, s->mask, 1.0f / sqrtf((float)hs), 0.0f, 0.0f);
     ggml_prec_set_acc(s->out, GGML_PREC_F32);
-    s->graph = ggml_new_graph(s->ctx);
-    ggml_build_forward_expand(s->graph, s->out);
-    s->plan = ggml_graph_plan(s->graph, n_threads, NULL);
-    if (s->plan.work_size) {
-        s->work = malloc(s->plan.work_size);
-        if (!s->work) {
-            attn_ggml_shim_destroy(s);
-            return NULL;
-        }
-        s->plan.work_data = s->work;
+    if (computed_plan(&s->g, s->out, n_threads) != 0) {
+        attn_ggml_shim_destroy(s);
+        return NULL;
     }
     return s;
 }
@@ -136,7 +164,7 @@ void attn_ggml_shim_set(shim *s, const float *q, const float *k, const float *v,
 /* One call; 0, or ggml's status. */
 int attn_ggml_shim_run(shim *s)
 {
-    return (int)ggml_graph_compute(s->graph, &s->plan);
+    return (int)ggml_graph_compute(s->g.graph, &s->g.plan);
 }
 
 /* The last output, (B, Tq, NH, hs_v) float32. */
@@ -159,20 +187,15 @@ const float *attn_ggml_shim_out(const shim *s)
  * mask: F16 [T, T], 0 for keys j <= t, -inf above (causal only).
  */
 typedef struct projected {
-    struct ggml_context *ctx;
+    computed g;
     struct ggml_tensor *x, *w[4], *out; /* w: wq, wk, wv, wo (or NULL) */
-    struct ggml_cgraph *graph;
-    struct ggml_cplan plan;
-    void *work;
 } projected;
 
 void attn_ggml_projected_destroy(projected *p)
 {
     if (!p)
         return;
-    if (p->ctx)
-        ggml_free(p->ctx);
-    free(p->work);
+    computed_free(&p->g);
     free(p);
 }
 
@@ -194,52 +217,39 @@ projected *attn_ggml_projected_create(int64_t B, int64_t T, int64_t C, int64_t N
     const int64_t D = NH * hs;
     const size_t floats = (size_t)(B * T * C) * 2 + (size_t)(C * D) * 4 +
                           (size_t)(B * T * D) * 5;
-    struct ggml_init_params params = {
-        .mem_size = floats * 4 + (size_t)(T * T) * 2 + ggml_graph_overhead() +
-                    32 * ggml_tensor_overhead() + (1u << 20),
-        .mem_buffer = NULL,
-        .no_alloc = false};
-    ggml_cpu_init();
-    p->ctx = ggml_init(params);
-    if (!p->ctx) {
+    if (computed_init(&p->g, floats * 4 + (size_t)(T * T) * 2) != 0) {
         attn_ggml_projected_destroy(p);
         return NULL;
     }
+    struct ggml_context *ctx = p->g.ctx;
     const float *from[4] = {wq, wk, wv, wo};
     for (int m = 0; m < 4; ++m) {
         if (!from[m])
             continue;
-        p->w[m] = m < 3 ? ggml_new_tensor_2d(p->ctx, GGML_TYPE_F32, C, D)
-                        : ggml_new_tensor_2d(p->ctx, GGML_TYPE_F32, D, C);
+        p->w[m] = m < 3 ? ggml_new_tensor_2d(ctx, GGML_TYPE_F32, C, D)
+                        : ggml_new_tensor_2d(ctx, GGML_TYPE_F32, D, C);
         memcpy(p->w[m]->data, from[m], (size_t)(C * D) * sizeof(float));
     }
-    p->x = ggml_new_tensor_3d(p->ctx, GGML_TYPE_F32, C, T, B);
+    p->x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, C, T, B);
     struct ggml_tensor *mask = NULL;
     if (causal) {
-        mask = ggml_new_tensor_2d(p->ctx, GGML_TYPE_F16, T, T);
+        mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, T, T);
         ggml_fp16_t *m = mask->data;
         for (int64_t t = 0; t < T; ++t)
             for (int64_t j = 0; j < T; ++j)
                 m[t * T + j] = ggml_fp32_to_fp16(j <= t ? 0.0f : -INFINITY);
     }
-    struct ggml_tensor *q = heads_of(p->ctx, ggml_mul_mat(p->ctx, p->w[0], p->x), hs, NH, T, B);
-    struct ggml_tensor *k = heads_of(p->ctx, ggml_mul_mat(p->ctx, p->w[1], p->x), hs, NH, T, B);
-    struct ggml_tensor *v = heads_of(p->ctx, ggml_mul_mat(p->ctx, p->w[2], p->x), hs, NH, T, B);
-    struct ggml_tensor *y = ggml_flash_attn_ext(p->ctx, q, k, v, mask,
-                                                1.0f / sqrtf((float)hs), 0.0f, 0.0f);
+    struct ggml_tensor *q = heads_of(ctx, ggml_mul_mat(ctx, p->w[0], p->x), hs, NH, T, B);
+    struct ggml_tensor *k = heads_of(ctx, ggml_mul_mat(ctx, p->w[1], p->x), hs, NH, T, B);
+    struct ggml_tensor *v = heads_of(ctx, ggml_mul_mat(ctx, p->w[2], p->x), hs, NH, T, B);
+    struct ggml_tensor *y =
+        ggml_flash_attn_ext(ctx, q, k, v, mask, 1.0f / sqrtf((float)hs), 0.0f, 0.0f);
     ggml_prec_set_acc(y, GGML_PREC_F32);
-    y = ggml_reshape_3d(p->ctx, y, D, T, B);
-    p->out = p->w[3] ? ggml_mul_mat(p->ctx, p->w[3], y) : y;
-    p->graph = ggml_new_graph(p->ctx);
-    ggml_build_forward_expand(p->graph, p->out);
-    p->plan = ggml_graph_plan(p->graph, n_threads, NULL);
-    if (p->plan.work_size) {
-        p->work = malloc(p->plan.work_size);
-        if (!p->work) {
-            attn_ggml_projected_destroy(p);
-            return NULL;
-        }
-        p->plan.work_data = p->work;
+    y = ggml_reshape_3d(ctx, y, D, T, B);
+    p->out = p->w[3] ? ggml_mul_mat(ctx, p->w[3], y) : y;
+    if (computed_plan(&p->g, p->out, n_threads) != 0) {
+        attn_ggml_projected_destroy(p);
+        return NULL;
     }
     return p;
 }
@@ -253,7 +263,7 @@ void attn_ggml_projected_set_x(projected *p, const float *x)
 /* One call; 0, or ggml's status. */
 int attn_ggml_projected_run(projected *p)
 {
-    return (int)ggml_graph_compute(p->graph, &p->plan);
+    return (int)ggml_graph_compute(p->g.graph, &p->g.plan);
 }
 
 /* The last output, (B, T, C) with Wo, else (B, T, NH*hs), float32. */
