@@ -25,7 +25,8 @@ KINDS = (
 # Line styles (plots.py's colours): attn's variants take these in the order
 # they first appear in the rows; each peer keeps its own everywhere.
 ATTN_STYLES = (1, 5, 6, 7, 8)
-PEER_STYLES = {"naive": 2, "numpy": 3, "numpy32": 9, "torch": 4, "python": 6}
+PEER_STYLES = {"naive": 2, "numpy": 3, "numpy32": 9, "torch": 4, "python": 6, "ort": 10,
+               "openvino": 11, "ggml": 12}
 
 
 def variant(row):

@@ -16,7 +16,7 @@ the experiments (bench/output/plot.c) write the figure as JSON to
   panels    a list of {"title", "series"}; series: a list of
             {"title", "x", "y", "dashed", "style"}: x and y the points (null
             y values, and values a log axis cannot show, are left out),
-            dashed for the peers, style 1..9 the colour and marker (0 or
+            dashed for the peers, style 1..12 the colour and marker (0 or
             missing: by position)
 
 One panel fills the figure; more take two columns.
@@ -34,7 +34,7 @@ import sys
 PANEL_INCHES = (5.6, 4.0)
 DPI = 100
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
-           "#17becf", "#bcbd22")
+           "#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#843c39")
 MARKERS = ("+", "x", "*", "s", "D", "o", "^")
 
 

@@ -23,7 +23,7 @@ KEY = ("dtype", "op", "causal", "api", "path", "engine", "threads", "B", "T", "C
 # status and attn's time.
 REQUIRED = tuple(c for c in KEY if c != "engine") + ("status", "attn_median_ms")
 # The peers' column prefixes, in the CSV's order (measure/peer_timing.h).
-PEERS = ("naive", "numpy", "numpy32", "torch", "python")
+PEERS = ("naive", "numpy", "numpy32", "torch", "python", "ort", "openvino", "ggml")
 # A CSV older than attn-bench's --engine axis ran its plans on BLAS threads.
 ENGINE_BEFORE_THE_AXIS = "blas"
 
