@@ -517,6 +517,12 @@ static const lcase cache_cases[] = {
      len_decode, 0, BHSD, CACHE, CACHE, BHSD, 1},
     {"decode, Q and out one row of ld 1, GQA 8/2 (BLAS: dV from dout)", 2, 8, 2, 1, 300, 64, 0,
      C, NULL, 0, ONEROW, CACHE, CACHE, ONEROW, 1},
+    /* the key/value heads of a cache lie apart: a decode step reads them two
+     * at a time (rows_kernel.inc.c), here in batches of 2, 2, 1 and 2, 1 */
+    {"decode, GQA 15/5, Tk 700 cache", 2, 15, 5, 1, 700, 32, 0, C, NULL, 0, BHSD, CACHE, CACHE,
+     BSHD, 1},
+    {"decode, MHA 3/3, Tk 500 cache, hs_v 24", 1, 3, 3, 1, 500, 16, 24, C, NULL, 0, BSHD, CACHE,
+     CACHE, BHSD, 1},
     {"one key, K and V one row of ld 1", 2, 4, 2, 6, 1, 16, 0, 0, NULL, 0, BHSD, ONEROW, ONEROW,
      BHSD, 1},
 };
