@@ -41,7 +41,7 @@ static int prepare_and_check(bench_point_session *s, const bench_config *config)
     point->flops = bench_shape_flops(&config->shape);
     point->call_status = ATTN_OK;
     point->check.status = BENCH_CHECK_SKIPPED;
-    if (bench_problem_create(problem, &config->shape, config->with_weights, o->seed, s->error,
+    if (bench_problem_create(problem, &config->shape, config->with_weights, o->common.seed, s->error,
                              sizeof s->error) != 0) {
         point->status = BENCH_POINT_SETUP_FAILED;
         return 0;
@@ -89,7 +89,7 @@ void bench_point_session_begin(bench_point_session *s, const bench_config *confi
 void bench_point_session_block(bench_point_session *s, size_t round, size_t rounds)
 {
     if (s->result == 0)
-        s->result = bench_time_round(&s->samples, &s->options->repeat, round, rounds, NULL,
+        s->result = bench_time_round(&s->samples, &s->options->common.repeat, round, rounds, NULL,
                                      run_call, &s->call);
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/common_options.h"
 #include "cli/option_values.h"
 
 #ifndef ATTN_BENCH_PEERS_PYTHON
@@ -27,14 +28,9 @@ typedef enum option_id {
     OPTION_THREADS,
     OPTION_WEIGHTS,
     OPTION_PROFILE,
-    OPTION_WARMUP,
-    OPTION_REPEATS,
-    OPTION_MIN_TIME,
-    OPTION_MAX_REPEATS,
     OPTION_SEQUENTIAL,
     OPTION_CHECK_ROWS,
     OPTION_CHECK_GRAD_MAX_T,
-    OPTION_SEED,
     OPTION_PEERS,
     OPTION_NAIVE_MAX_T,
     OPTION_NAIVE_REPEATS,
@@ -44,17 +40,10 @@ typedef enum option_id {
     OPTION_NUMPY_SCRIPT,
     OPTION_TORCH_SCRIPT,
     OPTION_PEER_DIR,
-    OPTION_CEILING,
-    OPTION_CSV,
-    OPTION_JSON,
     OPTION_RESUME,
     OPTION_REPORT,
-    OPTION_PROGRESS,
-    OPTION_SWEEP,
-    OPTION_LIST,
-    OPTION_QUICK,
-    OPTION_HELP,
-    OPTION_COUNT
+    OPTION_COMMON, /* cli/common_options.h: their block */
+    OPTION_COUNT = OPTION_COMMON + BENCH_COMMON_COUNT
 } option_id;
 
 static const bench_cli_option option_specs[OPTION_COUNT] = {
@@ -107,12 +96,6 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
                         "after timing a plan, profile as many calls again and\n"
                         "print (and put in the JSON) its time per phase (see\n"
                         "PROFILE)"},
-    [OPTION_WARMUP] = {"warmup", "N", "2", "1", "untimed calls before timing"},
-    [OPTION_REPEATS] = {"repeats", "N", "9", "3", "at least N timed calls per point (N >= 1)"},
-    [OPTION_MIN_TIME] = {"min-time", "SECONDS", "0.2", "0.002",
-                         "keep timing until the timed calls add up to this"},
-    [OPTION_MAX_REPEATS] = {"max-repeats", "N", "10000", "200",
-                            "at most N timed calls per point (never below --repeats)"},
     [OPTION_SEQUENTIAL] = {"sequential", NULL, NULL, NULL,
                            "time every configuration alone, one after the other\n"
                            "(default: those of one shape on attn's own threads are\n"
@@ -122,7 +105,6 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
     [OPTION_CHECK_GRAD_MAX_T] = {"check-grad-max-T", "N", "256", NULL,
                                  "backward check (every gradient against a naive\n"
                                  "double backward) only up to this T"},
-    [OPTION_SEED] = {"seed", "N", "1", NULL, "seed of the inputs"},
     [OPTION_PEERS] = {"peers", "LIST", "all", NULL,
                       "peers timed on the same shapes: naive, numpy (the\n"
                       "lesson's code), numpy32 (it kept in float32), torch,\n"
@@ -154,33 +136,12 @@ static const bench_cli_option option_specs[OPTION_COUNT] = {
     [OPTION_PEER_DIR] = {"peer-dir", "DIR", NULL, NULL,
                          "look for the peers' scripts in DIR first (stand-ins;\n"
                          "--numpy-script and --torch-script come before it)"},
-    [OPTION_CEILING] = {"ceiling", "N32,N64", "2048,1536", "128,96",
-                        "sizes of the square sgemm and dgemm of the ceiling;\n"
-                        "0 = no ceiling"},
-    [OPTION_CSV] = {"csv", "PATH", "attn-bench.csv", NULL,
-                    "CSV output, one row per configuration, appended as\n"
-                    "each one is done"},
-    [OPTION_JSON] = {"json", "PATH", "attn-bench.json", NULL,
-                     "JSON output: machine, ceiling, peers and every CSV row;\n"
-                     "none = no JSON"},
     [OPTION_RESUME] = {"resume", NULL, NULL, NULL,
                        "keep the rows of an existing --csv and run only the\n"
                        "configurations it does not have"},
     [OPTION_REPORT] = {"report", "DIR", NULL, NULL,
                        "after the sweep, write 'attn-bench report' into DIR"},
-    [OPTION_PROGRESS] = {"progress", "MODE", "auto", NULL,
-                         "progress on stderr: bar, lines, none, or auto (a bar\n"
-                         "on a terminal, else lines)"},
-    [OPTION_SWEEP] = {"sweep", "FILE", NULL, NULL,
-                      "read options from FILE (see SWEEP FILES); the\n"
-                      "command line overrides it"},
-    [OPTION_LIST] = {"list", NULL, NULL, NULL,
-                     "print the sweep's configurations (the CSV's key\n"
-                     "columns, one per line) and the left-out count; run nothing"},
-    [OPTION_QUICK] = {"quick", NULL, NULL, NULL,
-                      "tiny sweep for tests: the --quick values below\n"
-                      "replace the defaults (explicit options still win)"},
-    [OPTION_HELP] = BENCH_CLI_HELP_OPTION,
+    BENCH_COMMON_OPTIONS(OPTION_COMMON, "attn-bench.csv", "attn-bench.json"),
 };
 
 static const bench_cli_table option_table = {option_specs, OPTION_COUNT};
@@ -271,47 +232,31 @@ static int resolve_peers(const bench_option_values *values, bench_options *o)
 
 static int resolve_policies(const bench_option_values *values, bench_options *o)
 {
-    bench_repeat_policy *r = &o->repeat;
-    if (bench_option_count(values, OPTION_WARMUP, 0, &r->warmup) != 0 ||
-        bench_option_count(values, OPTION_REPEATS, 1, &r->min_repeats) != 0 ||
-        bench_option_count(values, OPTION_MAX_REPEATS, 1, &r->max_repeats) != 0 ||
+    if (bench_common_options_read(values, OPTION_COMMON, &o->common) != 0 ||
         bench_option_count(values, OPTION_NAIVE_REPEATS, 1, &o->naive_repeat.min_repeats) != 0)
         return -1;
-    if (bench_cli_parse_seconds(bench_option_text(values, OPTION_MIN_TIME), &r->min_time_s) != 0)
-        return bench_option_fail(values, OPTION_MIN_TIME, "a number of seconds >= 0");
-    if (r->max_repeats < r->min_repeats)
-        r->max_repeats = r->min_repeats;
     o->naive_repeat.warmup = 1;
     o->naive_repeat.max_repeats = o->naive_repeat.min_repeats;
-    o->naive_repeat.min_time_s = r->min_time_s;
+    o->naive_repeat.min_time_s = o->common.repeat.min_time_s;
     return 0;
 }
 
 static int resolve_scalars(const bench_option_values *values, bench_options *o)
 {
-    size_t seed = 0;
     if (bench_option_count(values, OPTION_CHECK_ROWS, 0, &o->check_rows) != 0 ||
         bench_option_count(values, OPTION_CHECK_GRAD_MAX_T, 0, &o->check_grad_max_T) != 0 ||
-        bench_option_count(values, OPTION_NAIVE_MAX_T, 0, &o->naive_max_T) != 0 ||
-        bench_option_count(values, OPTION_SEED, 0, &seed) != 0 ||
-        bench_option_progress(values, OPTION_PROGRESS, &o->progress) != 0)
+        bench_option_count(values, OPTION_NAIVE_MAX_T, 0, &o->naive_max_T) != 0)
         return -1;
-    o->seed = (uint64_t)seed;
     o->with_weights = values->given[OPTION_WEIGHTS] != NULL;
     o->profile = values->given[OPTION_PROFILE] != NULL;
     o->sequential = values->given[OPTION_SEQUENTIAL] != NULL;
     o->resume = values->given[OPTION_RESUME] != NULL;
-    o->list = values->given[OPTION_LIST] != NULL;
     o->python = bench_option_text(values, OPTION_PYTHON);
     o->torch_python = bench_option_text(values, OPTION_TORCH_PYTHON);
     o->attn_python = bench_option_text(values, OPTION_ATTN_PYTHON);
     o->numpy_script = bench_option_text(values, OPTION_NUMPY_SCRIPT);
     o->torch_script = bench_option_text(values, OPTION_TORCH_SCRIPT);
     o->peer_dir = bench_option_text(values, OPTION_PEER_DIR);
-    o->csv_path = bench_option_text(values, OPTION_CSV);
-    o->json_path = bench_option_text(values, OPTION_JSON);
-    if (strcmp(o->json_path, "none") == 0)
-        o->json_path = NULL;
     o->report_dir = bench_option_text(values, OPTION_REPORT);
     return 0;
 }
@@ -333,9 +278,7 @@ bench_options_outcome bench_options_parse(int argc, char **argv, int first,
     o->quick = values.quick;
     o->command_line = bench_option_command_line("attn-bench", argc, argv, first);
     if (!o->command_line || resolve_axes(&values, o) != 0 || resolve_peers(&values, o) != 0 ||
-        resolve_policies(&values, o) != 0 ||
-        bench_option_ceiling(&values, OPTION_CEILING, o->ceiling_n) != 0 ||
-        resolve_scalars(&values, o) != 0) {
+        resolve_policies(&values, o) != 0 || resolve_scalars(&values, o) != 0) {
         if (!o->command_line)
             snprintf(error, error_size, "out of memory");
         bench_options_free(o);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/common_options.h"
 #include "measure/config.h"
 #include "cli/option_values.h"
 #include "util/progress.h"
@@ -48,13 +49,11 @@ typedef struct bench_options {
     int with_weights;
     int profile; /* --profile: per-phase profile of each plan after its timing */
     int sequential; /* --sequential: no configurations timed side by side */
-    bench_repeat_policy repeat;       /* attn, NumPy and PyTorch */
+    bench_common_options common;      /* timing (attn, NumPy, PyTorch), seed, ceiling, outputs */
     bench_repeat_policy naive_repeat; /* the naive C peer */
     size_t check_rows;       /* forward check: query rows per checked batch; 0 = all */
     size_t check_grad_max_T; /* backward check only up to this T */
     size_t naive_max_T;      /* the naive peer runs only up to this T */
-    size_t ceiling_n[BENCH_DTYPE_COUNT]; /* GEMM size of the ceiling; 0: none */
-    uint64_t seed;
     unsigned peers; /* BENCH_PEER_* bits */
     const char *python;       /* candidates for the NumPy peers, comma-separated */
     const char *torch_python; /* candidates for the PyTorch peer, comma-separated */
@@ -62,14 +61,10 @@ typedef struct bench_options {
     const char *numpy_script; /* NULL: the default places */
     const char *torch_script;
     const char *peer_dir; /* --peer-dir: the peers' scripts looked for there first; NULL */
-    const char *csv_path;
-    const char *json_path;  /* NULL: no JSON */
     const char *report_dir; /* NULL: no report after the run */
     const char *sweep_path; /* NULL: no sweep file */
     int resume;
-    int list; /* --list: print the configurations, run nothing */
     int quick;
-    bench_progress_mode progress;
     char *command_line; /* argv joined, for the JSON */
     char *sweep_text;   /* the sweep file's text, which option values point into */
 } bench_options;

@@ -50,8 +50,8 @@ static double predicted_cost(void *context, size_t i)
     const bench_options *o = run->options;
     const bench_config *config = config_of(run, i);
     const double flops = bench_shape_flops(&config->shape);
-    const double floor = o->repeat.min_time_s;
-    double attn = flops * (double)(o->repeat.min_repeats + o->repeat.warmup) / 20e9;
+    const double floor = o->common.repeat.min_time_s;
+    double attn = flops * (double)(o->common.repeat.min_repeats + o->common.repeat.warmup) / 20e9;
     double cost = attn > floor ? attn : floor;
     if (i > 0 && bench_shape_equal(&config->shape, &config_of(run, i - 1)->shape))
         return cost + 0.01;
@@ -278,22 +278,22 @@ static void run_group(void *context, bench_sweep_frame *frame, size_t first, siz
 static void write_settings(FILE *out, const void *context)
 {
     const bench_options *o = context;
-    const bench_repeat_policy *r = &o->repeat;
+    const bench_repeat_policy *r = &o->common.repeat;
     fprintf(out,
             "  \"settings\": {\"seed\": %llu, \"warmup\": %zu, \"repeats\": %zu, "
             "\"min_time_s\": %.6g, \"max_repeats\": %zu, \"naive_repeats\": %zu, "
             "\"naive_max_T\": %zu, \"check_rows\": %zu, \"check_grad_max_T\": %zu, "
             "\"ceiling_n\": [%zu, %zu], \"quick\": %s, \"profile\": %s},\n",
-            (unsigned long long)o->seed, r->warmup, r->min_repeats, r->min_time_s,
+            (unsigned long long)o->common.seed, r->warmup, r->min_repeats, r->min_time_s,
             r->max_repeats, o->naive_repeat.min_repeats, o->naive_max_T, o->check_rows,
-            o->check_grad_max_T, o->ceiling_n[BENCH_F32], o->ceiling_n[BENCH_F64],
+            o->check_grad_max_T, o->common.ceiling_n[BENCH_F32], o->common.ceiling_n[BENCH_F64],
             o->quick ? "true" : "false", o->profile ? "true" : "false");
 }
 
 static FILE *open_csv(void *context)
 {
     const run_kind *run = context;
-    return bench_csv_open(run->options->csv_path, run->resume.file_exists);
+    return bench_csv_open(run->options->common.csv_path, run->resume.file_exists);
 }
 
 static void describe(void *context, bench_sweep_plan *plan, bench_run_record *record,
@@ -301,9 +301,9 @@ static void describe(void *context, bench_sweep_plan *plan, bench_run_record *re
 {
     const run_kind *run = context;
     const bench_options *o = run->options;
-    *plan = (bench_sweep_plan){run->sweep->count, o->progress, o->json_path};
+    *plan = (bench_sweep_plan){run->sweep->count, o->common.progress, o->common.json_path};
     record->command_line = o->command_line;
-    record->csv_path = o->csv_path;
+    record->csv_path = o->common.csv_path;
     record->write_settings = write_settings;
     record->settings_context = o;
     record->profile_key_columns = BENCH_CSV_KEY_COLUMNS;
@@ -313,7 +313,7 @@ static void describe(void *context, bench_sweep_plan *plan, bench_run_record *re
     machine->dtype_count = o->dtype_count;
     machine->threads = o->threads.values;
     machine->thread_count = o->threads.count;
-    machine->ceiling_n = o->ceiling_n;
+    machine->ceiling_n = o->common.ceiling_n;
 }
 
 /* The header lines after the machine's; the peers started (their lines
@@ -324,13 +324,13 @@ static void begin(void *context, bench_sweep_frame *frame)
     const bench_options *o = run->options;
     const bench_sweep *sweep = run->sweep;
     const bench_resume *resume = &run->resume;
-    const bench_repeat_policy *r = &o->repeat;
+    const bench_repeat_policy *r = &o->common.repeat;
     printf("# sweep: %zu configurations", sweep->count);
     if (resume->count)
-        printf(" (%zu rows already in %s are kept)", resume->count, o->csv_path);
+        printf(" (%zu rows already in %s are kept)", resume->count, o->common.csv_path);
     printf("; warmup %zu, then >= %zu calls and >= %g s (at most %zu); weights %s; seed %llu\n",
            r->warmup, r->min_repeats, r->min_time_s, r->max_repeats,
-           o->with_weights ? "written" : "NULL", (unsigned long long)o->seed);
+           o->with_weights ? "written" : "NULL", (unsigned long long)o->common.seed);
     bench_omissions_print(stdout, &sweep->omitted);
     bench_attn_auto_threads_print(stdout,
                                   "plans at their default, ATTN_THREADS_AUTO; every one-shot");
@@ -391,12 +391,12 @@ static int outputs(void *context, const bench_sweep_frame *frame)
         return 0;
     const char *args[6] = {"--out", o->report_dir};
     size_t count = 2;
-    if (o->json_path) {
+    if (o->common.json_path) {
         args[count++] = "--json";
-        args[count++] = o->json_path;
+        args[count++] = o->common.json_path;
     }
     args[count++] = "--";
-    args[count++] = o->csv_path;
+    args[count++] = o->common.csv_path;
     return bench_report_tool_run(args, count) != 0;
 }
 
@@ -417,7 +417,8 @@ static int run_configured(const bench_options *o, const bench_sweep *sweep)
     run->options = o;
     run->sweep = sweep;
     char error[512];
-    if (o->resume && bench_resume_load(o->csv_path, &run->resume, error, sizeof error) != 0) {
+    if (o->resume &&
+        bench_resume_load(o->common.csv_path, &run->resume, error, sizeof error) != 0) {
         fprintf(stderr, "attn-bench: %s\n", error);
         free(run);
         return EXIT_BENCH_FAILED;
@@ -461,7 +462,7 @@ int bench_run_command(int argc, char **argv, int first)
         bench_options_free(&options);
         return EXIT_BAD_ARGUMENTS;
     }
-    int status = options.list ? list_sweep(&sweep) : run_configured(&options, &sweep);
+    int status = options.common.list ? list_sweep(&sweep) : run_configured(&options, &sweep);
     bench_sweep_free(&sweep);
     bench_options_free(&options);
     return status;

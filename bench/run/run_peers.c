@@ -70,8 +70,8 @@ void bench_run_peers_start(bench_run_peers *peers, size_t threads)
             /* the engines are installed beside PyTorch (./attn.sh peers) */
             .pythons = numpy ? o->python : python ? o->attn_python : o->torch_python,
             .threads = threads,
-            .policy = &o->repeat,
-            .seed = o->seed,
+            .policy = &o->common.repeat,
+            .seed = o->common.seed,
         };
         bench_peer_summary *summary = &peers->record->peers[k];
         const int ran_before = summary->status && strcmp(summary->status, "ran") == 0;

@@ -58,11 +58,11 @@ void bench_sdpa_session_block(bench_sdpa_session *session, size_t round)
         return;
     const bench_sdpa_options *o = session->options;
     if (session->point->config.shape.scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP) {
-        const bench_repeat_policy block = bench_round_policy(&o->repeat, round, o->rounds);
+        const bench_repeat_policy block = bench_round_policy(&o->common.repeat, round, o->rounds);
         session->result = loop_block(session, &block, round);
         return;
     }
-    session->result = bench_time_round(&session->samples, &o->repeat, round, o->rounds,
+    session->result = bench_time_round(&session->samples, &o->common.repeat, round, o->rounds,
                                        session->flush ? read_flush_buffer : NULL, call_once,
                                        session);
 }

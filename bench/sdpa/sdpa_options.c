@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/common_options.h"
 #include "cli/option_values.h"
 #include "measure/attn_call.h"
 #include "util/text.h"
@@ -34,27 +35,15 @@ typedef enum sdpa_option_id {
     O_DROPOUT,
     O_STEPS,
     O_ROUNDS,
-    O_WARMUP,
-    O_REPEATS,
-    O_MIN_TIME,
-    O_MAX_REPEATS,
     O_CHECK_ROWS,
-    O_SEED,
     O_PEERS,
     O_TORCH_PYTHON,
     O_TORCH_SCRIPT,
     O_PEER_DIR,
     O_ATTN_PYTHON,
-    O_CEILING,
     O_BANDWIDTH_MIB,
-    O_CSV,
-    O_JSON,
-    O_PROGRESS,
-    O_SWEEP,
-    O_LIST,
-    O_QUICK,
-    O_HELP,
-    O_COUNT
+    O_COMMON, /* cli/common_options.h: their block */
+    O_COUNT = O_COMMON + BENCH_COMMON_COUNT
 } sdpa_option_id;
 
 static const bench_cli_option specs[O_COUNT] = {
@@ -115,17 +104,10 @@ static const bench_cli_option specs[O_COUNT] = {
     [O_ROUNDS] = {"rounds", "N", "1", NULL,
                   "rounds of a configuration: in each, a block of attn's\n"
                   "calls, then each peer's (interleaved; see TIMING)"},
-    [O_WARMUP] = {"warmup", "N", "2", "1", "untimed calls before timing"},
-    [O_REPEATS] = {"repeats", "N", "9", "3", "at least N timed calls (N >= 1)"},
-    [O_MIN_TIME] = {"min-time", "SECONDS", "0.2", "0.002",
-                    "keep timing until the timed calls add up to this"},
-    [O_MAX_REPEATS] = {"max-repeats", "N", "10000", "200",
-                       "at most N timed calls (never below --repeats)"},
     [O_CHECK_ROWS] = {"check-rows", "N", "32", NULL,
                       "rows (and keys) the check samples per checked sequence\n"
                       "and head of a large configuration; 0 = check all (see\n"
                       "CHECKS)"},
-    [O_SEED] = {"seed", "N", "1", NULL, "seed of the inputs"},
     [O_PEERS] = {"peers", "LIST", "torch,ort,openvino,ggml", NULL,
                  "torch (PyTorch's SDPA), ort (ONNX Runtime), openvino\n"
                  "(OpenVINO's SDPA), ggml (ggml_flash_attn_ext), python\n"
@@ -150,29 +132,11 @@ static const bench_cli_option specs[O_COUNT] = {
                        "interpreters tried for the python peer: the first that\n"
                        "imports torch >= 2 and attn (its own or the source\n"
                        "tree's python/src) runs it"},
-    [O_CEILING] = {"ceiling", "N32,N64", "2048,1536", "128,96",
-                   "sizes of the square sgemm and dgemm of the GEMM ceiling\n"
-                   "(the run command's); 0 = none"},
     [O_BANDWIDTH_MIB] = {"bandwidth-mib", "N", "auto", "32",
                          "MiB of the streaming read of the bandwidth measurement\n"
                          "(and of the cold-cache read); auto = 8 x the last-level\n"
                          "cache, at least 256 and at most 1024; 0 = not measured"},
-    [O_CSV] = {"csv", "PATH", "attn-bench-sdpa.csv", NULL,
-               "CSV output, one row per configuration, written as each\n"
-               "one is done"},
-    [O_JSON] = {"json", "PATH", "attn-bench-sdpa.json", NULL,
-                "JSON output (machine, ceiling, bandwidth, peer, rows);\n"
-                "none = no JSON"},
-    [O_PROGRESS] = {"progress", "MODE", "auto", NULL,
-                    "progress on stderr: bar, lines, none, auto"},
-    [O_SWEEP] = {"sweep", "FILE", NULL, NULL,
-                 "read options from FILE ('name = value' lines, as for the\n"
-                 "run command); the command line overrides it"},
-    [O_LIST] = {"list", NULL, NULL, NULL, "print the configurations (the CSV's key columns);\nrun nothing"},
-    [O_QUICK] = {"quick", NULL, NULL, NULL,
-                 "tiny configurations for tests: the --quick values\n"
-                 "replace the defaults (explicit options still win)"},
-    [O_HELP] = BENCH_CLI_HELP_OPTION,
+    BENCH_COMMON_OPTIONS(O_COMMON, "attn-bench-sdpa.csv", "attn-bench-sdpa.json"),
 };
 
 static const bench_cli_table table = {specs, O_COUNT};
@@ -336,22 +300,10 @@ static int resolve_axes(const bench_option_values *values, bench_sdpa_options *o
 
 static int resolve_scalars(const bench_option_values *values, bench_sdpa_options *o)
 {
-    bench_repeat_policy *r = &o->repeat;
-    size_t seed = 0;
-    if (bench_option_count(values, O_WARMUP, 0, &r->warmup) ||
-        bench_option_count(values, O_REPEATS, 1, &r->min_repeats) ||
-        bench_option_count(values, O_MAX_REPEATS, 1, &r->max_repeats) ||
+    if (bench_common_options_read(values, O_COMMON, &o->common) ||
         bench_option_count(values, O_CHECK_ROWS, 0, &o->check_rows) ||
         bench_option_count(values, O_STEPS, 1, &o->steps) ||
-        bench_option_count(values, O_ROUNDS, 1, &o->rounds) ||
-        bench_option_count(values, O_SEED, 0, &seed))
-        return -1;
-    o->seed = (uint64_t)seed;
-    if (bench_cli_parse_seconds(bench_option_text(values, O_MIN_TIME), &r->min_time_s) != 0)
-        return bench_option_fail(values, O_MIN_TIME, "a number of seconds >= 0");
-    if (r->max_repeats < r->min_repeats)
-        r->max_repeats = r->min_repeats;
-    if (bench_option_ceiling(values, O_CEILING, o->ceiling_n) != 0)
+        bench_option_count(values, O_ROUNDS, 1, &o->rounds))
         return -1;
     const char *bandwidth = bench_option_text(values, O_BANDWIDTH_MIB);
     if (strcmp(bandwidth, "auto") == 0)
@@ -359,17 +311,10 @@ static int resolve_scalars(const bench_option_values *values, bench_sdpa_options
     else if (bench_cli_parse_count(bandwidth, 0, &o->bandwidth_mib) != 0 ||
              o->bandwidth_mib > (SIZE_MAX >> 21))
         return bench_option_fail(values, O_BANDWIDTH_MIB, "a number of MiB, 0 or auto");
-    if (bench_option_progress(values, O_PROGRESS, &o->progress) != 0)
-        return -1;
     o->torch_python = bench_option_text(values, O_TORCH_PYTHON);
     o->torch_script = bench_option_text(values, O_TORCH_SCRIPT);
     o->peer_dir = bench_option_text(values, O_PEER_DIR);
     o->attn_python = bench_option_text(values, O_ATTN_PYTHON);
-    o->csv_path = bench_option_text(values, O_CSV);
-    o->json_path = bench_option_text(values, O_JSON);
-    if (strcmp(o->json_path, "none") == 0)
-        o->json_path = NULL;
-    o->list = values->given[O_LIST] != NULL;
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/common_options.h"
 #include "measure/omissions.h"
 #include "cli/option_values.h"
 #include "util/progress.h"
@@ -47,21 +48,15 @@ typedef struct bench_sdpa_options {
     size_t dropout_count;
     size_t steps;  /* of a decode loop */
     size_t rounds; /* attn's and the peers' blocks of a configuration, interleaved */
-    bench_repeat_policy repeat;
     size_t check_rows; /* rows (and keys) sampled per checked (sequence, head); 0: all */
-    uint64_t seed;
     int peers[BENCH_SDPA_PEER_COUNT]; /* --peers: torch, python, ort, openvino, ggml */
     const char *torch_python; /* the interpreters of every peer but python */
     const char *attn_python;
     const char *torch_script; /* NULL: the default places */
     const char *peer_dir;     /* --peer-dir: the peers' scripts looked for there first; NULL */
-    size_t ceiling_n[BENCH_DTYPE_COUNT]; /* sgemm (f32, bf16, f16 rows), dgemm */
     size_t bandwidth_mib; /* 0: not measured; SIZE_MAX: auto */
-    const char *csv_path;
-    const char *json_path; /* NULL: none */
+    bench_common_options common; /* timing, seed, ceiling (sgemm: f32, bf16, f16), outputs */
     const char *sweep_path;
-    bench_progress_mode progress;
-    int list;
     int quick;
     char *command_line;
     char *sweep_text;

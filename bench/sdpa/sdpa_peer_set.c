@@ -35,8 +35,8 @@ void bench_sdpa_peers_start(bench_sdpa_peer_set *set, size_t threads)
             .script_dir = o->peer_dir,
             .pythons = python ? o->attn_python : o->torch_python,
             .threads = threads,
-            .policy = &o->repeat,
-            .seed = (unsigned long long)o->seed,
+            .policy = &o->common.repeat,
+            .seed = (unsigned long long)o->common.seed,
             .flush_mib = set->flush_mib,
         };
         bench_peer_process *peer = &set->processes[k];

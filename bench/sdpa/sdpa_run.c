@@ -62,7 +62,8 @@ static bench_sdpa_problem *problem_for(sdpa_run *run, const bench_sdpa_config *c
     bench_sdpa_problem *problem = &run->problems[c->shape.layout];
     if (!bench_sdpa_problem_fits(problem, &c->shape)) {
         bench_sdpa_problem_destroy(problem);
-        if (bench_sdpa_problem_create(problem, &c->shape, run->options->seed, error, size) != 0) {
+        const uint64_t seed = run->options->common.seed;
+        if (bench_sdpa_problem_create(problem, &c->shape, seed, error, size) != 0) {
             memset(point, 0, sizeof *point);
             point->config = *c;
             point->status = BENCH_POINT_SETUP_FAILED;
@@ -167,8 +168,8 @@ static double predicted_cost(void *context, size_t i)
 {
     const sdpa_run *run = context;
     const bench_sdpa_options *o = run->options;
-    const double floor = o->repeat.min_time_s;
-    const double calls = (double)(o->repeat.min_repeats + o->repeat.warmup);
+    const double floor = o->common.repeat.min_time_s;
+    const double calls = (double)(o->common.repeat.min_repeats + o->common.repeat.warmup);
     const double attn = bench_sdpa_flops(&run->sweep->configs[i].shape) * calls / 20e9;
     const double one = attn > floor ? attn : floor;
     double sides = 1.0;
@@ -179,7 +180,7 @@ static double predicted_cost(void *context, size_t i)
 
 static FILE *open_csv(void *context)
 {
-    return bench_sdpa_csv_open(((const sdpa_run *)context)->options->csv_path);
+    return bench_sdpa_csv_open(((const sdpa_run *)context)->options->common.csv_path);
 }
 
 static void describe(void *context, bench_sweep_plan *plan, bench_run_record *record,
@@ -187,9 +188,9 @@ static void describe(void *context, bench_sweep_plan *plan, bench_run_record *re
 {
     const sdpa_run *run = context;
     const bench_sdpa_options *o = run->options;
-    *plan = (bench_sweep_plan){run->sweep->count, o->progress, o->json_path};
+    *plan = (bench_sweep_plan){run->sweep->count, o->common.progress, o->common.json_path};
     record->mode = "sdpa";
-    record->csv_path = o->csv_path;
+    record->csv_path = o->common.csv_path;
     record->command_line = o->command_line;
     record->write_settings = bench_sdpa_write_json_settings;
     record->settings_context = o;
@@ -198,7 +199,7 @@ static void describe(void *context, bench_sweep_plan *plan, bench_run_record *re
     machine->dtype_count = o->dtype_count;
     machine->threads = o->threads.values;
     machine->thread_count = o->threads.count;
-    machine->ceiling_n = o->ceiling_n;
+    machine->ceiling_n = o->common.ceiling_n;
     machine->with_bandwidth = 1;
     machine->bandwidth_mib = o->bandwidth_mib;
     machine->keep_buffer = any_cold(o);
@@ -210,11 +211,11 @@ static void begin(void *context, bench_sweep_frame *frame)
     sdpa_run *run = context;
     const bench_sdpa_options *o = run->options;
     const bench_sdpa_sweep *sweep = run->sweep;
-    const bench_repeat_policy *p = &o->repeat;
+    const bench_repeat_policy *p = &o->common.repeat;
     printf("# sweep: %zu configurations; warmup %zu, then >= %zu calls and >= %g s (at most "
            "%zu); check rows %zu; seed %llu\n",
            sweep->count, p->warmup, p->min_repeats, p->min_time_s, p->max_repeats,
-           o->check_rows, (unsigned long long)o->seed);
+           o->check_rows, (unsigned long long)o->common.seed);
     bench_omissions_print(stdout, &sweep->omitted);
     bench_attn_auto_threads_print(stdout, "no attn_plan_set_threads call");
     if (any_dropout(o))
@@ -318,7 +319,7 @@ int bench_sdpa_command(int argc, char **argv, int first)
         bench_sdpa_options_free(&options);
         return EXIT_BAD_ARGUMENTS;
     }
-    const int status = options.list ? list_sweep(&sweep) : run_sweep(&options, &sweep);
+    const int status = options.common.list ? list_sweep(&sweep) : run_sweep(&options, &sweep);
     bench_sdpa_sweep_free(&sweep);
     bench_sdpa_options_free(&options);
     return status;
