@@ -67,7 +67,7 @@ static inline int rows_apart(size_t G, size_t ldb, size_t ldg)
 {
     return G > ROWS_APART_GROUPS && ldg >= ldb;
 }
-/* The groups of the batch whose last `left` groups remain. */
+/* The size of the next batch when `left` groups remain to be read. */
 static inline size_t rows_batch(size_t left)
 {
     return left < ROWS_APART_GROUPS ? left : ROWS_APART_GROUPS;
