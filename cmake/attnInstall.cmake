@@ -1,8 +1,8 @@
 # Install rules and package files for attn.
 #
 # Installed tree (paths relative to the install prefix, GNUInstallDirs names):
-#   ${CMAKE_INSTALL_INCLUDEDIR}/attn/attn.h, attn_half.h  the public headers (attn.h
-#       includes attn_half.h)
+#   ${CMAKE_INSTALL_INCLUDEDIR}/attn/attn.h, attn_half.h, attn_openmp.h  the public
+#       headers (attn.h includes attn_half.h)
 #   ${CMAKE_INSTALL_LIBDIR}/libattn.so.X.Y.Z (+ .so.X, .so links), libattn.a
 #   ${CMAKE_INSTALL_LIBDIR}/cmake/attn/                 attnConfig.cmake,
 #       attnConfigVersion.cmake, attnTargets*.cmake (attn::attn,
@@ -28,6 +28,7 @@ mark_as_advanced(ATTN_INSTALL_CMAKEDIR)
 # ---- headers: only the public ones (lib/*.h are internal)
 install(FILES "${PROJECT_SOURCE_DIR}/include/attn/attn.h"
   "${PROJECT_SOURCE_DIR}/include/attn/attn_half.h"
+  "${PROJECT_SOURCE_DIR}/include/attn/attn_openmp.h"
   DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/attn"
   COMPONENT attn_Development)
 

@@ -59,6 +59,8 @@ typedef struct worker_start {
 
 struct attn_pool {
     unsigned threads;
+    attn_pool_parallel_fn parallel;     /* a hosted pool: its phases, else NULL */
+    attn_pool_thread_num_fn thread_num; /* a hosted pool: the thread's index */
     pthread_t *workers;    /* threads - 1 */
     worker_start *starts;  /* threads - 1: what each worker is started with (a
                             * worker never allocates or frees, so it never
@@ -200,14 +202,66 @@ void attn_pool_destroy(attn_pool *pool)
 {
     if (pool == NULL)
         return;
+    if (pool->parallel != NULL) {
+        free(pool);
+        return;
+    }
     stop_workers(pool, pool->threads - 1);
     free_pool(pool);
+}
+
+attn_status attn_pool_create_hosted(attn_pool **out, unsigned threads,
+                                    attn_pool_parallel_fn parallel,
+                                    attn_pool_thread_num_fn thread_num)
+{
+    attn_pool *pool = calloc(1, sizeof *pool);
+    if (pool == NULL)
+        return ATTN_ERR_OUT_OF_MEMORY;
+    pool->threads = threads;
+    pool->parallel = parallel;
+    pool->thread_num = thread_num;
+    *out = pool;
+    return ATTN_OK;
+}
+
+typedef struct hosted_phase {
+    const attn_pool *pool;
+    size_t items;
+    attn_pool_task task;
+    void *context;
+    atomic_size_t next;
+} hosted_phase;
+
+/* The body every thread of the host's team runs: items claimed one by one.
+ * An index the scratch does not cover (a runtime that numbers its threads
+ * otherwise) claims nothing; the caller, thread 0, is always in the team. */
+static void hosted_body(void *data)
+{
+    hosted_phase *phase = data;
+    const int worker = phase->pool->thread_num();
+    if (worker < 0 || (unsigned)worker >= phase->pool->threads)
+        return;
+    for (;;) {
+        const size_t item = atomic_fetch_add_explicit(&phase->next, 1, memory_order_relaxed);
+        if (item >= phase->items)
+            return;
+        phase->task(phase->context, item, (unsigned)worker);
+    }
 }
 
 void attn_pool_run(attn_pool *pool, size_t items, attn_pool_task task, void *context)
 {
     if (pool == NULL || pool->threads == 1 || items <= 1 || items > UINT32_MAX) {
         for (size_t item = 0; item < items; item++)
+            task(context, item, 0);
+        return;
+    }
+    if (pool->parallel != NULL) {
+        hosted_phase phase = {pool, items, task, context, 0};
+        const unsigned team = items < pool->threads ? (unsigned)items : pool->threads;
+        pool->parallel(hosted_body, &phase, team, 0);
+        /* the team is done; what a runtime without our indices left runs here */
+        for (size_t item = atomic_load(&phase.next); item < items; item++)
             task(context, item, 0);
         return;
     }

@@ -6,7 +6,8 @@
  * briefly, then sleep on a condition variable: between phases they never
  * compete with other threads for long (a BLAS library's, another plan's).
  * Not templated; a pool is a plan's own (attn_plan_set_threads n >= 1) or the
- * process's shared one (shared_threads.c, ATTN_THREADS_AUTO), and is run by
+ * process's shared one (shared_threads.c, ATTN_THREADS_AUTO; it may be hosted
+ * by the program's OpenMP threads, below), and is run by
  * one call at a time: a plan's by its one caller, the shared one by the call
  * that holds it.
  */
@@ -27,6 +28,19 @@ typedef void (*attn_pool_task)(void *context, size_t item, unsigned worker);
  * thread cannot be had (nothing is left running then). threads >= 1. */
 attn_status attn_pool_create(attn_pool **pool, unsigned threads);
 void attn_pool_destroy(attn_pool *pool); /* NULL is fine */
+
+/* A pool whose phases run on a host program's OpenMP threads (attn_openmp.h)
+ * instead of threads of its own: each phase is one parallel(body, data,
+ * threads, 0) call (the GNU OpenMP ABI's GOMP_parallel), whose threads
+ * claim the items as a pool's workers do, thread_num() naming each one's
+ * scratch. A team smaller than asked for (a nested region) runs the same
+ * items on fewer threads. Errors: OUT_OF_MEMORY. */
+typedef void (*attn_pool_parallel_fn)(void (*body)(void *), void *data, unsigned threads,
+                                      unsigned flags);
+typedef int (*attn_pool_thread_num_fn)(void);
+attn_status attn_pool_create_hosted(attn_pool **pool, unsigned threads,
+                                    attn_pool_parallel_fn parallel,
+                                    attn_pool_thread_num_fn thread_num);
 
 /* Runs task for item = 0 .. items - 1 on the pool's threads, the caller
  * among them; pool NULL runs them all on the caller, in order. */

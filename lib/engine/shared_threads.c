@@ -62,9 +62,12 @@ unsigned attn_auto_threads_rule(attn_isa isa, unsigned cpus, const char *forced)
 static unsigned auto_threads;
 static pthread_once_t auto_once = PTHREAD_ONCE_INIT;
 
-/* The shared pool; `holder` is held by the call that uses it. */
+/* The shared pool; `holder` is held by the call that uses it, and by
+ * attn_shared_threads_host while it changes the host. */
 static attn_pool *shared_pool;
 static pthread_mutex_t holder = PTHREAD_MUTEX_INITIALIZER;
+static attn_pool_parallel_fn host_parallel;
+static attn_pool_thread_num_fn host_thread_num;
 
 static void forget_in_child(void)
 {
@@ -90,12 +93,25 @@ attn_pool *attn_shared_pool_acquire(void)
     const unsigned threads = attn_auto_threads();
     if (threads < 2 || pthread_mutex_trylock(&holder) != 0)
         return NULL;
-    if (shared_pool == NULL && attn_pool_create(&shared_pool, threads) != ATTN_OK) {
+    if (shared_pool == NULL &&
+        (host_parallel != NULL
+             ? attn_pool_create_hosted(&shared_pool, threads, host_parallel, host_thread_num)
+             : attn_pool_create(&shared_pool, threads)) != ATTN_OK) {
         shared_pool = NULL;
         pthread_mutex_unlock(&holder);
         return NULL;
     }
     return shared_pool;
+}
+
+void attn_shared_threads_host(attn_pool_parallel_fn parallel, attn_pool_thread_num_fn thread_num)
+{
+    pthread_mutex_lock(&holder);
+    attn_pool_destroy(shared_pool); /* the next call makes the new one */
+    shared_pool = NULL;
+    host_parallel = parallel;
+    host_thread_num = thread_num;
+    pthread_mutex_unlock(&holder);
 }
 
 void attn_shared_pool_release(attn_pool *pool)

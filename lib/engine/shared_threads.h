@@ -12,6 +12,8 @@
  *                             NULL when another call holds it (or it cannot
  *                             be started), and the caller then runs alone
  *   attn_shared_pool_release  gives it back
+ *   attn_shared_threads_host  the shared pool on a host's OpenMP threads
+ *                             (attn_openmp.h), or back on attn's own
  *
  * After fork() the child forgets the parent's pool (its threads do not
  * exist there) and starts its own on first use.
@@ -28,6 +30,10 @@ unsigned attn_auto_threads(void);
  * kernel set `isa` on a process allowed `cpus` CPUs, when `forced` (the
  * value of ATTN_NUM_THREADS, or NULL) does not decide it. */
 unsigned attn_auto_threads_rule(attn_isa isa, unsigned cpus, const char *forced);
+
+/* The shared threads from now on: the host's OpenMP runtime (a hosted pool,
+ * pool.h), or attn's own (both NULL). Waits for a call holding them. */
+void attn_shared_threads_host(attn_pool_parallel_fn parallel, attn_pool_thread_num_fn thread_num);
 
 attn_pool *attn_shared_pool_acquire(void);
 void attn_shared_pool_release(attn_pool *pool);

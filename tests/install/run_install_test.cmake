@@ -86,6 +86,7 @@ endforeach()
 foreach(file
     "include/attn/attn.h"
     "include/attn/attn_half.h"
+    "include/attn/attn_openmp.h"
     "${LIBDIR}/libattn.a"
     "${LIBDIR}/libattn.so"
     "${LIBDIR}/libattn.so.0"
@@ -99,8 +100,10 @@ foreach(file
   endif()
 endforeach()
 file(GLOB headers RELATIVE "${prefix}" "${prefix}/include/*" "${prefix}/include/*/*")
-if(NOT headers STREQUAL "include/attn;include/attn/attn.h;include/attn/attn_half.h")
-  message(FATAL_ERROR "the installed include/ holds more than attn/attn.h and attn_half.h: ${headers}")
+if(NOT headers STREQUAL
+    "include/attn;include/attn/attn.h;include/attn/attn_half.h;include/attn/attn_openmp.h")
+  message(FATAL_ERROR
+    "the installed include/ is not attn/attn.h, attn_half.h, attn_openmp.h: ${headers}")
 endif()
 
 # The installed shared library: SONAME libattn.so.<major>, and its dynamic
