@@ -13,10 +13,13 @@ whole generate, and the time spent inside the attention calls (each
 implementation's attention function registered again under a timed name:
 what the model calls, transformers' own wrapper code included), in all and
 split into the prompt's calls (prefill) and the one-token steps (decode).
+With --own-threads, a third model (the same weights) runs attn on its own
+threads (attn.torch.use_openmp_threads(False) around its generate) in the
+same rounds, beside attn on PyTorch's OpenMP threads (the default).
 
     python python/benchmarks/transformers_generate.py [--prompt 1024] [--new 64]
         [--layers 4] [--hidden 1024] [--heads 16] [--kv-heads 4] [--repeats 3]
-        [--threads 2]
+        [--threads 2] [--own-threads]
 """
 
 import argparse
@@ -33,6 +36,7 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 import attn
+import attn.torch as attn_torch
 import attn.transformers as attn_tf
 from torch_overhead import cpu_model
 
@@ -63,9 +67,14 @@ def main(argv=None):
     ap.add_argument("--kv-heads", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--own-threads", action="store_true",
+                    help="also attn on its own threads, not PyTorch's OpenMP ones")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     impls = {"attn": attn_tf.attention_forward, "sdpa": sdpa_attention_forward}
+    if args.own_threads:
+        impls["attn-own"] = attn_tf.attention_forward
+    hosted = attn_torch.use_openmp_threads()
     for name, fn in impls.items():
         AttentionInterface.register(name + "_timed", timed(name, fn))
         AttentionMaskInterface.register(name + "_timed", sdpa_mask)
@@ -78,7 +87,9 @@ def main(argv=None):
     for name in impls:
         models[name] = AutoModelForCausalLM.from_config(
             copy.deepcopy(cfg), attn_implementation=name + "_timed").eval()
-    models["sdpa"].load_state_dict(models["attn"].state_dict())
+    for name in impls:
+        if name != "attn":
+            models[name].load_state_dict(models["attn"].state_dict())
     ids = torch.randint(3, cfg.vocab_size, (1, args.prompt),
                         generator=torch.Generator().manual_seed(1))
     total = {name: [] for name in impls}
@@ -89,6 +100,7 @@ def main(argv=None):
         for _ in range(args.repeats):
             for name, model in models.items():
                 SPENT[name] = SPENT[(name, "prefill")] = SPENT[(name, "decode")] = 0.0
+                attn_torch.use_openmp_threads(hosted is not None and name != "attn-own")
                 t0 = time.perf_counter()
                 out = model.generate(ids, attention_mask=torch.ones_like(ids),
                                      max_new_tokens=args.new, min_new_tokens=args.new,
@@ -98,7 +110,8 @@ def main(argv=None):
                 for kind in ("prefill", "decode"):
                     parts[(name, kind)].append(SPENT[(name, kind)])
                 tokens[name] = out
-    same = torch.equal(tokens["attn"], tokens["sdpa"])
+    attn_torch.use_openmp_threads(hosted is not None)
+    same = all(torch.equal(tokens["attn"], tokens[name]) for name in impls)
     print("attn %s (%s kernel), torch %s (%d threads), transformers %s, Python %s, %s"
           % (attn.__version__, attn.simd, torch.__version__, torch.get_num_threads(),
              transformers.__version__, platform.python_version(), cpu_model()))
@@ -106,10 +119,11 @@ def main(argv=None):
           "prompt %d + %d greedy tokens; medians of %d rounds"
           % (args.layers, args.hidden, args.heads, args.kv_heads, args.hidden // args.heads,
              args.prompt, args.new, args.repeats))
-    print("%-6s %12s %14s %12s %12s" % ("impl", "generate s", "attention s", "prefill s",
+    print("attn's threads: %s" % ("PyTorch's OpenMP runtime " + hosted if hosted else "its own"))
+    print("%-8s %12s %14s %12s %12s" % ("impl", "generate s", "attention s", "prefill s",
                                          "decode s"))
     for name in impls:
-        print("%-6s %12.3f %14.3f %12.4f %12.4f"
+        print("%-8s %12.3f %14.3f %12.4f %12.4f"
               % (name, statistics.median(total[name]), statistics.median(inside[name]),
                  statistics.median(parts[(name, "prefill")]),
                  statistics.median(parts[(name, "decode")])))
@@ -117,6 +131,10 @@ def main(argv=None):
     ga, gs = (statistics.median(total[n]) for n in ("attn", "sdpa"))
     print("attention: attn %.2fx PyTorch's SDPA; generate %.2fx; tokens identical: %s"
           % (s / a, gs / ga, same))
+    if args.own_threads:
+        o, go = statistics.median(inside["attn-own"]), statistics.median(total["attn-own"])
+        print("attn on its own threads: attention %.2fx PyTorch's SDPA; generate %.2fx"
+              % (s / o, gs / go))
     return 0 if same else 1
 
 

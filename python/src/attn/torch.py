@@ -56,6 +56,12 @@ writes dq, dk, dv in place with the strides of query, key and value (C's
 contract): empty_like for a dense input, and q, k, v split from one fused
 projection get their gradients side by side in one buffer of its layout.
 
+Threads: importing this module runs attn's shared threads (the default
+engine) on PyTorch's own OpenMP threads (``use_openmp_threads``; C's
+attn_openmp.h), unless the environment sets ``ATTN_TORCH_OPENMP=0``: the
+threads PyTorch leaves polling after each operator then do attn's work
+instead of competing with it for the cores. Results are the same bit for bit.
+
 Cost per call: everything about a call but the tensors' data (shapes,
 strides, dtypes, is_causal, scale, enable_gqa) is checked and prepared once
 and kept in a dictionary (attn/_torch_call.py); each call then runs on a
@@ -69,17 +75,18 @@ except ImportError as _exc:  # pragma: no cover - exercised only without torch
                       "the rest of attn works without it") from _exc
 
 import ctypes
+import os
 import threading
 
 import numpy as np
 
-from . import _plans
+from . import _openmp, _plans
 from ._layout import grad_placements
 from .errors import ArgumentError, check
 from ._torch_call import (EMPTY, check_tensors, layout, math_reference, new_call,
                           prepare_mask)
 
-__all__ = ["scaled_dot_product_attention"]
+__all__ = ["scaled_dot_product_attention", "use_openmp_threads"]
 
 torch = _torch
 _entries = {}
@@ -323,3 +330,25 @@ def _gradients(inputs, placing, dtype):
     return tuple(_empty_like(t) if at is None else
                  mem[at[0]].as_strided(t.shape, t.stride(), at[1])
                  for t, at in zip(inputs, places))
+
+
+def use_openmp_threads(enable=True):
+    """Runs attn's shared threads (the default engine, ATTN_THREADS_AUTO) on
+    PyTorch's OpenMP threads (enable True; importing attn.torch does so
+    unless ATTN_TORCH_OPENMP=0) or on attn's own (False). Returns the path
+    of the runtime attn runs on, or None: on its own threads, also when
+    PyTorch's parallel backend is not OpenMP or the runtime is not found."""
+    _entries.clear()  # a call's thread setting follows the runtime (_torch_call)
+    if not enable:
+        _openmp.use(None)
+        return None
+    if "parallel backend: OpenMP" not in torch.__config__.parallel_info():
+        return _openmp.current()
+    path = _openmp.loaded_runtime(os.path.dirname(os.path.abspath(torch.__file__)))
+    if path is not None and _openmp.use(path):
+        return path
+    return _openmp.current()
+
+
+if os.environ.get("ATTN_TORCH_OPENMP", "1") != "0":
+    use_openmp_threads(True)
