@@ -7,7 +7,7 @@ heads, head size 64, float32) generates --new greedy tokens after a
 --prompt-token prompt (a DynamicCache: a prefill, then a step per token),
 once with attn_implementation="attn" (attn.transformers) and once with
 "sdpa" (torch.nn.functional.scaled_dot_product_attention), alternating for
---repeats rounds. Both models hold the same weights and must produce the
+--repeats rounds (each round starting with the next one). Both models hold the same weights and must produce the
 same tokens. Reported per implementation, as medians over the rounds: the
 whole generate, and the time spent inside the attention calls (each
 implementation's attention function registered again under a timed name:
@@ -97,8 +97,10 @@ def main(argv=None):
     parts = {(name, kind): [] for name in impls for kind in ("prefill", "decode")}
     tokens = {}
     with torch.no_grad():
-        for _ in range(args.repeats):
-            for name, model in models.items():
+        order = list(models.items())
+        for r in range(args.repeats):
+            # each round starts with another implementation: none always follows the same
+            for name, model in order[r % len(order):] + order[:r % len(order)]:
                 SPENT[name] = SPENT[(name, "prefill")] = SPENT[(name, "decode")] = 0.0
                 attn_torch.use_openmp_threads(hosted is not None and name != "attn-own")
                 t0 = time.perf_counter()
