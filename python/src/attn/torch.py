@@ -83,13 +83,14 @@ import numpy as np
 from . import _openmp, _plans
 from ._layout import grad_placements
 from .errors import ArgumentError, check
-from ._torch_call import (EMPTY, check_tensors, layout, math_reference, new_call,
-                          prepare_mask)
+from ._torch_call import (EMPTY, NORMAL, check_tensors, grown_call, layout, math_reference,
+                          new_call, prepare_mask)
 
 __all__ = ["scaled_dot_product_attention", "use_openmp_threads"]
 
 torch = _torch
 _entries = {}
+_families = {}  # the last NORMAL call of each signature but key/value lengths
 _empty = torch.empty
 _empty_like = torch.empty_like
 _grad_enabled = torch.is_grad_enabled
@@ -143,10 +144,20 @@ def attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_
                enable_gqa, bshd)
         call = _entries[sig]
     except KeyError:
-        call = new_call(query, key, value, is_causal, scale, enable_gqa, bshd)
+        # a KV cache one key longer than a known call's: derived from it
+        family = (query.shape, query.stride(), key.shape[:-2], key.shape[-1],
+                  value.shape[:-2], value.shape[-1], query.dtype, key.dtype, value.dtype,
+                  is_causal, scale, enable_gqa, bshd)
+        prev = _families.get(family)
+        call = None if prev is None else grown_call(prev, key, value, is_causal, scale)
+        if call is None:
+            call = new_call(query, key, value, is_causal, scale, enable_gqa, bshd)
         if len(_entries) >= 256:
             _entries.clear()
+            _families.clear()
         _entries[sig] = call
+        if call.kind == NORMAL:
+            _families[family] = call
     except (AttributeError, RuntimeError, TypeError):  # not plain strided tensors
         check_tensors(query, key, value)
         raise
@@ -339,6 +350,7 @@ def use_openmp_threads(enable=True):
     of the runtime attn runs on, or None: on its own threads, also when
     PyTorch's parallel backend is not OpenMP or the runtime is not found."""
     _entries.clear()  # a call's thread setting follows the runtime (_torch_call)
+    _families.clear()
     if not enable:
         _openmp.use(None)
         return None
