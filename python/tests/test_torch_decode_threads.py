@@ -1,5 +1,4 @@
-"""The PyTorch drop-in runs a small decode step on the calling thread alone
-when attn runs on its own threads (attn.torch.use_openmp_threads(False)).
+"""The PyTorch drop-in runs a small decode step on the calling thread alone.
 
 A decode step (one query row) whose keys and values span at most
 attn._torch_call.DECODE_ALONE_BYTES runs on a plan set to one thread
@@ -11,9 +10,7 @@ one thread at and below the limit, in float32 and float64 (the limit is in
 bytes); the default engine above it and for more than one query row. Every
 output is compared with PyTorch's own SDPA within test_torch's tolerances,
 so the thread count changes no result beyond them (attn.h: the same bits
-on any thread count). On PyTorch's OpenMP threads (use_openmp_threads(),
-the default when PyTorch's backend is OpenMP) every step gets the default
-engine: PyTorch's polling thread takes the other half at once.
+on any thread count).
 """
 
 import ctypes
@@ -23,7 +20,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import attn.torch as at  # noqa: E402
-from attn import _lib, _openmp, _plans, _torch_call  # noqa: E402
+from attn import _lib, _plans, _torch_call  # noqa: E402
 from test_torch import close  # noqa: E402
 from torch_reference import pytorch_sdpa  # noqa: E402
 
@@ -69,29 +66,14 @@ def keys_for(dtype, E, NH_kv, at_most):
     return at_most // (NH_kv * 2 * E * item)
 
 
-@pytest.fixture(params=["own", "openmp"])
-def runtime(request):
-    """attn on its own threads, or on PyTorch's OpenMP ones (skipped where
-    PyTorch has none); the import's setting restored after."""
-    before = _openmp.current()
-    hosted = at.use_openmp_threads(request.param == "openmp")
-    try:
-        if request.param == "openmp" and hosted is None:
-            pytest.skip("PyTorch's parallel backend is not an OpenMP runtime attn found")
-        yield request.param
-    finally:
-        at.use_openmp_threads(before is not None)
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
-def test_small_decode_steps_run_alone(plan_threads, runtime, dtype):
+def test_small_decode_steps_run_alone(plan_threads, dtype):
     NH, NH_kv, E = 8, 2, 32
     limit = _torch_call.DECODE_ALONE_BYTES
     S_alone = keys_for(dtype, E, NH_kv, limit)
     g = torch.Generator().manual_seed(7)
     default = default_threads(dtype)
-    alone = 1 if runtime == "own" else default
-    cases = [(1, S_alone, alone), (1, 40, alone), (1, S_alone + 1, default), (2, 40, default)]
+    cases = [(1, S_alone, 1), (1, 40, 1), (1, S_alone + 1, default), (2, 40, default)]
     for L, S, want in cases:
         q = torch.randn(1, NH, L, E, generator=g, dtype=dtype)
         k, v = (torch.randn(1, NH_kv, S, E, generator=g, dtype=dtype) for _ in range(2))

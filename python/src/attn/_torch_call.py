@@ -15,7 +15,7 @@ import threading
 import numpy as np
 import torch
 
-from . import _lib, _openmp, _plans
+from . import _lib, _plans
 from ._layout import c_strides, extent, merge_batch
 from .errors import ArgumentError, DTypeError
 
@@ -48,11 +48,11 @@ _tls = threading.local()
 # follow each other with no PyTorch op between (attn-bench's decode loop on
 # a 1024-key cache), two threads are faster: 0.116-0.126 ms a step alone
 # against 0.091-0.098. Results are the same bits on any thread count (attn.h).
-# Not when attn runs on PyTorch's OpenMP threads (attn.torch.use_openmp_threads,
-# the default): PyTorch's polling thread then takes the other half at once.
-# Measured so (AMD EPYC Zen 3, 2 threads, each step after a 1x1024x4096 PyTorch
-# product, medians): K and V of 2.2 MB 126 us on two threads against 138-157
-# alone; 4.2 MB 223 against 358-364.
+# Also on PyTorch's OpenMP threads (attn.torch.use_openmp_threads), where the
+# step itself ran faster on two (AMD EPYC Zen 3, after a 1x1024x4096 PyTorch
+# product: 2.2 MB 126 us against 138-157 alone) but the transformers model's
+# generate slower: its time outside attention 0.09-0.14 s (2.5-4%) longer in
+# four runs, more than the 0.03 s its decode steps gained.
 DECODE_ALONE_BYTES = 6 << 20
 # A call of at most this many query rows (a decode step, or a few
 # speculative tokens), masked or not, runs on a plan made for a capacity:
@@ -241,8 +241,8 @@ def _plan_keys(call, code, is_causal, scale):
     _causal(call, bool(is_causal), B, L, S)
     flags = _CAUSAL if call.key_lengths is not None or (is_causal and L == S) else 0
     c_scale = 0.0 if scale is None else scale
-    threads = 1 if (L == 1 and B * S * NH_kv * (E + Ev) * call.itemsize <= DECODE_ALONE_BYTES
-                    and _openmp.current() is None) else None
+    threads = 1 if L == 1 and B * S * NH_kv * (E + Ev) * call.itemsize <= DECODE_ALONE_BYTES \
+        else None
     call.bwd = _plans.plan_key(code, dims, flags, c_scale, 0, threads)
     fwd_dims, call.fwd_kl, call.capacity_lengths = dims, call.kl_ptr, None
     if L <= CAPACITY_MAX_QUERIES and call.key_lengths is None and call.cmask is None:

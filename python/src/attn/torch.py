@@ -349,8 +349,6 @@ def use_openmp_threads(enable=True):
     unless ATTN_TORCH_OPENMP=0) or on attn's own (False). Returns the path
     of the runtime attn runs on, or None: on its own threads, also when
     PyTorch's parallel backend is not OpenMP or the runtime is not found."""
-    _entries.clear()  # a call's thread setting follows the runtime (_torch_call)
-    _families.clear()
     if not enable:
         _openmp.use(None)
         return None
