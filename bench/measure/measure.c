@@ -93,6 +93,16 @@ void bench_point_session_block(bench_point_session *s, size_t round, size_t roun
                                      run_call, &s->call);
 }
 
+/* A profiled call: one plan call, as timed (dropout's offset included). */
+static attn_status profiled_call(void *context, size_t *calls, double *seconds)
+{
+    const double start = bench_monotonic_seconds();
+    const attn_status status = bench_attn_call_run_timed(context);
+    *seconds = bench_monotonic_seconds() - start;
+    *calls = 1;
+    return status;
+}
+
 void bench_point_session_end(bench_point_session *s)
 {
     bench_point *point = s->point;
@@ -100,8 +110,9 @@ void bench_point_session_end(bench_point_session *s)
     if (s->ready && s->result == 0 && timed) {
         point->status = BENCH_POINT_TIMED;
         if (s->options->profile) /* a profile that fails stays unmeasured: the timing stands */
-            bench_phase_profile_measure(&s->call, point->attn.repeats,
-                                        point->config.shape.threads, &point->profile);
+            bench_phase_profile_measure(s->call.plan, profiled_call, &s->call,
+                                        point->attn.repeats, point->config.shape.threads,
+                                        &point->profile);
     } else if (s->ready && s->result > 0) {
         call_failed(s, (attn_status)s->result, "while timing");
     } else if (s->ready) {

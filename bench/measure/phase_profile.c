@@ -3,37 +3,45 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "measure/attn_call.h"
 #include "util/text.h"
 #include "util/timing.h"
 
-attn_status bench_phase_profile_measure(const bench_attn_call *call, size_t calls,
-                                        size_t threads, bench_phase_profile *profile)
+attn_status bench_phase_profile_measure(attn_plan *plan, bench_profiled_call_fn call,
+                                        void *context, size_t calls, size_t threads,
+                                        bench_phase_profile *profile)
 {
     memset(profile, 0, sizeof *profile);
-    if (!call->plan || calls == 0)
+    if (!plan || calls == 0)
         return ATTN_OK;
-    attn_status status = attn_plan_set_profiling(call->plan, 1);
+    unsigned engine_threads = 0;
+    attn_status status = attn_plan_get_threads(plan, &engine_threads);
+    if (status == ATTN_OK)
+        status = attn_plan_set_profiling(plan, 1);
     if (status != ATTN_OK)
         return status;
-    const double start = bench_monotonic_seconds();
-    for (size_t i = 0; i < calls && status == ATTN_OK; ++i)
-        status = bench_attn_call_run(call);
-    const double wall = bench_monotonic_seconds() - start;
+    size_t made = 0;
+    double wall = 0.0;
+    while (made < calls && status == ATTN_OK) {
+        size_t n = 0;
+        double seconds = 0.0;
+        status = call(context, &n, &seconds);
+        made += n ? n : 1;
+        wall += seconds;
+    }
     if (status == ATTN_OK)
-        status = attn_plan_profile(call->plan, profile->seconds, profile->flops);
-    attn_plan_set_profiling(call->plan, 0);
+        status = attn_plan_profile(plan, profile->seconds, profile->flops);
+    attn_plan_set_profiling(plan, 0);
     if (status != ATTN_OK)
         return status;
     for (int p = 0; p < ATTN_PHASE_COUNT; ++p) {
-        profile->seconds[p] /= (double)calls;
-        profile->flops[p] /= (double)calls;
+        profile->seconds[p] /= (double)made;
+        profile->flops[p] /= (double)made;
     }
     profile->measured = 1;
-    profile->engine_threads = bench_attn_call_engine_threads(call);
+    profile->engine_threads = engine_threads;
     profile->threads = threads;
-    profile->calls = calls;
-    profile->wall_s = wall / (double)calls;
+    profile->calls = made;
+    profile->wall_s = wall / (double)made;
     return ATTN_OK;
 }
 
@@ -192,14 +200,16 @@ void bench_phase_profile_print_help(FILE *out)
     fputs("\n"
           "PROFILE (--profile; plans only). After a configuration is timed (profiling\n"
           "off: the table's time), its plan runs as many calls again with\n"
-          "attn_plan_set_profiling on, and a block under its row gives, per phase of\n"
-          "one call (attn_phase_name): thread-ms (the engine's threads' time in it,\n"
-          "summed; on BLAS threads the calling thread's time x --threads, the BLAS\n"
-          "threads its products run on), share (of the call's thread time: wall x\n"
-          "threads; 'outside' is what no phase holds), GF/s/thread (attn's FLOPs of\n"
-          "the phase / its thread time) and ceil% (of the per-thread ceiling: the\n"
-          "ceiling / --threads). The JSON's rows get a \"profile\" object with the\n"
-          "same numbers; the CSV does not change.\n",
+          "attn_plan_set_profiling on (a decode loop: as many passes as its rounds,\n"
+          "per step; cold-cache reads between calls, untimed, as when timed), and a\n"
+          "block under its row gives, per phase of one call (attn_phase_name):\n"
+          "thread-ms (the engine's threads' time in it, summed; on BLAS threads the\n"
+          "calling thread's time x --threads, the BLAS threads its products run on),\n"
+          "share (of the call's thread time: wall x threads; 'outside' is what no\n"
+          "phase holds), GF/s/thread (attn's FLOPs of the phase / its thread time)\n"
+          "and ceil% (of the per-thread ceiling: the ceiling / --threads). The JSON's\n"
+          "rows get a \"profile\" object with the same numbers; the CSV does not\n"
+          "change.\n",
           out);
 }
 

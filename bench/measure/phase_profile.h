@@ -39,13 +39,18 @@ typedef struct bench_phase_profile {
     double flops[ATTN_PHASE_COUNT];   /* attn's FLOPs of one call */
 } bench_phase_profile;
 
-struct bench_attn_call;
+/* One profiled call of a command's kind (the run command's plan call, an
+ * sdpa call, a decode loop's pass): it returns its attn_status, says in
+ * *calls how many calls it made and in *seconds how long they took (what
+ * it does untimed around them, as a cold-cache read, left out). */
+typedef attn_status (*bench_profiled_call_fn)(void *context, size_t *calls, double *seconds);
 
-/* Runs `calls` calls of the prepared plan call while it profiles and fills
- * *profile. Returns ATTN_OK (profile->measured = 0 for a one-shot) or the
- * failing call's status. */
-attn_status bench_phase_profile_measure(const struct bench_attn_call *call, size_t calls,
-                                        size_t threads, bench_phase_profile *profile);
+/* Runs `calls` calls of `call` on the plan (NULL: a one-shot, nothing
+ * profiled) while it profiles and fills *profile. Returns ATTN_OK
+ * (profile->measured = 0 for a one-shot) or the failing call's status. */
+attn_status bench_phase_profile_measure(attn_plan *plan, bench_profiled_call_fn call,
+                                        void *context, size_t calls, size_t threads,
+                                        bench_phase_profile *profile);
 
 /* The block printed under the configuration's table row. ceiling_gflops:
  * the GEMM ceiling of the dtype and threads (0: not measured). */
@@ -61,7 +66,7 @@ void bench_phase_profile_print_help(FILE *out);
 
 /* The profiles of a run, by the CSV key of their row, for the JSON. */
 typedef struct bench_phase_profile_entry {
-    char key[256];
+    char key[320]; /* the CSV key columns and the dropout */
     bench_phase_profile profile;
     double ceiling_gflops;
 } bench_phase_profile_entry;

@@ -56,6 +56,32 @@ static void write_bandwidth(FILE *out, const bench_run_record *r)
     fputs(r->bandwidth.count ? "\n  ]},\n" : "]},\n", out);
 }
 
+/* A row's profile key: its CSV key and its dropout as the CSV writes it. */
+static void profile_key(char *key, size_t size, const char *csv_key, const char *dropout)
+{
+    snprintf(key, size, "%s,%s", csv_key, dropout);
+}
+
+void bench_run_record_add_profile(bench_run_record *record, const char *csv_key, double dropout,
+                                  const bench_phase_profile *profile, double ceiling_gflops)
+{
+    bench_phase_profile_print(stdout, profile, ceiling_gflops);
+    char p[32], key[320];
+    snprintf(p, sizeof p, "%.6g", dropout);
+    profile_key(key, sizeof key, csv_key, p);
+    if (profile->measured &&
+        bench_phase_profile_log_add(&record->profiles, key, profile, ceiling_gflops) != 0)
+        fprintf(stderr, "attn-bench: out of memory: a profile is not in the JSON\n");
+}
+
+static int column_named(const bench_csv_table *table, const char *name)
+{
+    for (size_t c = 0; c < table->columns; ++c)
+        if (strcmp(table->fields[c], name) == 0)
+            return (int)c;
+    return -1;
+}
+
 /* The profile of row r, when this run profiled it. */
 static void write_profile(FILE *out, const bench_csv_table *table, size_t r,
                           const void *context)
@@ -64,11 +90,13 @@ static void write_profile(FILE *out, const bench_csv_table *table, size_t r,
     const size_t columns = record->profile_key_columns;
     if (!record->profiles.count || !columns || table->columns < columns)
         return;
-    char key[256] = "";
+    char csv_key[256] = "", key[320];
     for (size_t c = 0; c < columns; ++c) {
-        bench_append_text(key, sizeof key, c ? "," : "");
-        bench_append_text(key, sizeof key, bench_csv_cell(table, r, (int)c));
+        bench_append_text(csv_key, sizeof csv_key, c ? "," : "");
+        bench_append_text(csv_key, sizeof csv_key, bench_csv_cell(table, r, (int)c));
     }
+    profile_key(key, sizeof key, csv_key,
+                bench_csv_cell(table, r, column_named(table, "dropout")));
     const bench_phase_profile_entry *entry = bench_phase_profile_log_find(&record->profiles, key);
     if (!entry)
         return;

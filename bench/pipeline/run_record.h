@@ -19,8 +19,8 @@
  *    "wall_seconds": ..., "other_load_cpus": ...,
  *    "columns": [...], "rows": [{...}, ...]}
  *
- * With --profile (run), a row profiled in this run also has "profile":
- * {...} (phase_profile.h); the CSV has no such column.
+ * With --profile, a row profiled in this run also has "profile": {...}
+ * (phase_profile.h); the CSV has no such column.
  */
 #ifndef ATTN_BENCH_RUN_RECORD_H
 #define ATTN_BENCH_RUN_RECORD_H
@@ -60,8 +60,8 @@ typedef struct bench_run_record {
     bench_cpu_snapshot start;
     double wall_seconds;
     double other_load_cpus;           /* < 0: unknown */
-    bench_phase_profile_log profiles; /* --profile: the rows' "profile" objects, */
-    size_t profile_key_columns;       /* keyed by the CSV's first this many columns */
+    bench_phase_profile_log profiles; /* --profile: the rows' "profile" objects, keyed */
+    size_t profile_key_columns; /* by the CSV's first this many columns and its dropout */
 } bench_run_record;
 
 /* A record of the peers names[0..count-1] (count <= BENCH_RUN_PEER_MAX),
@@ -78,6 +78,12 @@ void bench_run_record_stop(bench_run_record *record, const int *asked);
  * CSV: PATH". */
 void bench_run_record_print_footer(FILE *out, const bench_run_record *record, size_t measured,
                                    size_t resumed, const char *included);
+
+/* --profile, after a row's line on stdout: its phases printed under it and
+ * kept for the JSON under its key, the CSV's key columns (csv_key) and its
+ * dropout p. */
+void bench_run_record_add_profile(bench_run_record *record, const char *csv_key, double dropout,
+                                  const bench_phase_profile *profile, double ceiling_gflops);
 
 /* Writes the JSON to path. Returns 0, or -1 with the reason in error. */
 int bench_run_record_write_json(const char *path, const bench_run_record *record,

@@ -153,13 +153,10 @@ static void print_row(void *context, const void *row)
         run->promoted |= bench_peer_promoted(point, (bench_peer_kind)k);
     if (!run->options->profile || point->status != BENCH_POINT_TIMED)
         return;
-    bench_phase_profile_print(stdout, &point->profile, point->ceiling_gflops);
     char key[256];
     bench_csv_format_key(&point->config, key, sizeof key);
-    if (point->profile.measured &&
-        bench_phase_profile_log_add(&run->frame->record.profiles, key, &point->profile,
-                                    point->ceiling_gflops) != 0)
-        fprintf(stderr, "attn-bench: out of memory: a profile is not in the JSON\n");
+    bench_run_record_add_profile(&run->frame->record, key, point->config.shape.dropout,
+                                 &point->profile, point->ceiling_gflops);
 }
 
 static int write_row(FILE *csv, const void *point)

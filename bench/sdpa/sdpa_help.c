@@ -1,6 +1,7 @@
 /* attn-bench sdpa --help: the texts around the option list and the columns. */
 #include "sdpa/sdpa_run.h"
 
+#include "measure/phase_profile.h"
 #include "measure/reference.h"
 #include "sdpa/sdpa_loop.h"
 #include "sdpa/sdpa_output.h"
@@ -277,6 +278,7 @@ void bench_sdpa_print_help(FILE *out)
     fprintf(out, help_body2, BENCH_SDPA_DECODE_MAX_TQ, BENCH_BANDWIDTH_REPEATS);
     fputs(help_body3, out);
     fprintf(out, help_dropout, BENCH_DROPOUT_SEED);
+    bench_phase_profile_print_help(out);
     bench_fma_peak_print_help(out);
     fputs(help_threads, out);
     bench_sdpa_table_print_columns(out);

@@ -1,5 +1,6 @@
 #include "sdpa/sdpa_measure.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "sdpa/sdpa_loop.h"
@@ -135,6 +136,38 @@ void bench_sdpa_session_begin(bench_sdpa_session *session, const bench_sdpa_conf
     session->result = session->ready ? 0 : 1;
 }
 
+/* A profiled call (phase_profile.h): a timed call, or a decode loop's pass;
+ * the cold-cache read before each, untimed. */
+static attn_status profiled_call(void *context, size_t *calls, double *seconds)
+{
+    bench_sdpa_session *session = context;
+    const bench_sdpa_shape *shape = &session->point->config.shape;
+    bench_prepare_fn prepare = session->flush ? read_flush_buffer : NULL;
+    *seconds = 0.0;
+    if (shape->scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP) {
+        double *samples = malloc(shape->steps * sizeof *samples);
+        const double start = bench_monotonic_seconds();
+        const attn_status status = bench_sdpa_loop_pass(&session->call, prepare, session,
+                                                        samples);
+        *seconds = bench_monotonic_seconds() - start; /* without memory: appends counted */
+        if (samples) {
+            *seconds = 0.0;
+            for (size_t s = 0; s < shape->steps; ++s)
+                *seconds += samples[s];
+        }
+        free(samples);
+        *calls = shape->steps;
+        return status;
+    }
+    if (prepare)
+        prepare(session);
+    const double start = bench_monotonic_seconds();
+    const attn_status status = bench_sdpa_call_run_timed(&session->call);
+    *seconds = bench_monotonic_seconds() - start;
+    *calls = 1;
+    return status;
+}
+
 void bench_sdpa_session_end(bench_sdpa_session *session)
 {
     bench_sdpa_point *point = session->point;
@@ -144,6 +177,10 @@ void bench_sdpa_session_end(bench_sdpa_session *session)
         if (session->result == 0 && timed) {
             point->attn = timing;
             point->status = BENCH_POINT_TIMED;
+            if (session->options->profile)
+                bench_phase_profile_measure(session->call.plan, profiled_call, session,
+                                            timing.repeats, point->config.shape.threads,
+                                            &point->profile);
         } else if (session->result > 0) {
             call_failed(session, (attn_status)session->result, " while timing");
         } else {

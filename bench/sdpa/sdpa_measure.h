@@ -21,6 +21,7 @@
 #include "machine/bandwidth.h"
 #include "machine/fma_peak.h"
 #include "measure/measure.h"
+#include "measure/phase_profile.h"
 #include "sdpa/sdpa_call.h"
 #include "sdpa/sdpa_options.h"
 #include "sdpa/sdpa_peer.h"
@@ -41,6 +42,7 @@ typedef struct bench_sdpa_point {
     double peak_gflops;      /* FMA peak of the dtype and threads; 0: none */
     double bandwidth_gbps;   /* read bandwidth at the threads; 0: none */
     bench_peer_timing peers[BENCH_SDPA_PEER_COUNT];
+    bench_phase_profile profile; /* --profile (measure/phase_profile.h) */
     /* A row with dropout: its twin at p = 0 measured in the same group (same
      * layout and engine), whose times make the dropout's cost; else NULL. */
     const struct bench_sdpa_point *undropped;
@@ -83,7 +85,9 @@ void bench_sdpa_session_begin(bench_sdpa_session *session, const bench_sdpa_conf
 /* attn's block of round `round` of options->rounds (nothing once it failed). */
 void bench_sdpa_session_block(bench_sdpa_session *session, size_t round);
 
-/* The median and min into the point, its status; the plan destroyed.
+/* The median and min into the point, its status; with --profile the
+ * plan's profile over as many calls again (a profile that fails stays
+ * unmeasured: the timing stands); the plan destroyed.
  * session->error says what failed when point->status is not timed. */
 void bench_sdpa_session_end(bench_sdpa_session *session);
 

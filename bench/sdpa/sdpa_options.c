@@ -42,6 +42,7 @@ typedef enum sdpa_option_id {
     O_PEER_DIR,
     O_ATTN_PYTHON,
     O_BANDWIDTH_MIB,
+    O_PROFILE,
     O_COMMON, /* cli/common_options.h: their block */
     O_COUNT = O_COMMON + BENCH_COMMON_COUNT
 } sdpa_option_id;
@@ -136,6 +137,10 @@ static const bench_cli_option specs[O_COUNT] = {
                          "MiB of the streaming read of the bandwidth measurement\n"
                          "(and of the cold-cache read); auto = 8 x the last-level\n"
                          "cache, at least 256 and at most 1024; 0 = not measured"},
+    [O_PROFILE] = {"profile", NULL, NULL, NULL,
+                   "after timing a configuration, profile as many calls\n"
+                   "again and print (and put in the JSON) its time per\n"
+                   "phase (see PROFILE)"},
     BENCH_COMMON_OPTIONS(O_COMMON, "attn-bench-sdpa.csv", "attn-bench-sdpa.json"),
 };
 
@@ -315,6 +320,7 @@ static int resolve_scalars(const bench_option_values *values, bench_sdpa_options
     o->torch_script = bench_option_text(values, O_TORCH_SCRIPT);
     o->peer_dir = bench_option_text(values, O_PEER_DIR);
     o->attn_python = bench_option_text(values, O_ATTN_PYTHON);
+    o->profile = values->given[O_PROFILE] != NULL;
     return 0;
 }
 

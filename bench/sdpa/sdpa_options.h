@@ -55,6 +55,7 @@ typedef struct bench_sdpa_options {
     const char *torch_script; /* NULL: the default places */
     const char *peer_dir;     /* --peer-dir: the peers' scripts looked for there first; NULL */
     size_t bandwidth_mib; /* 0: not measured; SIZE_MAX: auto */
+    int profile;          /* --profile: per-phase profile of each row after its timing */
     bench_common_options common; /* timing, seed, ceiling (sgemm: f32, bf16, f16), outputs */
     const char *sweep_path;
     int quick;

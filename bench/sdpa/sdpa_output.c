@@ -480,9 +480,10 @@ void bench_sdpa_write_json_settings(FILE *out, const void *options)
     fprintf(out,
             "  \"settings\": {\"seed\": %llu, \"warmup\": %zu, \"repeats\": %zu, "
             "\"min_time_s\": %.6g, \"max_repeats\": %zu, \"check_rows\": %zu, "
-            "\"ceiling_n\": [%zu, %zu], \"rounds\": %zu, \"quick\": %s},\n",
+            "\"ceiling_n\": [%zu, %zu], \"rounds\": %zu, \"quick\": %s, \"profile\": %s},\n",
             (unsigned long long)o->common.seed, p->warmup, p->min_repeats, p->min_time_s,
             p->max_repeats, o->check_rows, o->common.ceiling_n[BENCH_F32],
-            o->common.ceiling_n[BENCH_F64], o->rounds, o->quick ? "true" : "false");
+            o->common.ceiling_n[BENCH_F64], o->rounds, o->quick ? "true" : "false",
+            o->profile ? "true" : "false");
     bench_json_write_member(out, "  ", "flop_count", bench_sdpa_flops_formula, ",\n");
 }

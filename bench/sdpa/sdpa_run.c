@@ -21,6 +21,7 @@ typedef struct sdpa_run {
     bench_sdpa_peer_set peers;
     bench_sdpa_problem problems[BENCH_SDPA_LAYOUT_COUNT]; /* one per layout, kept while they fit */
     bench_sdpa_point points[BENCH_SDPA_GROUP_MAX];        /* the group's */
+    bench_sweep_frame *frame;                             /* from begin on */
 } sdpa_run;
 
 static int any_dropout(const bench_sdpa_options *o)
@@ -74,10 +75,19 @@ static bench_sdpa_problem *problem_for(sdpa_run *run, const bench_sdpa_config *c
     return problem;
 }
 
-static void print_row(void *context, const void *point)
+/* A row on stdout: the table's, and with --profile its phases. */
+static void print_row(void *context, const void *row)
 {
-    const bench_sdpa_options *o = ((const sdpa_run *)context)->options;
+    sdpa_run *run = context;
+    const bench_sdpa_options *o = run->options;
+    const bench_sdpa_point *point = row;
     bench_sdpa_table_print_row(stdout, point, o->peers, any_dropout(o));
+    if (!o->profile || point->status != BENCH_POINT_TIMED)
+        return;
+    char key[256];
+    bench_sdpa_csv_format_key(&point->config, key, sizeof key);
+    bench_run_record_add_profile(&run->frame->record, key, point->config.shape.dropout,
+                                 &point->profile, point->ceiling_gflops);
 }
 
 static int write_row(FILE *csv, const void *point)
@@ -194,6 +204,7 @@ static void describe(void *context, bench_sweep_plan *plan, bench_run_record *re
     record->command_line = o->command_line;
     record->write_settings = bench_sdpa_write_json_settings;
     record->settings_context = o;
+    record->profile_key_columns = BENCH_SDPA_CSV_KEY_COLUMNS;
     bench_run_record_start(record, bench_sdpa_peer_names, BENCH_SDPA_PEER_COUNT);
     machine->dtypes = o->dtypes;
     machine->dtype_count = o->dtype_count;
@@ -209,6 +220,7 @@ static void describe(void *context, bench_sweep_plan *plan, bench_run_record *re
 static void begin(void *context, bench_sweep_frame *frame)
 {
     sdpa_run *run = context;
+    run->frame = frame;
     const bench_sdpa_options *o = run->options;
     const bench_sdpa_sweep *sweep = run->sweep;
     const bench_repeat_policy *p = &o->common.repeat;

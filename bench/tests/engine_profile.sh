@@ -89,3 +89,35 @@ for r in plans:
             assert ph["gflops_per_thread"] is None
 PY
 pass "--profile's JSON: a profile per plan row whose phases and 'outside' add up to its thread time"
+
+# sdpa --profile: a block per row (calls, a decode loop's steps, a cold cache,
+# a backward with dropout and its twin), each row's profile in the JSON under
+# its own key (the dropout twin's apart), attn's FLOPs at least the row's.
+"$BENCH" sdpa --quick --peers none --Tq 1,7 --Tk 33 --lengths full --mask none --window 0 \
+  --dtype f32 --op forward,backward --scenario call,decode-loop --cache warm,cold \
+  --dropout 0,0.25 --profile --csv sdpa_profile.csv --json sdpa_profile.json \
+  --progress none >out.txt 2>err.txt || fail "sdpa --profile: $(head -c 500 err.txt)"
+rows=$(($(wc -l <sdpa_profile.csv) - 1))
+[ "$(grep -c '^    profile: attn' out.txt)" -eq "$rows" ] || fail "not one sdpa profile block per row"
+python3 - <<'PY' || fail "sdpa --profile's JSON"
+import json
+document = json.load(open("sdpa_profile.json"))
+assert document["settings"]["profile"] is True
+rows = document["rows"]
+assert {r["scenario"] for r in rows} == {"call", "decode-loop"} and any(r["dropout"] > 0 for r in rows)
+for r in rows:
+    p = r["profile"]
+    assert p["engine_threads"] == r["engine_threads"] and p["calls"] >= 1, p
+    if r["scenario"] == "decode-loop":
+        assert p["calls"] % r["steps"] == 0, p
+    names = [ph["phase"] for ph in p["phases"]]
+    assert any(n.startswith("backward_") for n in names) == (r["op"] == "backward"), names
+    gflop = sum(ph["gflop"] for ph in p["phases"])
+    assert gflop * 1e9 >= 0.99 * r["flops"], (gflop, r["flops"])
+    inside = sum(ph["thread_ms"] for ph in p["phases"])
+    assert abs(inside + p["outside_thread_ms"] - max(p["thread_ms"], inside)) < 1e-4 * p["thread_ms"], p
+twins = [(r, t) for r in rows for t in rows if r["dropout"] > 0 and t["dropout"] == 0
+         and all(r[k] == t[k] for k in list(r)[:19])]
+assert twins and all(r["profile"] != t["profile"] for r, t in twins), "a dropout row got its twin's profile"
+PY
+pass "sdpa --profile: a profile per row in the output and the JSON, decode loops per step"
