@@ -5,23 +5,7 @@
 #include <string.h>
 
 #include "measure/attn_call.h"
-
-/* The product of the list lengths, or 0 when it exceeds BENCH_SWEEP_MAX. */
-static size_t combination_count(const bench_options *o)
-{
-    const bench_size_list *heads = o->heads_from_count ? &o->NH : &o->hs;
-    size_t lengths[] = {o->threads.count, o->dtype_count, o->op_count,  o->causal_count,
-                        o->B.count,       o->C.count,     heads->count, o->wo_count,
-                        o->T.count,       o->api_count,   o->path_count,
-                        o->engine_count,  o->dropout_count};
-    size_t product = 1;
-    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; ++i) {
-        if (lengths[i] == 0 || lengths[i] > BENCH_SWEEP_MAX / product)
-            return 0;
-        product *= lengths[i];
-    }
-    return product;
-}
+#include "util/product.h"
 
 /* Adds the configuration of the api, path and engine lists' entries (a, p, e). */
 static void add_config(bench_sweep *sweep, const bench_options *o, const bench_shape *shape,
@@ -59,19 +43,6 @@ static void add_config(bench_sweep *sweep, const bench_options *o, const bench_s
     sweep->configs[sweep->count++] = config;
 }
 
-/* Every dropout, api and path of one shape (a shape's dropouts side by side). */
-static void add_shape(bench_sweep *sweep, const bench_options *o, const bench_shape *shape)
-{
-    for (size_t d = 0; d < o->dropout_count; ++d) {
-        bench_shape dropped = *shape;
-        dropped.dropout = o->dropouts[d];
-        for (size_t a = 0; a < o->api_count; ++a)
-            for (size_t p = 0; p < o->path_count; ++p)
-                for (size_t e = 0; e < o->engine_count; ++e)
-                    add_config(sweep, o, &dropped, a, p, e);
-    }
-}
-
 /* The head count and head size of entry h of the heads list for width C. */
 static void heads_of(const bench_options *o, size_t h, size_t C, bench_shape *shape)
 {
@@ -84,49 +55,55 @@ static void heads_of(const bench_options *o, size_t h, size_t C, bench_shape *sh
     }
 }
 
-static void add_all(bench_sweep *sweep, const bench_options *o)
+/* The axes of the product, outermost first (sweep.h); a shape's dropouts,
+ * apis, paths and engines are its neighbours. */
+enum { AX_THREADS, AX_DTYPE, AX_OP, AX_CAUSAL, AX_B, AX_C, AX_HEADS, AX_WO, AX_T, AX_DROPOUT,
+       AX_API, AX_PATH, AX_ENGINE, AX_COUNT };
+
+static void add_combination(bench_sweep *sweep, const bench_options *o, const size_t *at)
 {
-    size_t head_count = o->heads_from_count ? o->NH.count : o->hs.count;
-    bench_shape s;
-    for (size_t th = 0; th < o->threads.count; ++th)
-        for (size_t d = 0; d < o->dtype_count; ++d)
-            for (size_t op = 0; op < o->op_count; ++op)
-                for (size_t m = 0; m < o->causal_count; ++m)
-                    for (size_t b = 0; b < o->B.count; ++b)
-                        for (size_t c = 0; c < o->C.count; ++c)
-                            for (size_t h = 0; h < head_count; ++h)
-                                for (size_t w = 0; w < o->wo_count; ++w)
-                                    for (size_t t = 0; t < o->T.count; ++t) {
-                                        s = (bench_shape){
-                                            .dtype = (bench_dtype)o->dtypes[d],
-                                            .op = (bench_op)o->ops[op],
-                                            .causal = o->causal[m],
-                                            .B = o->B.values[b],
-                                            .T = o->T.values[t],
-                                            .C = o->C.values[c],
-                                            .wo = o->wo[w],
-                                            .threads = o->threads.values[th],
-                                        };
-                                        heads_of(o, h, s.C, &s);
-                                        add_shape(sweep, o, &s);
-                                    }
+    bench_shape s = {
+        .dtype = (bench_dtype)o->dtypes[at[AX_DTYPE]],
+        .op = (bench_op)o->ops[at[AX_OP]],
+        .causal = o->causal[at[AX_CAUSAL]],
+        .B = o->B.values[at[AX_B]],
+        .T = o->T.values[at[AX_T]],
+        .C = o->C.values[at[AX_C]],
+        .wo = o->wo[at[AX_WO]],
+        .threads = o->threads.values[at[AX_THREADS]],
+        .dropout = o->dropouts[at[AX_DROPOUT]],
+    };
+    heads_of(o, at[AX_HEADS], s.C, &s);
+    add_config(sweep, o, &s, at[AX_API], at[AX_PATH], at[AX_ENGINE]);
 }
 
 int bench_sweep_build(const bench_options *o, bench_sweep *sweep, char *error,
                       size_t error_size)
 {
     memset(sweep, 0, sizeof *sweep);
-    size_t capacity = combination_count(o);
-    if (capacity == 0) {
+    const size_t counts[AX_COUNT] = {
+        [AX_THREADS] = o->threads.count, [AX_DTYPE] = o->dtype_count,
+        [AX_OP] = o->op_count,           [AX_CAUSAL] = o->causal_count,
+        [AX_B] = o->B.count,             [AX_C] = o->C.count,
+        [AX_HEADS] = o->heads_from_count ? o->NH.count : o->hs.count,
+        [AX_WO] = o->wo_count,           [AX_T] = o->T.count,
+        [AX_DROPOUT] = o->dropout_count, [AX_API] = o->api_count,
+        [AX_PATH] = o->path_count,       [AX_ENGINE] = o->engine_count};
+    bench_product product;
+    if (bench_product_init(&product, counts, AX_COUNT, BENCH_SWEEP_MAX) != 0) {
         snprintf(error, error_size, "the sweep has more than %d combinations", BENCH_SWEEP_MAX);
         return -1;
     }
-    sweep->configs = malloc(capacity * sizeof *sweep->configs);
+    sweep->configs = malloc(product.total * sizeof *sweep->configs);
     if (!sweep->configs) {
-        snprintf(error, error_size, "out of memory for %zu configurations", capacity);
+        snprintf(error, error_size, "out of memory for %zu configurations", product.total);
         return -1;
     }
-    add_all(sweep, o);
+    for (size_t n = 0; n < product.total; ++n) {
+        size_t at[AX_COUNT];
+        bench_product_at(&product, n, at);
+        add_combination(sweep, o, at);
+    }
     if (sweep->count == 0) {
         snprintf(error, error_size, "no configuration of this sweep can run%s%s",
                  sweep->omitted.count ? ": " : "",

@@ -1,9 +1,10 @@
 /*
- * The configurations of a sweep: the cartesian product of the option lists,
- * nested as threads > dtype > op > causal > B > C > heads > wo > T > api >
- * path (path varies fastest). The configurations of one shape (they differ in
- * api and path only) are neighbours, so the peers measure a shape once, right
- * after attn's first configuration of it.
+ * The configurations of a sweep: the cartesian product of the option lists
+ * (util/product.h), nested as threads > dtype > op > causal > B > C > heads >
+ * wo > T > dropout > api > path > engine (engine varies fastest). The
+ * configurations of one shape (they differ in dropout, api, path and engine)
+ * are neighbours, so the peers measure a shape once, right after attn's
+ * first configuration of it.
  *
  * Left out, and counted by reason: combinations attn cannot run (see
  * bench_config_invalid_reason), C not a multiple of NH, and engine auto (and

@@ -7,6 +7,7 @@
 #include "cli/common_options.h"
 #include "cli/option_values.h"
 #include "measure/attn_call.h"
+#include "util/product.h"
 #include "util/text.h"
 
 #ifndef ATTN_BENCH_PEERS_PYTHON
@@ -405,26 +406,20 @@ int bench_sdpa_sweep_build(const bench_sdpa_options *o, bench_sdpa_sweep *sweep,
                              o->Tk.count,      o->lengths_count, o->cache_count,
                              o->scenario_count, o->dropout_count, o->layout_count,
                              o->engine_count};
-    size_t total = 1;
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
-        if (counts[i] == 0 || counts[i] > BENCH_SDPA_SWEEP_MAX / total) {
-            snprintf(error, error_size, "more than %d combinations", BENCH_SDPA_SWEEP_MAX);
-            return -1;
-        }
-        total *= counts[i];
+    bench_product product;
+    if (bench_product_init(&product, counts, sizeof counts / sizeof counts[0],
+                           BENCH_SDPA_SWEEP_MAX) != 0) {
+        snprintf(error, error_size, "more than %d combinations", BENCH_SDPA_SWEEP_MAX);
+        return -1;
     }
-    sweep->configs = malloc(total * sizeof *sweep->configs);
+    sweep->configs = malloc(product.total * sizeof *sweep->configs);
     if (!sweep->configs) {
         snprintf(error, error_size, "out of memory");
         return -1;
     }
-    size_t index[sizeof counts / sizeof counts[0]] = {0};
-    for (size_t n = 0; n < total; ++n) {
-        size_t rest = n;
-        for (size_t k = sizeof counts / sizeof counts[0]; k-- > 0;) {
-            index[k] = rest % counts[k];
-            rest /= counts[k];
-        }
+    for (size_t n = 0; n < product.total; ++n) {
+        size_t index[sizeof counts / sizeof counts[0]];
+        bench_product_at(&product, n, index);
         bench_sdpa_config c;
         memset(&c, 0, sizeof c);
         bench_sdpa_shape *s = &c.shape;
