@@ -10,7 +10,7 @@
 int bench_cli_find(const bench_cli_table *table, const char *name, size_t name_length)
 {
     for (size_t i = 0; i < table->count; ++i)
-        if (strlen(table->options[i].name) == name_length &&
+        if (table->options[i].name && strlen(table->options[i].name) == name_length &&
             strncmp(table->options[i].name, name, name_length) == 0)
             return (int)i;
     return -1;
@@ -94,6 +94,8 @@ void bench_cli_print_options(FILE *out, const bench_cli_table *table)
 {
     for (size_t i = 0; i < table->count; ++i) {
         const bench_cli_option *spec = &table->options[i];
+        if (!spec->name) /* not an option of this command */
+            continue;
         char usage[64];
         snprintf(usage, sizeof usage, "--%s%s%s", spec->name, spec->argument ? " " : "",
                  spec->argument ? spec->argument : "");

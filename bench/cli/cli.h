@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 typedef struct bench_cli_option {
-    const char *name;          /* used as --name */
+    const char *name;          /* used as --name; NULL: no option (a table's unused slot) */
     const char *argument;      /* what VALUE is; NULL for a flag */
     const char *default_value; /* NULL: none */
     const char *quick_value;   /* under --quick; NULL: the default */

@@ -2,29 +2,53 @@
 
 #include <string.h>
 
-int bench_common_options_read(const bench_option_values *values, size_t base,
-                              bench_common_options *common)
+#include "cli/option_table.h"
+
+static const char *const binary_names[2] = {"0", "1"};
+
+static int read_timing(const bench_option_values *values, bench_common_options *common)
 {
     bench_repeat_policy *r = &common->repeat;
     size_t seed = 0;
-    if (bench_option_count(values, base + BENCH_COMMON_WARMUP, 0, &r->warmup) != 0 ||
-        bench_option_count(values, base + BENCH_COMMON_REPEATS, 1, &r->min_repeats) != 0 ||
-        bench_option_count(values, base + BENCH_COMMON_MAX_REPEATS, 1, &r->max_repeats) != 0 ||
-        bench_option_count(values, base + BENCH_COMMON_SEED, 0, &seed) != 0 ||
-        bench_option_ceiling(values, base + BENCH_COMMON_CEILING, common->ceiling_n) != 0 ||
-        bench_option_progress(values, base + BENCH_COMMON_PROGRESS, &common->progress) != 0)
+    if (bench_option_count(values, BENCH_OPT_WARMUP, 0, &r->warmup) != 0 ||
+        bench_option_count(values, BENCH_OPT_REPEATS, 1, &r->min_repeats) != 0 ||
+        bench_option_count(values, BENCH_OPT_MAX_REPEATS, 1, &r->max_repeats) != 0 ||
+        bench_option_count(values, BENCH_OPT_SEED, 0, &seed) != 0 ||
+        bench_option_ceiling(values, BENCH_OPT_CEILING, common->ceiling_n) != 0 ||
+        bench_option_progress(values, BENCH_OPT_PROGRESS, &common->progress) != 0)
         return -1;
-    if (bench_cli_parse_seconds(bench_option_text(values, base + BENCH_COMMON_MIN_TIME),
+    if (bench_cli_parse_seconds(bench_option_text(values, BENCH_OPT_MIN_TIME),
                                 &r->min_time_s) != 0)
-        return bench_option_fail(values, base + BENCH_COMMON_MIN_TIME,
-                                 "a number of seconds >= 0");
+        return bench_option_fail(values, BENCH_OPT_MIN_TIME, "a number of seconds >= 0");
     if (r->max_repeats < r->min_repeats)
         r->max_repeats = r->min_repeats;
     common->seed = (uint64_t)seed;
-    common->csv_path = bench_option_text(values, base + BENCH_COMMON_CSV);
-    common->json_path = bench_option_text(values, base + BENCH_COMMON_JSON);
+    return 0;
+}
+
+int bench_common_options_read(const bench_option_values *values, bench_common_options *common)
+{
+    if (read_timing(values, common) != 0 ||
+        bench_option_thread_list(values, BENCH_OPT_THREADS, &common->threads) != 0 ||
+        bench_option_choices(values, BENCH_OPT_CAUSAL, binary_names, 2, common->causal,
+                             &common->causal_count) != 0 ||
+        bench_option_dropouts(values, BENCH_OPT_DROPOUT, common->dropouts, BENCH_MAX_DROPOUTS,
+                              &common->dropout_count) != 0)
+        return -1;
+    common->csv_path = bench_option_text(values, BENCH_OPT_CSV);
+    common->json_path = bench_option_text(values, BENCH_OPT_JSON);
     if (strcmp(common->json_path, "none") == 0)
         common->json_path = NULL;
-    common->list = values->given[base + BENCH_COMMON_LIST] != NULL;
+    common->list = values->given[BENCH_OPT_LIST] != NULL;
+    common->profile = values->given[BENCH_OPT_PROFILE] != NULL;
+    common->torch_python = bench_option_text(values, BENCH_OPT_TORCH_PYTHON);
+    common->attn_python = bench_option_text(values, BENCH_OPT_ATTN_PYTHON);
+    common->torch_script = bench_option_text(values, BENCH_OPT_TORCH_SCRIPT);
+    common->peer_dir = bench_option_text(values, BENCH_OPT_PEER_DIR);
     return 0;
+}
+
+void bench_common_options_free(bench_common_options *common)
+{
+    bench_size_list_free(&common->threads);
 }

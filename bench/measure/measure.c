@@ -109,7 +109,8 @@ void bench_point_session_end(bench_point_session *s)
     const int timed = bench_round_samples_finish(&s->samples, &point->attn) == 0;
     if (s->ready && s->result == 0 && timed) {
         point->status = BENCH_POINT_TIMED;
-        if (s->options->profile) /* a profile that fails stays unmeasured: the timing stands */
+        /* a profile that fails stays unmeasured: the timing stands */
+        if (s->options->common.profile)
             bench_phase_profile_measure(s->call.plan, profiled_call, &s->call,
                                         point->attn.repeats, point->config.shape.threads,
                                         &point->profile);

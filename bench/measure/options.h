@@ -1,7 +1,8 @@
 /*
- * The run command's options (attn-bench [run] ...). Every option, its
- * default and its --quick value live in one table in options.c, which the
- * parser, sweep files and --help all read.
+ * The run command's options (attn-bench [run] ...), read from its view of
+ * the one option table (cli/option_table.h) that the parser, sweep files
+ * and --help all read; what both sweep commands take alike is in common
+ * (cli/common_options.h).
  */
 #ifndef ATTN_BENCH_OPTIONS_H
 #define ATTN_BENCH_OPTIONS_H
@@ -28,12 +29,10 @@ enum {
 };
 
 typedef struct bench_options {
-    bench_size_list T, C, hs, NH, B, threads;
+    bench_size_list T, C, hs, NH, B;
     int heads_from_count; /* --NH was given: NH heads of hs = C/NH */
     int dtypes[BENCH_DTYPE_COUNT];
     size_t dtype_count;
-    int causal[2];
-    size_t causal_count;
     int ops[BENCH_OP_COUNT];
     size_t op_count;
     int apis[BENCH_API_COUNT];
@@ -44,23 +43,16 @@ typedef struct bench_options {
     size_t engine_count;
     int wo[2];
     size_t wo_count;
-    double dropouts[BENCH_MAX_DROPOUTS]; /* --dropout: attention dropout p of op backward */
-    size_t dropout_count;
     int with_weights;
-    int profile; /* --profile: per-phase profile of each plan after its timing */
     int sequential; /* --sequential: no configurations timed side by side */
-    bench_common_options common;      /* timing (attn, NumPy, PyTorch), seed, ceiling, outputs */
+    bench_common_options common; /* timing, threads, causal, dropout, profile, outputs, ... */
     bench_repeat_policy naive_repeat; /* the naive C peer */
     size_t check_rows;       /* forward check: query rows per checked batch; 0 = all */
     size_t check_grad_max_T; /* backward check only up to this T */
     size_t naive_max_T;      /* the naive peer runs only up to this T */
     unsigned peers; /* BENCH_PEER_* bits */
     const char *python;       /* candidates for the NumPy peers, comma-separated */
-    const char *torch_python; /* candidates for the PyTorch peer, comma-separated */
-    const char *attn_python;  /* candidates for the python peer (attn's package) */
     const char *numpy_script; /* NULL: the default places */
-    const char *torch_script;
-    const char *peer_dir; /* --peer-dir: the peers' scripts looked for there first; NULL */
     const char *report_dir; /* NULL: no report after the run */
     const char *sweep_path; /* NULL: no sweep file */
     int resume;

@@ -109,7 +109,7 @@ static void dropout_costs(bench_point *point, run_kind *run)
  * multi-threaded BLAS calls, so only in a sweep with a thread count above 1. */
 static int blas_threads_may_poll(const bench_options *o)
 {
-    return bench_size_list_max(&o->threads) > 1;
+    return bench_size_list_max(&o->common.threads) > 1;
 }
 
 /* Whether the configuration runs on attn's own threads (not on BLAS's). */
@@ -151,7 +151,7 @@ static void print_row(void *context, const void *row)
     bench_table_print_row(stdout, point);
     for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
         run->promoted |= bench_peer_promoted(point, (bench_peer_kind)k);
-    if (!run->options->profile || point->status != BENCH_POINT_TIMED)
+    if (!run->options->common.profile || point->status != BENCH_POINT_TIMED)
         return;
     char key[256];
     bench_csv_format_key(&point->config, key, sizeof key);
@@ -284,7 +284,7 @@ static void write_settings(FILE *out, const void *context)
             (unsigned long long)o->common.seed, r->warmup, r->min_repeats, r->min_time_s,
             r->max_repeats, o->naive_repeat.min_repeats, o->naive_max_T, o->check_rows,
             o->check_grad_max_T, o->common.ceiling_n[BENCH_F32], o->common.ceiling_n[BENCH_F64],
-            o->quick ? "true" : "false", o->profile ? "true" : "false");
+            o->quick ? "true" : "false", o->common.profile ? "true" : "false");
 }
 
 static FILE *open_csv(void *context)
@@ -308,8 +308,8 @@ static void describe(void *context, bench_sweep_plan *plan, bench_run_record *re
     record->peers[BENCH_PEER_KIND_NAIVE].status = o->peers & BENCH_PEER_NAIVE ? "ran" : NULL;
     machine->dtypes = o->dtypes;
     machine->dtype_count = o->dtype_count;
-    machine->threads = o->threads.values;
-    machine->thread_count = o->threads.count;
+    machine->threads = o->common.threads.values;
+    machine->thread_count = o->common.threads.count;
     machine->ceiling_n = o->common.ceiling_n;
 }
 
@@ -332,8 +332,8 @@ static void begin(void *context, bench_sweep_frame *frame)
     bench_attn_auto_threads_print(stdout,
                                   "plans at their default, ATTN_THREADS_AUTO; every one-shot");
     printf("# FLOP counts: %s\n", bench_flops_formula);
-    for (size_t i = 0; i < o->dropout_count; ++i)
-        if (o->dropouts[i] > 0.0 && i + 1 == o->dropout_count)
+    for (size_t i = 0; i < o->common.dropout_count; ++i)
+        if (o->common.dropouts[i] > 0.0 && i + 1 == o->common.dropout_count)
             printf("# dropout: rows with p > 0 (plans, op backward) call attn_plan_set_dropout("
                    "plan, p, seed %u, offset) before each timed call, offset 0, 1, 2, ...; "
                    "checked at p = 0; the torch peer gets dropout_p = p, the others skip them; "

@@ -56,10 +56,10 @@ void bench_run_peers_start(bench_run_peers *peers, size_t threads)
             continue;
         const int torch = k == BENCH_PEER_KIND_TORCH, python = k == BENCH_PEER_KIND_PYTHON;
         const int numpy = k == BENCH_PEER_KIND_NUMPY || k == BENCH_PEER_KIND_NUMPY32;
-        const char *override = torch ? o->torch_script : numpy ? o->numpy_script : NULL;
+        const char *override = torch ? o->common.torch_script : numpy ? o->numpy_script : NULL;
         char in_dir[4096];
-        if (!override && o->peer_dir) {
-            snprintf(in_dir, sizeof in_dir, "%s/%s", o->peer_dir, scripts[k]);
+        if (!override && o->common.peer_dir) {
+            snprintf(in_dir, sizeof in_dir, "%s/%s", o->common.peer_dir, scripts[k]);
             override = access(in_dir, R_OK) == 0 ? in_dir : NULL;
         }
         const bench_peer_process_setup setup = {
@@ -68,7 +68,7 @@ void bench_run_peers_start(bench_run_peers *peers, size_t threads)
             .script_options = k == BENCH_PEER_KIND_NUMPY32 ? "--float32" : NULL,
             .script_override = override,
             /* the engines are installed beside PyTorch (./attn.sh peers) */
-            .pythons = numpy ? o->python : python ? o->attn_python : o->torch_python,
+            .pythons = numpy ? o->python : python ? o->common.attn_python : o->common.torch_python,
             .threads = threads,
             .policy = &o->common.repeat,
             .seed = o->common.seed,

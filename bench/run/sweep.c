@@ -65,13 +65,13 @@ static void add_combination(bench_sweep *sweep, const bench_options *o, const si
     bench_shape s = {
         .dtype = (bench_dtype)o->dtypes[at[AX_DTYPE]],
         .op = (bench_op)o->ops[at[AX_OP]],
-        .causal = o->causal[at[AX_CAUSAL]],
+        .causal = o->common.causal[at[AX_CAUSAL]],
         .B = o->B.values[at[AX_B]],
         .T = o->T.values[at[AX_T]],
         .C = o->C.values[at[AX_C]],
         .wo = o->wo[at[AX_WO]],
-        .threads = o->threads.values[at[AX_THREADS]],
-        .dropout = o->dropouts[at[AX_DROPOUT]],
+        .threads = o->common.threads.values[at[AX_THREADS]],
+        .dropout = o->common.dropouts[at[AX_DROPOUT]],
     };
     heads_of(o, at[AX_HEADS], s.C, &s);
     add_config(sweep, o, &s, at[AX_API], at[AX_PATH], at[AX_ENGINE]);
@@ -81,14 +81,22 @@ int bench_sweep_build(const bench_options *o, bench_sweep *sweep, char *error,
                       size_t error_size)
 {
     memset(sweep, 0, sizeof *sweep);
+    const bench_common_options *common = &o->common;
     const size_t counts[AX_COUNT] = {
-        [AX_THREADS] = o->threads.count, [AX_DTYPE] = o->dtype_count,
-        [AX_OP] = o->op_count,           [AX_CAUSAL] = o->causal_count,
-        [AX_B] = o->B.count,             [AX_C] = o->C.count,
+        [AX_THREADS] = common->threads.count,
+        [AX_DTYPE] = o->dtype_count,
+        [AX_OP] = o->op_count,
+        [AX_CAUSAL] = common->causal_count,
+        [AX_B] = o->B.count,
+        [AX_C] = o->C.count,
         [AX_HEADS] = o->heads_from_count ? o->NH.count : o->hs.count,
-        [AX_WO] = o->wo_count,           [AX_T] = o->T.count,
-        [AX_DROPOUT] = o->dropout_count, [AX_API] = o->api_count,
-        [AX_PATH] = o->path_count,       [AX_ENGINE] = o->engine_count};
+        [AX_WO] = o->wo_count,
+        [AX_T] = o->T.count,
+        [AX_DROPOUT] = common->dropout_count,
+        [AX_API] = o->api_count,
+        [AX_PATH] = o->path_count,
+        [AX_ENGINE] = o->engine_count,
+    };
     bench_product product;
     if (bench_product_init(&product, counts, AX_COUNT, BENCH_SWEEP_MAX) != 0) {
         snprintf(error, error_size, "the sweep has more than %d combinations", BENCH_SWEEP_MAX);

@@ -177,7 +177,7 @@ void bench_sdpa_session_end(bench_sdpa_session *session)
         if (session->result == 0 && timed) {
             point->attn = timing;
             point->status = BENCH_POINT_TIMED;
-            if (session->options->profile)
+            if (session->options->common.profile)
                 bench_phase_profile_measure(session->call.plan, profiled_call, session,
                                             timing.repeats, point->config.shape.threads,
                                             &point->profile);

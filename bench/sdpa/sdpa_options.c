@@ -5,155 +5,19 @@
 
 #include "cli/cli.h"
 #include "cli/common_options.h"
+#include "cli/option_table.h"
 #include "cli/option_values.h"
 #include "measure/attn_call.h"
 #include "util/product.h"
 #include "util/text.h"
 
-#ifndef ATTN_BENCH_PEERS_PYTHON
-#error "define ATTN_BENCH_PEERS_PYTHON: the python of ./attn.sh peers' venv (.venv-peers)"
-#endif
-
-typedef enum sdpa_option_id {
-    O_B,
-    O_NH,
-    O_NH_KV,
-    O_TQ,
-    O_TK,
-    O_HS,
-    O_HS_V,
-    O_LENGTHS,
-    O_WINDOW,
-    O_MASK,
-    O_CAUSAL,
-    O_OP,
-    O_DTYPE,
-    O_ENGINE,
-    O_THREADS,
-    O_CACHE,
-    O_LAYOUT,
-    O_SCENARIO,
-    O_DROPOUT,
-    O_STEPS,
-    O_ROUNDS,
-    O_CHECK_ROWS,
-    O_PEERS,
-    O_TORCH_PYTHON,
-    O_TORCH_SCRIPT,
-    O_PEER_DIR,
-    O_ATTN_PYTHON,
-    O_BANDWIDTH_MIB,
-    O_PROFILE,
-    O_COMMON, /* cli/common_options.h: their block */
-    O_COUNT = O_COMMON + BENCH_COMMON_COUNT
-} sdpa_option_id;
-
-static const bench_cli_option specs[O_COUNT] = {
-    [O_B] = {"B", "LIST", "1", "2", "sequences (batch size)"},
-    [O_NH] = {"NH", "LIST", "32", "4", "query heads"},
-    [O_NH_KV] = {"NH-kv", "LIST", "8", "2",
-                 "key/value heads: NH (multi-head), 1 (multi-query) or a\n"
-                 "divisor of NH (grouped); NH not a multiple is left out"},
-    [O_TQ] = {"Tq", "LIST", "1,1024", "1,7", "queries per sequence (1: a decode step)"},
-    [O_TK] = {"Tk", "LIST", "1024,4096", "33",
-              "key/value slots per sequence (a KV cache's capacity)"},
-    [O_HS] = {"hs", "LIST", "128", "8", "head size of Q and K"},
-    [O_HS_V] = {"hs-v", "LIST", "hs", NULL,
-                "head size of V and out; the item 'hs' is --hs's"},
-    [O_LENGTHS] = {"lengths", "LIST", "full", "full,12/33",
-                   "key lengths: comma-separated items, each 'full' (every\n"
-                   "sequence Tk keys) or L0/L1/... (one per sequence, or a\n"
-                   "single L for all); an item that does not match B, or a\n"
-                   "length above Tk, is left out"},
-    [O_WINDOW] = {"window", "LIST", "0", "0,5",
-                  "sliding window: 0 = none, w = keys j > p - w (see MASKS)"},
-    [O_MASK] = {"mask", "LIST", "none", "none,padding,full",
-                "none (lengths as key_lengths), padding (additive\n"
-                "(B,1,1,Tk), -inf beyond each length, mask_ld = mask_sh\n"
-                "= 0) or full (additive (B,NH,Tq,Tk): a bias, -inf beyond\n"
-                "each length); see MASKS"},
-    [O_CAUSAL] = {"causal", "LIST", "1", "0,1", "0 or 1 (bottom-right aligned, see MASKS)"},
-    [O_OP] = {"op", "LIST", "forward", "forward,backward",
-              "forward; backward = forward + backward timed together"},
-    [O_DTYPE] = {"dtype", "LIST", "f32", "f32,f64",
-                 "element types: f32, f64, bf16, f16 (attn.h's half\n"
-                 "precision: 16-bit Q, K, V, out; see HALF PRECISION)"},
-    [O_ENGINE] = {"engine", "LIST", "auto", NULL,
-                  "auto (no attn_plan_set_threads call: the plan's\n"
-                  "ATTN_THREADS_AUTO), blas (attn_plan_set_threads(plan,\n"
-                  "0): --threads BLAS threads) or own\n"
-                  "(attn_plan_set_threads(plan, --threads))"},
-    [O_THREADS] = {"threads", "LIST", "cpus", NULL,
-                   "threads of everyone in a row (cpus: the CPUs it may\n"
-                   "run on, sched_getaffinity, as engine auto counts them):\n"
-                   "the BLAS's thread count (OpenBLAS, BLIS)\n"
-                   "before each configuration, the bandwidth and ceiling\n"
-                   "measurements, own engines and the peer's\n"
-                   "torch.set_num_threads"},
-    [O_CACHE] = {"cache", "LIST", "warm", NULL,
-                 "warm (calls back to back) or cold (the bandwidth buffer\n"
-                 "is read before every call, untimed, so K and V come from\n"
-                 "memory as in a decode step of a many-layer model)"},
-    [O_LAYOUT] = {"layout", "LIST", "bshd", "bshd,bhsd",
-                  "bshd (B,T,NH,hs): attn's rows; bhsd (B,NH,T,hs):\nPyTorch's (see LAYOUTS)"},
-    [O_SCENARIO] = {"scenario", "LIST", "call", "call,decode-loop",
-                    "call, or decode-loop: --steps steps on a growing cache\n(see DECODE LOOP)"},
-    [O_DROPOUT] = {"dropout", "LIST", "0", NULL,
-                   "attention dropout p in [0, 1) of --op backward rows:\n"
-                   "attn_plan_set_dropout with a fixed seed, an offset per\n"
-                   "call; torch's dropout_p; refused on forwards (see DROPOUT)"},
-    [O_STEPS] = {"steps", "N", "64", "3", "steps of a decode loop"},
-    [O_ROUNDS] = {"rounds", "N", "1", NULL,
-                  "rounds of a configuration: in each, a block of attn's\n"
-                  "calls, then each peer's (interleaved; see TIMING)"},
-    [O_CHECK_ROWS] = {"check-rows", "N", "32", NULL,
-                      "rows (and keys) the check samples per checked sequence\n"
-                      "and head of a large configuration; 0 = check all (see\n"
-                      "CHECKS)"},
-    [O_PEERS] = {"peers", "LIST", "torch,ort,openvino,ggml", NULL,
-                 "torch (PyTorch's SDPA), ort (ONNX Runtime), openvino\n"
-                 "(OpenVINO's SDPA), ggml (ggml_flash_attn_ext), python\n"
-                 "(attn's PyTorch drop-in\n"
-                 "attn.torch.scaled_dot_product_attention: the binding's\n"
-                 "cost), none; see PEERS"},
-    [O_TORCH_PYTHON] = {"torch-python", "LIST",
-                        ATTN_BENCH_PEERS_PYTHON ",python3,/usr/bin/python3", NULL,
-                        "interpreters tried for the torch, ort, openvino and\n"
-                        "ggml peers: the first that gets the peer ready runs\n"
-                        "it (the first one is the venv of ./attn.sh peers)"},
-    [O_TORCH_SCRIPT] = {"torch-script", "PATH", NULL, NULL,
-                        "the torch and python peers' script (default:\n"
-                        "torch_sdpa_peer.py, found as the run command's peers\n"
-                        "are; both peers run it)"},
-    [O_PEER_DIR] = {"peer-dir", "DIR", NULL, NULL,
-                    "a directory looked in first for every peer's script\n"
-                    "(torch_sdpa_peer.py, ort_sdpa_peer.py,\n"
-                    "openvino_sdpa_peer.py, ggml_sdpa_peer.py)"},
-    [O_ATTN_PYTHON] = {"attn-python", "LIST",
-                       ATTN_BENCH_PEERS_PYTHON "," ATTN_BENCH_ATTN_PYTHON ",python3", NULL,
-                       "interpreters tried for the python peer: the first that\n"
-                       "imports torch >= 2 and attn (its own or the source\n"
-                       "tree's python/src) runs it"},
-    [O_BANDWIDTH_MIB] = {"bandwidth-mib", "N", "auto", "32",
-                         "MiB of the streaming read of the bandwidth measurement\n"
-                         "(and of the cold-cache read); auto = 8 x the last-level\n"
-                         "cache, at least 256 and at most 1024; 0 = not measured"},
-    [O_PROFILE] = {"profile", NULL, NULL, NULL,
-                   "after timing a configuration, profile as many calls\n"
-                   "again and print (and put in the JSON) its time per\n"
-                   "phase (see PROFILE)"},
-    BENCH_COMMON_OPTIONS(O_COMMON, "attn-bench-sdpa.csv", "attn-bench-sdpa.json"),
-};
-
-static const bench_cli_table table = {specs, O_COUNT};
-
 void bench_sdpa_options_print_list(FILE *out)
 {
-    bench_cli_print_options(out, &table);
+    bench_option_table_print(out, BENCH_COMMAND_SDPA);
 }
 
 /* A list whose items are numbers or ranges, or `word` (stored as 0). */
-static int list_with_word(const bench_option_values *values, sdpa_option_id id,
+static int list_with_word(const bench_option_values *values, bench_option_id id,
                           const char *word, size_t *list, size_t capacity, size_t *list_count)
 {
     const char *text = bench_option_text(values, id);
@@ -205,23 +69,24 @@ static int parse_hs_v(const bench_option_values *values, bench_sdpa_options *o)
         snprintf(values->error, values->error_size, "out of memory");
         return -1;
     }
-    return list_with_word(values, O_HS_V, "hs", o->hs_v.values, BENCH_SIZE_LIST_MAX,
+    return list_with_word(values, BENCH_OPT_HS_V, "hs", o->hs_v.values, BENCH_SIZE_LIST_MAX,
                           &o->hs_v.count);
 }
 
 static int parse_lengths(const bench_option_values *values, bench_sdpa_options *o)
 {
-    const char *text = bench_option_text(values, O_LENGTHS);
+    const char *text = bench_option_text(values, BENCH_OPT_LENGTHS);
     o->lengths_count = 0;
     for (const char *cursor = text; cursor;) {
         const char *comma = strchr(cursor, ',');
         const size_t length = comma ? (size_t)(comma - cursor) : strlen(cursor);
         if (o->lengths_count == BENCH_SDPA_MAX_LENGTHS_ITEMS)
-            return bench_option_fail(values, O_LENGTHS, "a list of at most 64 items");
+            return bench_option_fail(values, BENCH_OPT_LENGTHS, "a list of at most 64 items");
         bench_sdpa_lengths *item = &o->lengths[o->lengths_count];
         memset(item, 0, sizeof *item);
         if (length == 0 || length >= sizeof item->text)
-            return bench_option_fail(values, O_LENGTHS, "a list of 'full' or L0/L1/... items");
+            return bench_option_fail(values, BENCH_OPT_LENGTHS,
+                                     "a list of 'full' or L0/L1/... items");
         memcpy(item->text, cursor, length);
         item->text[length] = '\0';
         cursor = comma ? comma + 1 : NULL;
@@ -256,47 +121,41 @@ static int parse_lengths(const bench_option_values *values, bench_sdpa_options *
     return 0;
 }
 
-static const char *const binary_names[2] = {"0", "1"};
 static const char *const dtype_names[BENCH_DTYPE_ALL_COUNT] = {"f32", "f64", "bf16", "f16"};
 static const char *const peer_names[BENCH_SDPA_PEER_COUNT + 1] = {
     "torch", "python", "ort", "openvino", "ggml", "none"};
 
 static int resolve_axes(const bench_option_values *values, bench_sdpa_options *o)
 {
-    if (bench_option_size_list(values, O_B, &o->B) ||
-        bench_option_size_list(values, O_NH, &o->NH) ||
-        bench_option_size_list(values, O_NH_KV, &o->NH_kv) ||
-        bench_option_size_list(values, O_TQ, &o->Tq) ||
-        bench_option_size_list(values, O_TK, &o->Tk) ||
-        bench_option_size_list(values, O_HS, &o->hs) ||
-        bench_option_thread_list(values, O_THREADS, &o->threads) || parse_hs_v(values, o) ||
+    if (bench_option_size_list(values, BENCH_OPT_B, &o->B) ||
+        bench_option_size_list(values, BENCH_OPT_NH, &o->NH) ||
+        bench_option_size_list(values, BENCH_OPT_NH_KV, &o->NH_kv) ||
+        bench_option_size_list(values, BENCH_OPT_TQ, &o->Tq) ||
+        bench_option_size_list(values, BENCH_OPT_TK, &o->Tk) ||
+        bench_option_size_list(values, BENCH_OPT_HS, &o->hs) || parse_hs_v(values, o) ||
         parse_lengths(values, o) ||
-        list_with_word(values, O_WINDOW, "0", o->windows, BENCH_SDPA_MAX_WINDOWS,
+        list_with_word(values, BENCH_OPT_WINDOW, "0", o->windows, BENCH_SDPA_MAX_WINDOWS,
                        &o->window_count))
         return -1;
-    if (bench_option_choices(values, O_MASK, bench_sdpa_mask_names, BENCH_SDPA_MASK_COUNT,
-                             o->masks, &o->mask_count) ||
-        bench_option_choices(values, O_CAUSAL, binary_names, 2, o->causal,
-                             &o->causal_count) ||
-        bench_option_choices(values, O_OP, bench_op_names, BENCH_OP_COUNT, o->ops,
+    if (bench_option_choices(values, BENCH_OPT_MASK, bench_sdpa_mask_names,
+                             BENCH_SDPA_MASK_COUNT, o->masks, &o->mask_count) ||
+        bench_option_choices(values, BENCH_OPT_OP, bench_op_names, BENCH_OP_COUNT, o->ops,
                              &o->op_count) ||
-        bench_option_choices(values, O_DTYPE, dtype_names, BENCH_DTYPE_ALL_COUNT, o->dtypes,
-                             &o->dtype_count) ||
-        bench_option_choices(values, O_ENGINE, bench_engine_names, BENCH_ENGINE_COUNT,
+        bench_option_choices(values, BENCH_OPT_DTYPE, dtype_names, BENCH_DTYPE_ALL_COUNT,
+                             o->dtypes, &o->dtype_count) ||
+        bench_option_choices(values, BENCH_OPT_ENGINE, bench_engine_names, BENCH_ENGINE_COUNT,
                              o->engines, &o->engine_count) ||
-        bench_option_choices(values, O_CACHE, bench_sdpa_cache_names, BENCH_SDPA_CACHE_COUNT,
-                             o->caches, &o->cache_count) ||
-        bench_option_choices(values, O_LAYOUT, bench_sdpa_layout_names,
+        bench_option_choices(values, BENCH_OPT_CACHE, bench_sdpa_cache_names,
+                             BENCH_SDPA_CACHE_COUNT, o->caches, &o->cache_count) ||
+        bench_option_choices(values, BENCH_OPT_LAYOUT, bench_sdpa_layout_names,
                              BENCH_SDPA_LAYOUT_COUNT, o->layouts, &o->layout_count) ||
-        bench_option_choices(values, O_SCENARIO, bench_sdpa_scenario_names,
-                             BENCH_SDPA_SCENARIO_COUNT, o->scenarios, &o->scenario_count) ||
-        bench_option_dropouts(values, O_DROPOUT, o->dropouts, BENCH_MAX_DROPOUTS,
-                              &o->dropout_count))
+        bench_option_choices(values, BENCH_OPT_SCENARIO, bench_sdpa_scenario_names,
+                             BENCH_SDPA_SCENARIO_COUNT, o->scenarios, &o->scenario_count))
         return -1;
     int peers[BENCH_SDPA_PEER_COUNT + 1];
     size_t peer_count = 0;
-    if (bench_option_choices(values, O_PEERS, peer_names, BENCH_SDPA_PEER_COUNT + 1, peers,
-                             &peer_count))
+    if (bench_option_choices(values, BENCH_OPT_PEERS, peer_names, BENCH_SDPA_PEER_COUNT + 1,
+                             peers, &peer_count))
         return -1;
     for (size_t i = 0; i < peer_count; ++i)
         if (peers[i] < BENCH_SDPA_PEER_COUNT)
@@ -306,22 +165,17 @@ static int resolve_axes(const bench_option_values *values, bench_sdpa_options *o
 
 static int resolve_scalars(const bench_option_values *values, bench_sdpa_options *o)
 {
-    if (bench_common_options_read(values, O_COMMON, &o->common) ||
-        bench_option_count(values, O_CHECK_ROWS, 0, &o->check_rows) ||
-        bench_option_count(values, O_STEPS, 1, &o->steps) ||
-        bench_option_count(values, O_ROUNDS, 1, &o->rounds))
+    if (bench_common_options_read(values, &o->common) ||
+        bench_option_count(values, BENCH_OPT_CHECK_ROWS, 0, &o->check_rows) ||
+        bench_option_count(values, BENCH_OPT_STEPS, 1, &o->steps) ||
+        bench_option_count(values, BENCH_OPT_ROUNDS, 1, &o->rounds))
         return -1;
-    const char *bandwidth = bench_option_text(values, O_BANDWIDTH_MIB);
+    const char *bandwidth = bench_option_text(values, BENCH_OPT_BANDWIDTH_MIB);
     if (strcmp(bandwidth, "auto") == 0)
         o->bandwidth_mib = SIZE_MAX;
     else if (bench_cli_parse_count(bandwidth, 0, &o->bandwidth_mib) != 0 ||
              o->bandwidth_mib > (SIZE_MAX >> 21))
-        return bench_option_fail(values, O_BANDWIDTH_MIB, "a number of MiB, 0 or auto");
-    o->torch_python = bench_option_text(values, O_TORCH_PYTHON);
-    o->torch_script = bench_option_text(values, O_TORCH_SCRIPT);
-    o->peer_dir = bench_option_text(values, O_PEER_DIR);
-    o->attn_python = bench_option_text(values, O_ATTN_PYTHON);
-    o->profile = values->given[O_PROFILE] != NULL;
+        return bench_option_fail(values, BENCH_OPT_BANDWIDTH_MIB, "a number of MiB, 0 or auto");
     return 0;
 }
 
@@ -330,8 +184,9 @@ bench_options_outcome bench_sdpa_options_parse(int argc, char **argv, int first,
                                                size_t error_size)
 {
     memset(o, 0, sizeof *o);
-    const char *given[O_COUNT] = {0};
-    bench_option_values values = {&table, given, 0, error, error_size};
+    const char *given[BENCH_OPT_COUNT] = {0};
+    bench_option_values values = {bench_option_table(BENCH_COMMAND_SDPA), given, 0, error,
+                                  error_size};
     const bench_options_outcome outcome = bench_option_values_collect(
         &values, argc, argv, first, NULL, 0, &o->sweep_path, &o->sweep_text);
     if (outcome == BENCH_OPTIONS_BAD)
@@ -355,13 +210,14 @@ bench_options_outcome bench_sdpa_options_parse(int argc, char **argv, int first,
 void bench_sdpa_options_free(bench_sdpa_options *o)
 {
     bench_size_list *lists[] = {&o->B, &o->NH, &o->NH_kv, &o->Tq, &o->Tk,
-                                &o->hs, &o->hs_v, &o->threads};
+                                &o->hs, &o->hs_v};
     for (size_t i = 0; i < sizeof lists / sizeof lists[0]; ++i)
         bench_size_list_free(lists[i]);
     for (size_t i = 0; i < BENCH_SDPA_MAX_LENGTHS_ITEMS; ++i) {
         free(o->lengths[i].values);
         o->lengths[i].values = NULL;
     }
+    bench_common_options_free(&o->common);
     free(o->command_line);
     free(o->sweep_text);
     o->command_line = o->sweep_text = NULL;
@@ -400,11 +256,13 @@ int bench_sdpa_sweep_build(const bench_sdpa_options *o, bench_sdpa_sweep *sweep,
                            size_t error_size)
 {
     memset(sweep, 0, sizeof *sweep);
-    const size_t counts[] = {o->threads.count, o->dtype_count,   o->op_count,  o->causal_count,
+    const bench_common_options *common = &o->common;
+    const size_t counts[] = {common->threads.count, o->dtype_count, o->op_count,
+                             common->causal_count,
                              o->window_count,  o->mask_count,    o->B.count,   o->NH.count,
                              o->NH_kv.count,   o->hs.count,      o->hs_v.count, o->Tq.count,
                              o->Tk.count,      o->lengths_count, o->cache_count,
-                             o->scenario_count, o->dropout_count, o->layout_count,
+                             o->scenario_count, common->dropout_count, o->layout_count,
                              o->engine_count};
     bench_product product;
     if (bench_product_init(&product, counts, sizeof counts / sizeof counts[0],
@@ -423,10 +281,10 @@ int bench_sdpa_sweep_build(const bench_sdpa_options *o, bench_sdpa_sweep *sweep,
         bench_sdpa_config c;
         memset(&c, 0, sizeof c);
         bench_sdpa_shape *s = &c.shape;
-        s->threads = o->threads.values[index[0]];
+        s->threads = common->threads.values[index[0]];
         s->dtype = (bench_dtype)o->dtypes[index[1]];
         s->op = (bench_op)o->ops[index[2]];
-        s->causal = o->causal[index[3]];
+        s->causal = common->causal[index[3]];
         s->window = o->windows[index[4]];
         s->mask = (bench_sdpa_mask)o->masks[index[5]];
         s->B = o->B.values[index[6]];
@@ -439,7 +297,7 @@ int bench_sdpa_sweep_build(const bench_sdpa_options *o, bench_sdpa_sweep *sweep,
         s->lengths = &o->lengths[index[13]];
         s->cache = (bench_sdpa_cache)o->caches[index[14]];
         s->scenario = (bench_sdpa_scenario)o->scenarios[index[15]];
-        s->dropout = o->dropouts[index[16]];
+        s->dropout = common->dropouts[index[16]];
         s->layout = (bench_sdpa_layout)o->layouts[index[17]];
         s->steps = s->scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP ? o->steps : 0;
         c.engine = (bench_engine)o->engines[index[18]];

@@ -1,7 +1,9 @@
 /*
- * The options of `attn-bench sdpa` and the configurations they make. One
- * table (sdpa_options.c) drives the parser, sweep files (--sweep), --quick
- * and the option list of --help, as for the run command.
+ * The options of `attn-bench sdpa` and the configurations they make, read
+ * from its view of the one option table (cli/option_table.h) that drives
+ * the parser, sweep files (--sweep), --quick and the option list of --help
+ * for both sweep commands; what both take alike is in common
+ * (cli/common_options.h).
  */
 #ifndef ATTN_BENCH_SDPA_OPTIONS_H
 #define ATTN_BENCH_SDPA_OPTIONS_H
@@ -23,15 +25,13 @@
 #define BENCH_SDPA_SWEEP_MAX 100000
 
 typedef struct bench_sdpa_options {
-    bench_size_list B, NH, NH_kv, Tq, Tk, hs, hs_v, threads; /* hs_v: 0 means = hs */
+    bench_size_list B, NH, NH_kv, Tq, Tk, hs, hs_v; /* hs_v: 0 means = hs */
     size_t windows[BENCH_SDPA_MAX_WINDOWS];
     size_t window_count;
     bench_sdpa_lengths lengths[BENCH_SDPA_MAX_LENGTHS_ITEMS];
     size_t lengths_count;
     int masks[BENCH_SDPA_MASK_COUNT];
     size_t mask_count;
-    int causal[2];
-    size_t causal_count;
     int ops[BENCH_OP_COUNT];
     size_t op_count;
     int dtypes[BENCH_DTYPE_ALL_COUNT]; /* f32, f64, bf16, f16 */
@@ -44,19 +44,12 @@ typedef struct bench_sdpa_options {
     size_t layout_count;
     int scenarios[BENCH_SDPA_SCENARIO_COUNT];
     size_t scenario_count;
-    double dropouts[BENCH_MAX_DROPOUTS]; /* --dropout: attention dropout p of op backward */
-    size_t dropout_count;
     size_t steps;  /* of a decode loop */
     size_t rounds; /* attn's and the peers' blocks of a configuration, interleaved */
     size_t check_rows; /* rows (and keys) sampled per checked (sequence, head); 0: all */
     int peers[BENCH_SDPA_PEER_COUNT]; /* --peers: torch, python, ort, openvino, ggml */
-    const char *torch_python; /* the interpreters of every peer but python */
-    const char *attn_python;
-    const char *torch_script; /* NULL: the default places */
-    const char *peer_dir;     /* --peer-dir: the peers' scripts looked for there first; NULL */
     size_t bandwidth_mib; /* 0: not measured; SIZE_MAX: auto */
-    int profile;          /* --profile: per-phase profile of each row after its timing */
-    bench_common_options common; /* timing, seed, ceiling (sgemm: f32, bf16, f16), outputs */
+    bench_common_options common; /* timing, threads, causal, dropout, profile, outputs, ... */
     const char *sweep_path;
     int quick;
     char *command_line;

@@ -31,9 +31,9 @@ void bench_sdpa_peers_start(bench_sdpa_peer_set *set, size_t threads)
         const int python = k == BENCH_SDPA_PEER_PYTHON;
         const bench_sdpa_peer_setup setup = {
             .kind = (bench_sdpa_peer_kind)k,
-            .script_override = o->torch_script,
-            .script_dir = o->peer_dir,
-            .pythons = python ? o->attn_python : o->torch_python,
+            .script_override = o->common.torch_script,
+            .script_dir = o->common.peer_dir,
+            .pythons = python ? o->common.attn_python : o->common.torch_python,
             .threads = threads,
             .policy = &o->common.repeat,
             .seed = (unsigned long long)o->common.seed,
@@ -60,7 +60,7 @@ static void peer_block(void *context, size_t round, size_t rounds)
 {
     bench_sdpa_peer_entry *entry = context;
     bench_sdpa_peer_set *set = entry->set;
-    const int settle = bench_size_list_max(&set->options->threads) > 1;
+    const int settle = bench_size_list_max(&set->options->common.threads) > 1;
     for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k) {
         bench_peer_timing *timing = &entry->timings[k];
         if (!set->options->peers[k] || !set->processes[k].running ||

@@ -26,8 +26,8 @@ typedef struct sdpa_run {
 
 static int any_dropout(const bench_sdpa_options *o)
 {
-    for (size_t i = 0; i < o->dropout_count; ++i)
-        if (o->dropouts[i] > 0.0)
+    for (size_t i = 0; i < o->common.dropout_count; ++i)
+        if (o->common.dropouts[i] > 0.0)
             return 1;
     return 0;
 }
@@ -82,7 +82,7 @@ static void print_row(void *context, const void *row)
     const bench_sdpa_options *o = run->options;
     const bench_sdpa_point *point = row;
     bench_sdpa_table_print_row(stdout, point, o->peers, any_dropout(o));
-    if (!o->profile || point->status != BENCH_POINT_TIMED)
+    if (!o->common.profile || point->status != BENCH_POINT_TIMED)
         return;
     char key[256];
     bench_sdpa_csv_format_key(&point->config, key, sizeof key);
@@ -133,7 +133,7 @@ static void run_group(void *context, bench_sweep_frame *frame, size_t first, siz
     const size_t count = last - first;
     bench_sdpa_point *points = run->points;
     bench_blas_set_threads(configs[0].shape.threads);
-    if (bench_size_list_max(&o->threads) > 1)
+    if (bench_size_list_max(&o->common.threads) > 1)
         bench_settle_blas_threads();
     bench_sdpa_session sessions[BENCH_SDPA_GROUP_MAX];
     bench_sdpa_between between[BENCH_SDPA_GROUP_MAX];
@@ -208,8 +208,8 @@ static void describe(void *context, bench_sweep_plan *plan, bench_run_record *re
     bench_run_record_start(record, bench_sdpa_peer_names, BENCH_SDPA_PEER_COUNT);
     machine->dtypes = o->dtypes;
     machine->dtype_count = o->dtype_count;
-    machine->threads = o->threads.values;
-    machine->thread_count = o->threads.count;
+    machine->threads = o->common.threads.values;
+    machine->thread_count = o->common.threads.count;
     machine->ceiling_n = o->common.ceiling_n;
     machine->with_bandwidth = 1;
     machine->bandwidth_mib = o->bandwidth_mib;
