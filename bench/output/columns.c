@@ -38,3 +38,29 @@ void bench_columns_print_share(FILE *out, double value, double of)
     else
         fprintf(out, " %5s", "-");
 }
+
+void bench_columns_print_check(FILE *out, bench_point_status status, int skipped, double error,
+                               double dropout)
+{
+    if (status == BENCH_POINT_CHECK_FAILED)
+        fprintf(out, "%8s", "FAIL");
+    else if (status != BENCH_POINT_TIMED)
+        fprintf(out, "%8s", "ERROR");
+    else if (skipped)
+        fprintf(out, "%8s", "skip");
+    else if (dropout > 0.0) /* checked before the timing, at p = 0 */
+        fprintf(out, "%5.0e@p0", error);
+    else
+        fprintf(out, "%8.1e", error);
+}
+
+void bench_columns_print_attn(FILE *out, const bench_attn_cells *c)
+{
+    if (!c->timed) {
+        fprintf(out, " %9s %4s %8s %5s %5s", "-", "-", "-", "-", "-");
+        return;
+    }
+    fprintf(out, " %9.4g %4zu %8.2f", c->median_s * 1e3, c->threads, c->gflops);
+    bench_columns_print_share(out, c->share_gflops, c->peak_gflops);
+    bench_columns_print_share(out, c->share_gflops, c->ceiling_gflops);
+}

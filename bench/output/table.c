@@ -51,20 +51,6 @@ void bench_table_print_header(FILE *out)
     fflush(out);
 }
 
-static void print_check(FILE *out, const bench_point *p)
-{
-    if (p->status == BENCH_POINT_CHECK_FAILED)
-        fprintf(out, "%8s", "FAIL");
-    else if (p->status != BENCH_POINT_TIMED)
-        fprintf(out, "%8s", "ERROR");
-    else if (p->check.status == BENCH_CHECK_SKIPPED)
-        fprintf(out, "%8s", "skip");
-    else if (p->config.shape.dropout > 0.0) /* checked before the timing, at p = 0 */
-        fprintf(out, "%5.0e@p0", p->check.error);
-    else
-        fprintf(out, "%8.1e", p->check.error);
-}
-
 void bench_table_print_row(FILE *out, const bench_point *p)
 {
     const bench_config *c = &p->config;
@@ -73,16 +59,13 @@ void bench_table_print_row(FILE *out, const bench_point *p)
             bench_dtype_name(s->dtype), bench_op_names[s->op], s->causal,
             bench_api_names[c->api], bench_path_names[c->path], bench_engine_names[c->engine],
             s->threads, s->B, s->T, s->C, s->NH, s->hs, s->wo);
-    print_check(out, p);
-    if (p->status == BENCH_POINT_TIMED) {
-        double gflops = bench_gflops(p->flops, p->attn.median_s);
-        fprintf(out, " %9.4g %4zu %8.2f", p->attn.median_s * 1e3, bench_point_attn_threads(p),
-                gflops);
-        bench_columns_print_share(out, gflops, p->peak_gflops);
-        bench_columns_print_share(out, gflops, p->ceiling_gflops);
-    } else {
-        fprintf(out, " %9s %4s %8s %5s %5s", "-", "-", "-", "-", "-");
-    }
+    bench_columns_print_check(out, p->status, p->check.status == BENCH_CHECK_SKIPPED,
+                              p->check.error, s->dropout);
+    const double gflops = bench_gflops(p->flops, p->attn.median_s);
+    const bench_attn_cells cells = {p->status == BENCH_POINT_TIMED, p->attn.median_s,
+                                    bench_point_attn_threads(p), gflops, gflops,
+                                    p->peak_gflops, p->ceiling_gflops};
+    bench_columns_print_attn(out, &cells);
     fputs(" |", out);
     for (size_t k = 0; k < BENCH_PEER_KINDS; ++k) {
         const bench_peer_timing *peer = &p->peers[k];

@@ -166,29 +166,21 @@ void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *p, const int 
             bench_sdpa_mask_names[s->mask], bench_engine_names[c->engine], s->threads,
             bench_sdpa_cache_names[s->cache], s->B, s->NH, s->NH_kv, s->Tq, s->Tk, s->hs,
             s->hs_v, s->lengths->text, bench_sdpa_layout_names[s->layout], steps);
-    if (p->status == BENCH_POINT_CHECK_FAILED)
-        fprintf(out, "%8s", "FAIL");
-    else if (p->status != BENCH_POINT_TIMED)
-        fprintf(out, "%8s", "ERROR");
-    else if (s->dropout > 0.0)
-        fprintf(out, "%5.0e@p0", p->check.error);
+    bench_columns_print_check(out, p->status, 0, p->check.error, s->dropout);
+    const int timed = p->status == BENCH_POINT_TIMED;
+    const double gflops = rate(p->flops, p->attn.median_s);
+    const double gbps = rate(p->kv_bytes, p->attn.median_s);
+    const bench_attn_cells cells = {timed, p->attn.median_s, bench_sdpa_attn_threads(p), gflops,
+                                    decode ? 0.0 : gflops, p->peak_gflops, p->ceiling_gflops};
+    bench_columns_print_attn(out, &cells);
+    if (timed && decode)
+        fprintf(out, " %7.2f", gbps);
     else
-        fprintf(out, "%8.1e", p->check.error);
-    if (p->status == BENCH_POINT_TIMED) {
-        const double gflops = rate(p->flops, p->attn.median_s);
-        const double gbps = rate(p->kv_bytes, p->attn.median_s);
-        fprintf(out, " %9.4g %4zu %8.2f", p->attn.median_s * 1e3, bench_sdpa_attn_threads(p),
-                gflops);
-        bench_columns_print_share(out, decode ? 0.0 : gflops, p->peak_gflops);
-        bench_columns_print_share(out, decode ? 0.0 : gflops, p->ceiling_gflops);
-        if (decode)
-            fprintf(out, " %7.2f", gbps);
-        else
-            fprintf(out, " %7s", "-");
+        fprintf(out, " %7s", "-");
+    if (timed)
         bench_columns_print_share(out, decode ? gbps : 0.0, p->bandwidth_gbps);
-    } else {
-        fprintf(out, " %9s %4s %8s %5s %5s %7s %5s", "-", "-", "-", "-", "-", "-", "-");
-    }
+    else
+        fprintf(out, " %5s", "-");
     for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
         if (peers[k] && k != BENCH_SDPA_PEER_PYTHON)
             print_peer(out, p, k);
