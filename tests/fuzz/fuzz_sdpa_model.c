@@ -17,6 +17,8 @@
 
 #define SDPA_TILE_KEYS ((size_t)512)
 
+#define SDPA_BACKWARD_KEYS ((size_t)256) /* lib/engine/sdpa_layout.h: a backward key block */
+
 static size_t ceil_div(size_t n, size_t d)
 {
     return n / d + (n % d != 0);
@@ -46,7 +48,7 @@ static void sdpa_splits(sdpa_dims s, size_t *splits, size_t *groups)
         if (*splits > key_tiles)
             *splits = key_tiles;
     }
-    const size_t pairs = s.B * s.NH_kv, key_blocks = ceil_div(s.Tk, SDPA_QUERY_BLOCK);
+    const size_t pairs = s.B * s.NH_kv, key_blocks = ceil_div(s.Tk, SDPA_BACKWARD_KEYS);
     *groups = 1;
     if (pairs < 4) {
         *groups = ceil_div(8, pairs);
