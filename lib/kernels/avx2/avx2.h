@@ -19,17 +19,22 @@ static inline __m256i attn_lane_mask(size_t n)
 {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
-/* p * 2^n in two exact steps 2^floor(n/2) * 2^ceil(n/2), each a normal number. */
+/* 2^e for e in the normal exponent range. */
 static inline vec attn_pow2_normal(__m256i e)
 {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23));
 }
+/* p * 2^n in two exact steps 2^floor(n/2) * 2^ceil(n/2), each a normal number. */
 static inline vec v_scale2(vec p, vec n)
 {
     __m256i k = _mm256_cvtps_epi32(n);
     __m256i half = _mm256_srai_epi32(k, 1);
     return _mm256_mul_ps(_mm256_mul_ps(p, attn_pow2_normal(half)),
                          attn_pow2_normal(_mm256_sub_epi32(k, half)));
+}
+static inline vec v_scale2_normal(vec p, vec n)
+{
+    return _mm256_mul_ps(p, attn_pow2_normal(_mm256_cvtps_epi32(n)));
 }
 static inline real v_hmax(vec v)
 {
@@ -58,17 +63,27 @@ static inline vec attn_pow2_normal(__m256i e)
 {
     return _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(e, _mm256_set1_epi64x(1023)), 52));
 }
-/* As for float, but AVX2 has no 64-bit float-to-int conversion nor 64-bit
- * arithmetic shift: n (|n| < 2^51) becomes an integer through the round-to-
- * integer magic constant, and floor(k/2) is taken on k + 2^11 >= 0. */
-static inline vec v_scale2(vec p, vec n)
+/* The integer of an integral n (|n| < 2^51), through the round-to-integer
+ * magic constant: AVX2 has no 64-bit float-to-int conversion. */
+static inline __m256i attn_integral_bits(vec n)
 {
     const vec magic = _mm256_set1_pd(0x1.8p52);
-    __m256i k = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(n, magic)), _mm256_castpd_si256(magic));
+    return _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(n, magic)),
+                            _mm256_castpd_si256(magic));
+}
+/* As for float, but AVX2 has no 64-bit arithmetic shift either: floor(k/2)
+ * is taken on k + 2^11 >= 0. */
+static inline vec v_scale2(vec p, vec n)
+{
+    __m256i k = attn_integral_bits(n);
     const __m256i bias = _mm256_set1_epi64x(1 << 11);
     __m256i half = _mm256_sub_epi64(_mm256_srli_epi64(_mm256_add_epi64(k, bias), 1), _mm256_set1_epi64x(1 << 10));
     return _mm256_mul_pd(_mm256_mul_pd(p, attn_pow2_normal(half)),
                          attn_pow2_normal(_mm256_sub_epi64(k, half)));
+}
+static inline vec v_scale2_normal(vec p, vec n)
+{
+    return _mm256_mul_pd(p, attn_pow2_normal(attn_integral_bits(n)));
 }
 static inline real v_hmax(vec v)
 {

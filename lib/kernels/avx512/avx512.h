@@ -53,6 +53,7 @@ static inline vec v_round(vec a)
 }
 /* scalef computes p * 2^floor(n) with correct overflow and gradual underflow. */
 static inline vec v_scale2(vec p, vec n) { return ATTN_V(_mm512_scalef)(p, n); }
+static inline vec v_scale2_normal(vec p, vec n) { return v_scale2(p, n); }
 static inline real v_hmax(vec v) { return ATTN_V(_mm512_reduce_max)(v); }
 static inline real v_hsum(vec v) { return ATTN_V(_mm512_reduce_add)(v); }
 

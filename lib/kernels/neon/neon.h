@@ -92,6 +92,11 @@ static inline vec v_scale2(vec p, vec n)
     const attn_ints half = ATTN_I(vshrq_n)(k, 1); /* arithmetic: floor(k/2) */
     return v_mul(v_mul(p, attn_pow2_normal(half)), attn_pow2_normal(ATTN_I(vsubq)(k, half)));
 }
+/* p * 2^n for integral n whose 2^n is normal: one product. */
+static inline vec v_scale2_normal(vec p, vec n)
+{
+    return v_mul(p, attn_pow2_normal(attn_round_to_ints(n)));
+}
 
 /* Horizontal max folded as avx2.h folds it (lane i with lane i + VLEN/2,
  * halving), with v_max's NaN rule at every step. */

@@ -67,6 +67,13 @@ static inline vec v_scale2(vec p, vec n)
     attn_bits half = k / 2;
     return p * attn_pow2_normal(half) * attn_pow2_normal(k - half);
 }
+/* p * 2^n for integral n whose 2^n is normal: one product (NaN as above). */
+static inline vec v_scale2_normal(vec p, vec n)
+{
+    if (n != n)
+        return p + n;
+    return p * attn_pow2_normal((attn_bits)n);
+}
 
 /* The 32-bit integer lanes of attention dropout's Philox
  * (dropout_kernel.inc.c; README.md): the portable reference works lane-wise
