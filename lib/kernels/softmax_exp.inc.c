@@ -41,6 +41,7 @@
 #else
 #define EXP_LO_NORMAL (-0x1.6232bdd7abcd2p+9) /* the least x whose exp is at least DBL_MIN */
 #define EXP_HI 710.0
+#define EXP_SCORE_HI 709.0 /* the largest x with round(x / ln 2) = 1023 is near 709.43 */
 #define LOG2E 0x1.71547652b82fep+0
 #define LN2_HI 0x1.62e42fee00000p-1
 #define LN2_LO 0x1.a39ef35793c76p-33
@@ -77,20 +78,26 @@ static inline vec exp_tail(vec r)
     return t;
 }
 
-static inline vec v_exp(vec x)
+/* exp(x) with x clamped to [EXP_LO_NORMAL, hi]; 2^n applied by v_scale2,
+ * or with one_product (hi at most EXP_SCORE_HI, so that 2^n is normal) by
+ * v_scale2_normal's one product. */
+static inline vec exp_clamped(vec x, real hi, int one_product)
 {
     /* Results below the normal range are flushed to 0: making them (the
      * masked -inf lanes of every row among them) costs Intel CPUs a
      * microcode assist each, which took a third of a softmax row's time on
      * a Sapphire Rapids core. */
     const vec below_normal = v_set1(EXP_LO_NORMAL), input = x;
-    x = v_max(below_normal, v_min(v_set1(EXP_HI), x));
+    x = v_max(below_normal, v_min(v_set1(hi), x));
     vec n = v_round(v_mul(x, v_set1(LOG2E)));
     vec r = v_fmadd(n, v_set1(-LN2_HI), x);
     r = v_fmadd(n, v_set1(-LN2_LO), r);
     vec p = v_add(v_set1(REAL_C(1.0)), v_add(r, v_mul(v_mul(r, r), exp_tail(r))));
-    return v_zero_below(v_scale2(p, n), input, below_normal);
+    const vec scaled = one_product ? v_scale2_normal(p, n) : v_scale2(p, n);
+    return v_zero_below(scaled, input, below_normal);
 }
+
+static inline vec v_exp(vec x) { return exp_clamped(x, EXP_HI, 0); }
 
 #ifndef EXP_OUT
 #define EXP_OUT real
@@ -144,10 +151,12 @@ static inline vec exp_of_score(vec x, vec vscale, vec vshift, vec vshift2)
     return v_zero_below(v_scale2_normal(p, n), y, lowest);
 }
 #else
-/* The weight of the scores x: exp((scale x - shift) - shift2). */
+/* The weight of the scores x: exp((scale x - shift) - shift2), v_exp's
+ * but for 2^n in one product (as for f32, above EXP_SCORE_HI the argument
+ * gives exp(EXP_SCORE_HI), not +inf). */
 static inline vec exp_of_score(vec x, vec vscale, vec vshift, vec vshift2)
 {
-    return v_exp(v_sub(v_sub(v_mul(x, vscale), vshift), vshift2));
+    return exp_clamped(v_sub(v_sub(v_mul(x, vscale), vshift), vshift2), EXP_SCORE_HI, 1);
 }
 #endif
 #endif
