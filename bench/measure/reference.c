@@ -180,7 +180,7 @@ static int check_forward(const bench_problem *p, size_t rows_per_batch, bench_ch
     const size_t rows = rows_per_batch == 0 || rows_per_batch > s->T ? s->T : rows_per_batch;
     const size_t batches[2] = {0, s->B - 1};
     error_tally out_tally = {0.0, 0.0}, weights_tally = {0.0, 0.0};
-    check->rows_checked = 0;
+    check->rows = 0;
     for (size_t bi = 0; bi < (s->B > 1 ? 2u : 1u); ++bi) {
         if (load_batch(&r, p, batches[bi]) != 0) {
             row_reference_free(&r);
@@ -190,7 +190,7 @@ static int check_forward(const bench_problem *p, size_t rows_per_batch, bench_ch
             size_t t = checked_position(i, rows, s->T);
             reference_row(&r, t);
             compare_row(&r, p, batches[bi], t, &out_tally, &weights_tally);
-            check->rows_checked++;
+            check->rows++;
         }
     }
     row_reference_free(&r);
@@ -257,7 +257,7 @@ static int check_backward(const bench_problem *p, bench_check *check)
             check->error = worse(check->error, array_error(s->dtype, computed[a], expected[a],
                                                            counts[a]));
     bench_problem_destroy(&reference);
-    check->rows_checked = s->B * s->T;
+    check->rows = s->B * s->T;
     check->tolerance = s->dtype == BENCH_F32 ? BENCH_GRAD_TOLERANCE_F32
                                              : BENCH_GRAD_TOLERANCE_F64;
     return 0;

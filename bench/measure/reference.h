@@ -35,11 +35,18 @@ typedef enum bench_check_status {
     BENCH_CHECK_SKIPPED /* not checked (backward beyond check_grad_max_T) */
 } bench_check_status;
 
+/* A check's outcome, of either sweep command (sdpa/sdpa_reference.h
+ * fills the members the run command leaves 0). */
 typedef struct bench_check {
     bench_check_status status;
-    double error;        /* the largest relative error (see above) */
-    double tolerance;
-    size_t rows_checked; /* forward: query rows; backward: B*T */
+    double error;       /* the largest relative error (see above; of the arrays') */
+    double tolerance;   /* the worst array's (a half type's arrays each have their own) */
+    size_t rows;        /* forward: query rows compared (of every head compared);
+                         * run's backward: B*T */
+    size_t keys;        /* sdpa's backward: key rows of dK, dV compared */
+    const char *worst;  /* sdpa: the array with the largest error ("out", "lse",
+                         * "dQ", "dK", "dV"); NULL: not said */
+    int sampled;        /* sdpa: 0 when everything was compared */
 } bench_check;
 
 typedef struct bench_check_policy {

@@ -338,7 +338,7 @@ int bench_csv_write_row(FILE *csv, const bench_point *p)
     bench_csv_number(&row, 1, "%.0f", p->flops);
     bench_csv_text(&row, bench_point_status_names[p->status]);
     bench_csv_text(&row, timed || checked ? bench_check_status_names[p->check.status] : "");
-    bench_csv_number(&row, checked, "%zu", p->check.rows_checked);
+    bench_csv_number(&row, checked, "%zu", p->check.rows);
     bench_csv_number(&row, checked, "%.3e", p->check.error);
     bench_csv_number(&row, checked, "%.0e", p->check.tolerance);
     bench_csv_number(&row, timed, "%zu", p->attn.repeats);

@@ -51,7 +51,7 @@ static size_t checked_steps(size_t steps, size_t *out)
 }
 
 int bench_sdpa_loop_check(const bench_sdpa_problem *p, size_t check_rows,
-                          bench_sdpa_check *check)
+                          bench_check *check)
 {
     size_t steps[BENCH_SDPA_LOOP_CHECKED_STEPS];
     const size_t n = checked_steps(p->shape.steps, steps);
@@ -70,7 +70,7 @@ int bench_sdpa_loop_check(const bench_sdpa_problem *p, size_t check_rows,
         view.Q = (char *)p->Q + steps[i] * p->q_count * element;
         view.out = (char *)p->out + steps[i] * p->out_count * element;
         view.steps = 1;
-        bench_sdpa_check one;
+        bench_check one;
         if (bench_sdpa_check_problem(&view, check_rows, 0, &one) != 0)
             return -1;
         const size_t rows = check->rows;

@@ -32,6 +32,6 @@ attn_status bench_sdpa_loop_pass(bench_sdpa_call *call, bench_prepare_fn prepare
  * rows); check gets the worst. Returns 0, or -1 when memory runs out. */
 #define BENCH_SDPA_LOOP_CHECKED_STEPS 5
 int bench_sdpa_loop_check(const bench_sdpa_problem *problem, size_t check_rows,
-                          bench_sdpa_check *check);
+                          bench_check *check);
 
 #endif /* ATTN_BENCH_SDPA_LOOP_H */

@@ -35,7 +35,7 @@ typedef struct bench_sdpa_point {
     double kv_bytes; /* bench_sdpa_kv_bytes */
     bench_point_status status;
     attn_status call_status;
-    bench_sdpa_check check;
+    bench_check check;
     bench_timing attn;
     unsigned engine_threads; /* attn_plan_get_threads: 0 BLAS threads, n own threads */
     double ceiling_gflops;   /* GEMM ceiling of the dtype and threads; 0: none */

@@ -167,7 +167,7 @@ static void tolerances_of(bench_dtype dtype, int backward, const sdpa_error *con
 /* The check of a problem whose arrays are f32 or f64 (a half type's
  * widened: half its dtype, else p's own). */
 static int check_float(const bench_sdpa_problem *p, size_t check_rows, int lse_written,
-                       bench_dtype half, bench_sdpa_check *check)
+                       bench_dtype half, bench_check *check)
 {
     const bench_sdpa_shape *s = &p->shape;
     const int backward = s->op == BENCH_OP_BACKWARD;
@@ -285,7 +285,7 @@ static int widen(const bench_sdpa_problem *p, bench_sdpa_problem *view, float **
 }
 
 int bench_sdpa_check_problem(const bench_sdpa_problem *p, size_t check_rows, int lse_written,
-                             bench_sdpa_check *check)
+                             bench_check *check)
 {
     if (!bench_dtype_is_half(p->shape.dtype))
         return check_float(p, check_rows, lse_written, p->shape.dtype, check);

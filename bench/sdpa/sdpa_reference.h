@@ -63,19 +63,10 @@
 
 #define BENCH_SDPA_FULL_CHECK_MACS 1.5e8
 
-typedef struct bench_sdpa_check {
-    bench_check_status status;
-    double error; /* the largest of the arrays' relative errors */
-    double tolerance;  /* the worst array's (a half type's arrays each have their own) */
-    const char *worst; /* the array with the largest error: "out", "lse", "dQ", "dK", "dV" */
-    size_t rows;       /* query rows compared (of every head compared) */
-    size_t keys;       /* key rows of dK, dV compared */
-    int sampled;       /* 0: everything compared */
-} bench_sdpa_check;
-
 /* Checks what the last call wrote into the problem's outputs (lse too when
- * lse_written). Returns 0, or -1 when memory for the reference runs out. */
+ * lse_written), into every member of check (measure/reference.h). Returns
+ * 0, or -1 when memory for the reference runs out. */
 int bench_sdpa_check_problem(const bench_sdpa_problem *problem, size_t check_rows,
-                             int lse_written, bench_sdpa_check *check);
+                             int lse_written, bench_check *check);
 
 #endif /* ATTN_BENCH_SDPA_REFERENCE_H */
