@@ -145,17 +145,17 @@ static attn_status profiled_call(void *context, size_t *calls, double *seconds)
     bench_prepare_fn prepare = session->flush ? read_flush_buffer : NULL;
     *seconds = 0.0;
     if (shape->scenario == BENCH_SDPA_SCENARIO_DECODE_LOOP) {
-        double *samples = malloc(shape->steps * sizeof *samples);
+        if (!session->profile_steps) /* once for every profiled pass */
+            session->profile_steps = malloc(shape->steps * sizeof *session->profile_steps);
+        double *steps = session->profile_steps;
         const double start = bench_monotonic_seconds();
-        const attn_status status = bench_sdpa_loop_pass(&session->call, prepare, session,
-                                                        samples);
+        const attn_status status = bench_sdpa_loop_pass(&session->call, prepare, session, steps);
         *seconds = bench_monotonic_seconds() - start; /* without memory: appends counted */
-        if (samples) {
+        if (steps) {
             *seconds = 0.0;
             for (size_t s = 0; s < shape->steps; ++s)
-                *seconds += samples[s];
+                *seconds += steps[s];
         }
-        free(samples);
         *calls = shape->steps;
         return status;
     }
@@ -189,5 +189,7 @@ void bench_sdpa_session_end(bench_sdpa_session *session)
                      "out of memory for the timing samples");
         }
     }
+    free(session->profile_steps);
+    session->profile_steps = NULL;
     bench_sdpa_call_destroy(&session->call);
 }

@@ -68,6 +68,7 @@ typedef struct bench_sdpa_session {
     bench_sdpa_call call;
     const bench_bandwidth_buffer *flush; /* the cold-cache read, or NULL */
     bench_round_samples samples;         /* of every round */
+    double *profile_steps;               /* --profile on a decode loop: a pass's step times */
     int ready;  /* the plan was made and the check passed */
     int result; /* 0 while attn can be timed; < 0 memory, > 0 a call's attn_status */
     char error[512];
