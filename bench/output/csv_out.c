@@ -250,14 +250,14 @@ int bench_peer_promoted(const bench_point *point, bench_peer_kind peer)
 double bench_speedup_vs_peer(const bench_point *point, bench_peer_kind peer)
 {
     const bench_peer_timing *timing = &point->peers[peer];
-    if (point->status != BENCH_POINT_TIMED || !timing->measured || point->attn.median_s <= 0.0)
+    if (point->outcome.status != BENCH_POINT_TIMED || !timing->measured || point->outcome.attn.median_s <= 0.0)
         return 0.0;
-    return timing->timing.median_s / point->attn.median_s;
+    return timing->timing.median_s / point->outcome.attn.median_s;
 }
 
 size_t bench_point_attn_threads(const bench_point *point)
 {
-    return bench_attn_threads_used(point->engine_threads, point->config.shape.threads);
+    return bench_attn_threads_used(point->outcome.engine_threads, point->config.shape.threads);
 }
 
 /* a / b, 0 without a b */
@@ -276,8 +276,8 @@ static void write_peer(bench_csv_row *row, const bench_point *p, bench_peer_kind
     bench_csv_number(row, measured, "%.6g", peer->timing.median_s * 1e3);
     bench_csv_number(row, measured, "%.6g", peer->timing.min_s * 1e3);
     bench_csv_number(row, measured, "%.4g", gflops);
-    bench_csv_number(row, measured && p->ceiling_gflops > 0.0, "%.4g",
-                     over(gflops, p->ceiling_gflops));
+    bench_csv_number(row, measured && p->outcome.ceiling_gflops > 0.0, "%.4g",
+                     over(gflops, p->outcome.ceiling_gflops));
     const double speedup = bench_speedup_vs_peer(p, kind);
     bench_csv_number(row, speedup > 0.0, "%.4g", speedup);
     bench_csv_text(row, peer->out_dtype);
@@ -290,17 +290,17 @@ static void write_peer_peak(bench_csv_row *row, const bench_point *p, bench_peer
     const bench_peer_timing *peer = &p->peers[kind];
     bench_csv_number(row, peer->measured && peer->threads, "%zu", peer->threads);
     bench_csv_fraction(row, peer->measured ? bench_gflops(p->flops, peer->timing.median_s) : 0.0,
-                       p->peak_gflops);
+                       p->outcome.peak_gflops);
 }
 
 /* The columns after the first peers': peak_columns, then their
  * peer_peak_columns. */
 static void write_threads_and_peak(bench_csv_row *row, const bench_point *p, double gflops)
 {
-    bench_csv_number(row, p->status == BENCH_POINT_TIMED || p->status == BENCH_POINT_CHECK_FAILED,
+    bench_csv_number(row, p->outcome.status == BENCH_POINT_TIMED || p->outcome.status == BENCH_POINT_CHECK_FAILED,
                      "%zu", bench_point_attn_threads(p));
-    bench_csv_number(row, p->peak_gflops > 0.0, "%.4g", p->peak_gflops);
-    bench_csv_fraction(row, gflops, p->peak_gflops);
+    bench_csv_number(row, p->outcome.peak_gflops > 0.0, "%.4g", p->outcome.peak_gflops);
+    bench_csv_fraction(row, gflops, p->outcome.peak_gflops);
     for (size_t kind = 0; kind < CSV_FIRST_PEERS; ++kind)
         write_peer_peak(row, p, (bench_peer_kind)kind);
 }
@@ -325,29 +325,29 @@ int bench_csv_write_row(FILE *csv, const bench_point *p)
 {
     char key[256];
     bench_csv_format_key(&p->config, key, sizeof key);
-    const int timed = p->status == BENCH_POINT_TIMED;
-    const int checked = p->check.status != BENCH_CHECK_SKIPPED &&
-                        (timed || p->status == BENCH_POINT_CHECK_FAILED);
-    const double gflops = timed ? bench_gflops(p->flops, p->attn.median_s) : 0.0;
+    const int timed = p->outcome.status == BENCH_POINT_TIMED;
+    const int checked = p->outcome.check.status != BENCH_CHECK_SKIPPED &&
+                        (timed || p->outcome.status == BENCH_POINT_CHECK_FAILED);
+    const double gflops = timed ? bench_gflops(p->flops, p->outcome.attn.median_s) : 0.0;
     bench_csv_row row;
     bench_csv_row_start(&row, csv);
     bench_csv_joined(&row, key, BENCH_CSV_KEY_COLUMNS);
     bench_csv_text(&row, bench_config_ran_path(&p->config));
-    bench_csv_number(&row, timed || p->status == BENCH_POINT_CHECK_FAILED, "%u",
-                     p->engine_threads);
+    bench_csv_number(&row, timed || p->outcome.status == BENCH_POINT_CHECK_FAILED, "%u",
+                     p->outcome.engine_threads);
     bench_csv_number(&row, 1, "%.0f", p->flops);
-    bench_csv_text(&row, bench_point_status_names[p->status]);
-    bench_csv_text(&row, timed || checked ? bench_check_status_names[p->check.status] : "");
-    bench_csv_number(&row, checked, "%zu", p->check.rows);
-    bench_csv_number(&row, checked, "%.3e", p->check.error);
-    bench_csv_number(&row, checked, "%.0e", p->check.tolerance);
-    bench_csv_number(&row, timed, "%zu", p->attn.repeats);
-    bench_csv_number(&row, timed, "%.6g", p->attn.median_s * 1e3);
-    bench_csv_number(&row, timed, "%.6g", p->attn.min_s * 1e3);
+    bench_csv_text(&row, bench_point_status_names[p->outcome.status]);
+    bench_csv_text(&row, timed || checked ? bench_check_status_names[p->outcome.check.status] : "");
+    bench_csv_number(&row, checked, "%zu", p->outcome.check.rows);
+    bench_csv_number(&row, checked, "%.3e", p->outcome.check.error);
+    bench_csv_number(&row, checked, "%.0e", p->outcome.check.tolerance);
+    bench_csv_number(&row, timed, "%zu", p->outcome.attn.repeats);
+    bench_csv_number(&row, timed, "%.6g", p->outcome.attn.median_s * 1e3);
+    bench_csv_number(&row, timed, "%.6g", p->outcome.attn.min_s * 1e3);
     bench_csv_number(&row, timed, "%.4g", gflops);
-    bench_csv_number(&row, p->ceiling_gflops > 0.0, "%.4g", p->ceiling_gflops);
-    bench_csv_number(&row, timed && p->ceiling_gflops > 0.0, "%.4g",
-                     over(gflops, p->ceiling_gflops));
+    bench_csv_number(&row, p->outcome.ceiling_gflops > 0.0, "%.4g", p->outcome.ceiling_gflops);
+    bench_csv_number(&row, timed && p->outcome.ceiling_gflops > 0.0, "%.4g",
+                     over(gflops, p->outcome.ceiling_gflops));
     for (size_t kind = 0; kind < CSV_FIRST_PEERS; ++kind)
         write_peer(&row, p, (bench_peer_kind)kind);
     write_threads_and_peak(&row, p, gflops);

@@ -84,7 +84,7 @@ static int same_but_dropout(const bench_config *a, const bench_config *b)
 static void dropout_costs(bench_point *point, run_kind *run)
 {
     const bench_peer_timing *torch = &point->peers[BENCH_PEER_KIND_TORCH];
-    const double attn_s = point->status == BENCH_POINT_TIMED ? point->attn.median_s : 0.0;
+    const double attn_s = point->outcome.status == BENCH_POINT_TIMED ? point->outcome.attn.median_s : 0.0;
     const double torch_s = torch->measured ? torch->timing.median_s : 0.0;
     const size_t capacity = sizeof run->undropped / sizeof run->undropped[0];
     if (point->config.shape.dropout == 0.0) {
@@ -136,9 +136,9 @@ static void finish_point(run_kind *run, size_t entry, bench_point *point, bench_
     const bench_run_record *record = &run->frame->record;
     bench_run_peers_end(&run->peers, entry, problem, point);
     bench_problem_destroy(problem);
-    point->ceiling_gflops =
+    point->outcome.ceiling_gflops =
         bench_ceiling_gflops(&record->ceiling, config->shape.dtype, config->shape.threads);
-    point->peak_gflops = bench_fma_peak_gflops(
+    point->outcome.peak_gflops = bench_fma_peak_gflops(
         &record->fma_peak, config->shape.dtype == BENCH_F32 ? BENCH_FMA_F32 : BENCH_FMA_F64,
         config->shape.threads);
 }
@@ -151,12 +151,12 @@ static void print_row(void *context, const void *row)
     bench_table_print_row(stdout, point);
     for (size_t k = 0; k < BENCH_PEER_KINDS; ++k)
         run->promoted |= bench_peer_promoted(point, (bench_peer_kind)k);
-    if (!run->options->common.profile || point->status != BENCH_POINT_TIMED)
+    if (!run->options->common.profile || point->outcome.status != BENCH_POINT_TIMED)
         return;
     char key[256];
     bench_csv_format_key(&point->config, key, sizeof key);
     bench_run_record_add_profile(&run->frame->record, key, point->config.shape.dropout,
-                                 &point->profile, point->ceiling_gflops);
+                                 &point->outcome.profile, point->outcome.ceiling_gflops);
 }
 
 static int write_row(FILE *csv, const void *point)
@@ -180,19 +180,19 @@ static void measure_together(run_kind *run, const bench_config *configs, const s
     settle_before(o, &configs[index[0]]);
     for (size_t g = 0; g < n; ++g) {
         entries[g] = bench_run_peers_begin(&run->peers, &configs[index[g]].shape, &fresh[g]);
-        bench_point_session_begin(&sessions[g], &configs[index[g]], o, &problems[index[g]],
-                                  &points[index[g]]);
+        bench_point_session_begin(&sessions[g], &configs[index[g]], o, rounds,
+                                  &problems[index[g]], &points[index[g]]);
     }
     for (size_t round = 0; round < rounds; ++round) {
         for (size_t g = 0; g < n; ++g)
-            bench_point_session_block(&sessions[g], round, rounds);
+            bench_point_session_block(&sessions[g], round);
         for (size_t g = 0; g < n; ++g)
             if (fresh[g])
                 bench_run_peers_round(&run->peers, entries[g], round, rounds);
     }
     for (size_t g = 0; g < n; ++g) {
         bench_point_session_end(&sessions[g]);
-        memcpy(errors[index[g]], sessions[g].error, BENCH_ERROR_SIZE);
+        memcpy(errors[index[g]], sessions[g].session.error, BENCH_ERROR_SIZE);
         finish_point(run, entries[g], &points[index[g]], &problems[index[g]]);
     }
 }
@@ -261,7 +261,7 @@ static void run_group(void *context, bench_sweep_frame *frame, size_t first, siz
             }
             dropout_costs(&points[k], run);
             const bench_sweep_row row = {print_row, write_row, &points[k],
-                                         points[k].status != BENCH_POINT_TIMED, errors[k]};
+                                         points[k].outcome.status != BENCH_POINT_TIMED, errors[k]};
             bench_sweep_frame_report(frame, first + k, &row);
         }
     }

@@ -1,17 +1,12 @@
 /*
- * One configuration of attn-bench sdpa as a session: attn's call
- * (sdpa_call.h) checked once against the reference (a decode loop: one
- * untimed pass, then some of its steps, sdpa_loop.h), then timed in
- * --rounds rounds, a block per round; the caller runs the blocks of the
- * peers, and of the other configurations of a group (the same shape in the
- * other layout, on another engine), between them, so that all of them are
- * measured interleaved (a machine whose speed drifts slows them alike).
- *
- * A call's rounds are util/timing.h's (bench_time_round, as the run
- * command's): the first after --warmup untimed calls, each with 1/R of
- * --repeats, --min-time and --max-repeats. Round r of a decode loop: r = 0
- * runs --warmup untimed passes, then every round one timed pass, a sample
- * per step. The median and min are over the samples of every round.
+ * One configuration of attn-bench sdpa as a session (measure/session.h,
+ * the run command's too): attn's call (sdpa_call.h) checked once against
+ * the reference (a decode loop: one untimed pass, then some of its steps,
+ * sdpa_loop.h), then timed in --rounds rounds, a block per round; the
+ * caller runs the blocks of the peers, and of the other configurations of
+ * a group (the same shape in the other layout, on another engine), between
+ * them. --cache cold: a streaming read of the bandwidth buffer before every
+ * timed call (a loop: every step), untimed.
  */
 #ifndef ATTN_BENCH_SDPA_MEASURE_H
 #define ATTN_BENCH_SDPA_MEASURE_H
@@ -20,8 +15,8 @@
 
 #include "machine/bandwidth.h"
 #include "machine/fma_peak.h"
-#include "measure/measure.h"
-#include "measure/phase_profile.h"
+#include "measure/peer_timing.h"
+#include "measure/session.h"
 #include "sdpa/sdpa_call.h"
 #include "sdpa/sdpa_options.h"
 #include "sdpa/sdpa_peer.h"
@@ -33,16 +28,9 @@ typedef struct bench_sdpa_point {
     double pairs;    /* visible (query, key) pairs of all heads */
     double flops;    /* bench_sdpa_flops */
     double kv_bytes; /* bench_sdpa_kv_bytes */
-    bench_point_status status;
-    attn_status call_status;
-    bench_check check;
-    bench_timing attn;
-    unsigned engine_threads; /* attn_plan_get_threads: 0 BLAS threads, n own threads */
-    double ceiling_gflops;   /* GEMM ceiling of the dtype and threads; 0: none */
-    double peak_gflops;      /* FMA peak of the dtype and threads; 0: none */
-    double bandwidth_gbps;   /* read bandwidth at the threads; 0: none */
+    bench_outcome outcome;
+    double bandwidth_gbps; /* read bandwidth at the threads; 0: none */
     bench_peer_timing peers[BENCH_SDPA_PEER_COUNT];
-    bench_phase_profile profile; /* --profile (measure/phase_profile.h) */
     /* A row with dropout: its twin at p = 0 measured in the same group (same
      * layout and engine), whose times make the dropout's cost; else NULL. */
     const struct bench_sdpa_point *undropped;
@@ -62,34 +50,32 @@ typedef struct bench_sdpa_between {
     void *context;
 } bench_sdpa_between;
 
+/* One configuration as a session (measure/session.h) of its call
+ * (sdpa_call.h) or decode loop (sdpa_loop.h) on the problem. */
 typedef struct bench_sdpa_session {
-    bench_sdpa_point *point;
-    const bench_sdpa_options *options;
+    bench_session session;
     bench_sdpa_call call;
+    bench_sdpa_problem *problem;
+    size_t check_rows;
     const bench_bandwidth_buffer *flush; /* the cold-cache read, or NULL */
-    bench_round_samples samples;         /* of every round */
-    double *profile_steps;               /* --profile on a decode loop: a pass's step times */
-    int ready;  /* the plan was made and the check passed */
-    int result; /* 0 while attn can be timed; < 0 memory, > 0 a call's attn_status */
-    char error[512];
+    size_t threads;                      /* of the cold-cache read */
 } bench_sdpa_session;
 
 /* Creates the plan and checks the call on the problem (created for the
  * shape by the caller, kept until the session ends); point gets everything
  * but the timing, the ceiling, the bandwidth and the peers. problem NULL:
- * nothing to time (point->status says why, set by the caller). flush: the
- * cold-cache read (NULL: none). */
+ * nothing to time (error says why). flush: the cold-cache read (NULL:
+ * none). */
 void bench_sdpa_session_begin(bench_sdpa_session *session, const bench_sdpa_config *config,
                               const bench_sdpa_options *options, bench_sdpa_problem *problem,
-                              const bench_bandwidth_buffer *flush, bench_sdpa_point *point);
+                              const char *error, const bench_bandwidth_buffer *flush,
+                              bench_sdpa_point *point);
 
 /* attn's block of round `round` of options->rounds (nothing once it failed). */
 void bench_sdpa_session_block(bench_sdpa_session *session, size_t round);
 
-/* The median and min into the point, its status; with --profile the
- * plan's profile over as many calls again (a profile that fails stays
- * unmeasured: the timing stands); the plan destroyed.
- * session->error says what failed when point->status is not timed. */
+/* The median and min (and profile) into the point, its status; the plan
+ * destroyed. session.error says what failed when the point is not timed. */
 void bench_sdpa_session_end(bench_sdpa_session *session);
 
 #endif /* ATTN_BENCH_SDPA_MEASURE_H */

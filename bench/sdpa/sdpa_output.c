@@ -90,8 +90,8 @@ static void print_python(FILE *out, const bench_sdpa_point *p)
         return;
     }
     fprintf(out, " | %9.4g", t->timing.median_s * 1e3);
-    if (p->status == BENCH_POINT_TIMED)
-        fprintf(out, " %7.1f", (t->timing.median_s - p->attn.median_s) * 1e6);
+    if (p->outcome.status == BENCH_POINT_TIMED)
+        fprintf(out, " %7.1f", (t->timing.median_s - p->outcome.attn.median_s) * 1e6);
     else
         fprintf(out, " %7s", "-");
 }
@@ -109,15 +109,15 @@ static void print_peer(FILE *out, const bench_sdpa_point *p, size_t k)
     if (t->threads)
         snprintf(threads, sizeof threads, "%zu", t->threads);
     fprintf(out, " | %*.4g %3s", width, t->timing.median_s * 1e3, threads);
-    if (p->status == BENCH_POINT_TIMED && p->attn.median_s > 0.0)
-        fprintf(out, " %*.2fx", width - 3, t->timing.median_s / p->attn.median_s);
+    if (p->outcome.status == BENCH_POINT_TIMED && p->outcome.attn.median_s > 0.0)
+        fprintf(out, " %*.2fx", width - 3, t->timing.median_s / p->outcome.attn.median_s);
     else
         fprintf(out, " %*s", width - 2, "-");
 }
 
 size_t bench_sdpa_attn_threads(const bench_sdpa_point *p)
 {
-    return bench_attn_threads_used(p->engine_threads, p->config.shape.threads);
+    return bench_attn_threads_used(p->outcome.engine_threads, p->config.shape.threads);
 }
 
 
@@ -129,9 +129,9 @@ static double dropout_cost(const bench_sdpa_point *p, int peer)
     if (!twin)
         return 0.0;
     if (peer < 0)
-        return p->status == BENCH_POINT_TIMED && twin->status == BENCH_POINT_TIMED &&
-                       twin->attn.median_s > 0.0
-                   ? p->attn.median_s / twin->attn.median_s
+        return p->outcome.status == BENCH_POINT_TIMED && twin->outcome.status == BENCH_POINT_TIMED &&
+                       twin->outcome.attn.median_s > 0.0
+                   ? p->outcome.attn.median_s / twin->outcome.attn.median_s
                    : 0.0;
     const bench_peer_timing *with = &p->peers[peer], *without = &twin->peers[peer];
     return with->measured && without->measured && without->timing.median_s > 0.0
@@ -166,12 +166,12 @@ void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *p, const int 
             bench_sdpa_mask_names[s->mask], bench_engine_names[c->engine], s->threads,
             bench_sdpa_cache_names[s->cache], s->B, s->NH, s->NH_kv, s->Tq, s->Tk, s->hs,
             s->hs_v, s->lengths->text, bench_sdpa_layout_names[s->layout], steps);
-    bench_columns_print_check(out, p->status, 0, p->check.error, s->dropout);
-    const int timed = p->status == BENCH_POINT_TIMED;
-    const double gflops = rate(p->flops, p->attn.median_s);
-    const double gbps = rate(p->kv_bytes, p->attn.median_s);
-    const bench_attn_cells cells = {timed, p->attn.median_s, bench_sdpa_attn_threads(p), gflops,
-                                    decode ? 0.0 : gflops, p->peak_gflops, p->ceiling_gflops};
+    bench_columns_print_check(out, p->outcome.status, 0, p->outcome.check.error, s->dropout);
+    const int timed = p->outcome.status == BENCH_POINT_TIMED;
+    const double gflops = rate(p->flops, p->outcome.attn.median_s);
+    const double gbps = rate(p->kv_bytes, p->outcome.attn.median_s);
+    const bench_attn_cells cells = {timed, p->outcome.attn.median_s, bench_sdpa_attn_threads(p), gflops,
+                                    decode ? 0.0 : gflops, p->outcome.peak_gflops, p->outcome.ceiling_gflops};
     bench_columns_print_attn(out, &cells);
     if (timed && decode)
         fprintf(out, " %7.2f", gbps);
@@ -338,8 +338,8 @@ static void write_peer_rates(bench_csv_row *row, const bench_sdpa_point *p,
     bench_csv_number(row, 1, "%.4g", gbps);
     bench_csv_fraction(row, gbps, p->bandwidth_gbps);
     bench_csv_fraction(row, gflops, share_of);
-    bench_csv_number(row, timed && p->attn.median_s > 0.0, "%.4g",
-                     timed && p->attn.median_s > 0.0 ? median / p->attn.median_s : 0.0);
+    bench_csv_number(row, timed && p->outcome.attn.median_s > 0.0, "%.4g",
+                     timed && p->outcome.attn.median_s > 0.0 ? median / p->outcome.attn.median_s : 0.0);
 }
 
 static void write_check_error(bench_csv_row *row, const bench_peer_timing *t)
@@ -354,7 +354,7 @@ static void write_torch(bench_csv_row *row, const bench_sdpa_point *p, int timed
     const bench_peer_timing *t = &p->peers[BENCH_SDPA_PEER_TORCH];
     if (t->measured) {
         bench_csv_number(row, 1, "%zu", t->timing.repeats);
-        write_peer_rates(row, p, t, timed, p->ceiling_gflops);
+        write_peer_rates(row, p, t, timed, p->outcome.ceiling_gflops);
         bench_csv_text(row, t->out_dtype);
         write_check_error(row, t);
         bench_csv_text(row, t->mask);
@@ -373,7 +373,7 @@ static void write_python(bench_csv_row *row, const bench_sdpa_point *p, int time
         bench_csv_number(row, 1, "%zu", t->timing.repeats);
         bench_csv_number(row, 1, "%.6g", median * 1e3);
         bench_csv_number(row, 1, "%.6g", t->timing.min_s * 1e3);
-        bench_csv_number(row, timed, "%.4g", (median - p->attn.median_s) * 1e6);
+        bench_csv_number(row, timed, "%.4g", (median - p->outcome.attn.median_s) * 1e6);
         write_check_error(row, t);
     } else {
         bench_csv_empty(row, 5);
@@ -387,7 +387,7 @@ static void write_engine_peer(bench_csv_row *row, const bench_sdpa_point *p, siz
     const bench_peer_timing *t = &p->peers[k];
     if (t->measured) {
         bench_csv_number(row, 1, "%zu", t->timing.repeats);
-        write_peer_rates(row, p, t, timed, p->peak_gflops);
+        write_peer_rates(row, p, t, timed, p->outcome.peak_gflops);
         bench_csv_number(row, t->threads != 0, "%zu", t->threads);
         bench_csv_text(row, t->kernel);
         bench_csv_text(row, t->version);
@@ -403,53 +403,53 @@ static void write_engine_peer(bench_csv_row *row, const bench_sdpa_point *p, siz
 /* The FMA peak's, attn's threads and torch's newer columns. */
 static void write_peak_and_threads(bench_csv_row *row, const bench_sdpa_point *p, int timed)
 {
-    const double gflops = timed ? rate(p->flops, p->attn.median_s) : 0.0;
-    bench_csv_number(row, p->peak_gflops > 0.0, "%.4g", p->peak_gflops);
-    bench_csv_fraction(row, gflops, p->peak_gflops);
-    bench_csv_number(row, timed || p->status == BENCH_POINT_CHECK_FAILED, "%zu",
+    const double gflops = timed ? rate(p->flops, p->outcome.attn.median_s) : 0.0;
+    bench_csv_number(row, p->outcome.peak_gflops > 0.0, "%.4g", p->outcome.peak_gflops);
+    bench_csv_fraction(row, gflops, p->outcome.peak_gflops);
+    bench_csv_number(row, timed || p->outcome.status == BENCH_POINT_CHECK_FAILED, "%zu",
                      bench_sdpa_attn_threads(p));
     const bench_peer_timing *t = &p->peers[BENCH_SDPA_PEER_TORCH];
     bench_csv_number(row, t->measured && t->threads, "%zu", t->threads);
     bench_csv_text(row, t->measured ? t->kernel : "");
     bench_csv_text(row, t->measured ? t->version : "");
     bench_csv_fraction(row, t->measured ? rate(p->flops, t->timing.median_s) : 0.0,
-                       p->peak_gflops);
+                       p->outcome.peak_gflops);
 }
 
 int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
 {
     char key[512];
     bench_sdpa_csv_format_key(&p->config, key, sizeof key);
-    const int timed = p->status == BENCH_POINT_TIMED;
-    const int checked = timed || p->status == BENCH_POINT_CHECK_FAILED;
-    const double gflops = timed ? rate(p->flops, p->attn.median_s) : 0.0;
-    const double gbps = timed ? rate(p->kv_bytes, p->attn.median_s) : 0.0;
+    const int timed = p->outcome.status == BENCH_POINT_TIMED;
+    const int checked = timed || p->outcome.status == BENCH_POINT_CHECK_FAILED;
+    const double gflops = timed ? rate(p->flops, p->outcome.attn.median_s) : 0.0;
+    const double gbps = timed ? rate(p->kv_bytes, p->outcome.attn.median_s) : 0.0;
     bench_csv_row row;
     bench_csv_row_start(&row, csv);
     bench_csv_joined(&row, key, BENCH_SDPA_CSV_KEY_COLUMNS);
-    bench_csv_number(&row, checked, "%u", p->engine_threads);
+    bench_csv_number(&row, checked, "%u", p->outcome.engine_threads);
     bench_csv_number(&row, 1, "%.15g", p->pairs);
     bench_csv_number(&row, 1, "%.15g", p->flops);
     bench_csv_number(&row, 1, "%.15g", p->kv_bytes);
-    bench_csv_text(&row, bench_point_status_names[p->status]);
-    bench_csv_text(&row, checked ? bench_check_status_names[p->check.status] : "");
-    bench_csv_number(&row, checked, "%d", p->check.sampled);
-    bench_csv_number(&row, checked, "%zu", p->check.rows);
-    bench_csv_number(&row, checked, "%zu", p->check.keys);
-    bench_csv_number(&row, checked, "%.3e", p->check.error);
-    bench_csv_text(&row, checked && p->check.worst ? p->check.worst : "");
+    bench_csv_text(&row, bench_point_status_names[p->outcome.status]);
+    bench_csv_text(&row, checked ? bench_check_status_names[p->outcome.check.status] : "");
+    bench_csv_number(&row, checked, "%d", p->outcome.check.sampled);
+    bench_csv_number(&row, checked, "%zu", p->outcome.check.rows);
+    bench_csv_number(&row, checked, "%zu", p->outcome.check.keys);
+    bench_csv_number(&row, checked, "%.3e", p->outcome.check.error);
+    bench_csv_text(&row, checked && p->outcome.check.worst ? p->outcome.check.worst : "");
     /* a half type's tolerance follows the data (sdpa_reference.h) */
     bench_csv_number(&row, checked, bench_dtype_is_half(p->config.shape.dtype) ? "%.3g" : "%.0e",
-                     p->check.tolerance);
-    bench_csv_number(&row, timed, "%zu", p->attn.repeats);
-    bench_csv_number(&row, timed, "%.6g", p->attn.median_s * 1e3);
-    bench_csv_number(&row, timed, "%.6g", p->attn.min_s * 1e3);
+                     p->outcome.check.tolerance);
+    bench_csv_number(&row, timed, "%zu", p->outcome.attn.repeats);
+    bench_csv_number(&row, timed, "%.6g", p->outcome.attn.median_s * 1e3);
+    bench_csv_number(&row, timed, "%.6g", p->outcome.attn.min_s * 1e3);
     bench_csv_number(&row, timed, "%.4g", gflops);
     bench_csv_number(&row, timed, "%.4g", gbps);
     bench_csv_number(&row, p->bandwidth_gbps > 0.0, "%.4g", p->bandwidth_gbps);
     bench_csv_fraction(&row, gbps, p->bandwidth_gbps);
-    bench_csv_number(&row, p->ceiling_gflops > 0.0, "%.4g", p->ceiling_gflops);
-    bench_csv_fraction(&row, gflops, p->ceiling_gflops);
+    bench_csv_number(&row, p->outcome.ceiling_gflops > 0.0, "%.4g", p->outcome.ceiling_gflops);
+    bench_csv_fraction(&row, gflops, p->outcome.ceiling_gflops);
     write_torch(&row, p, timed);
     write_python(&row, p, timed);
     write_peak_and_threads(&row, p, timed);

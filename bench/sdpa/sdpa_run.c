@@ -56,20 +56,16 @@ static void label_of(void *context, size_t i, char *label, size_t size)
 }
 
 /* The problem of a configuration: the run's one for its layout, made anew
- * when its arrays do not fit; NULL (point says why) when it cannot be made. */
-static bench_sdpa_problem *problem_for(sdpa_run *run, const bench_sdpa_config *c,
-                                       bench_sdpa_point *point, char *error, size_t size)
+ * when its arrays do not fit; NULL (error says why) when it cannot be made. */
+static bench_sdpa_problem *problem_for(sdpa_run *run, const bench_sdpa_config *c, char *error,
+                                       size_t size)
 {
     bench_sdpa_problem *problem = &run->problems[c->shape.layout];
     if (!bench_sdpa_problem_fits(problem, &c->shape)) {
         bench_sdpa_problem_destroy(problem);
         const uint64_t seed = run->options->common.seed;
-        if (bench_sdpa_problem_create(problem, &c->shape, seed, error, size) != 0) {
-            memset(point, 0, sizeof *point);
-            point->config = *c;
-            point->status = BENCH_POINT_SETUP_FAILED;
+        if (bench_sdpa_problem_create(problem, &c->shape, seed, error, size) != 0)
             return NULL;
-        }
     }
     problem->shape = c->shape; /* the arrays fit; causal, window, ... are the config's */
     return problem;
@@ -82,12 +78,12 @@ static void print_row(void *context, const void *row)
     const bench_sdpa_options *o = run->options;
     const bench_sdpa_point *point = row;
     bench_sdpa_table_print_row(stdout, point, o->peers, any_dropout(o));
-    if (!o->common.profile || point->status != BENCH_POINT_TIMED)
+    if (!o->common.profile || point->outcome.status != BENCH_POINT_TIMED)
         return;
     char key[256];
     bench_sdpa_csv_format_key(&point->config, key, sizeof key);
     bench_run_record_add_profile(&run->frame->record, key, point->config.shape.dropout,
-                                 &point->profile, point->ceiling_gflops);
+                                 &point->outcome.profile, point->outcome.ceiling_gflops);
 }
 
 static int write_row(FILE *csv, const void *point)
@@ -141,13 +137,10 @@ static void run_group(void *context, bench_sweep_frame *frame, size_t first, siz
     bench_sdpa_peers_new_group(&run->peers);
     for (size_t k = 0; k < count; ++k) {
         entries[k] = bench_sdpa_peers_begin(&run->peers, &configs[k].shape, &between[k]);
-        char error[512] = "";
-        bench_sdpa_problem *problem = problem_for(run, &configs[k], &points[k], error,
-                                                  sizeof error);
-        bench_sdpa_session_begin(&sessions[k], &configs[k], o, problem,
+        char error[BENCH_ERROR_SIZE] = "";
+        bench_sdpa_problem *problem = problem_for(run, &configs[k], error, sizeof error);
+        bench_sdpa_session_begin(&sessions[k], &configs[k], o, problem, error,
                                  frame->buffer.words ? &frame->buffer : NULL, &points[k]);
-        if (!problem)
-            snprintf(sessions[k].error, sizeof sessions[k].error, "%s", error);
     }
     for (size_t round = 0; round < o->rounds; ++round)
         for (size_t k = 0; k < count; ++k) {
@@ -162,14 +155,14 @@ static void run_group(void *context, bench_sweep_frame *frame, size_t first, siz
     pair_undropped(points, count);
     for (size_t k = 0; k < count; ++k) {
         bench_sdpa_point *p = &points[k];
-        p->ceiling_gflops = bench_ceiling_gflops(
+        p->outcome.ceiling_gflops = bench_ceiling_gflops(
             &frame->record.ceiling, bench_dtype_float_part(p->config.shape.dtype),
             p->config.shape.threads);
-        p->peak_gflops = bench_sdpa_peak_gflops(&frame->record.fma_peak, &p->config.shape);
+        p->outcome.peak_gflops = bench_sdpa_peak_gflops(&frame->record.fma_peak, &p->config.shape);
         p->bandwidth_gbps = bench_bandwidth_gbps(&frame->record.bandwidth,
                                                  p->config.shape.threads);
-        const bench_sweep_row row = {print_row, write_row, p, p->status != BENCH_POINT_TIMED,
-                                     sessions[k].error};
+        const bench_sweep_row row = {print_row, write_row, p, p->outcome.status != BENCH_POINT_TIMED,
+                                     sessions[k].session.error};
         bench_sweep_frame_report(frame, first + k, &row);
     }
 }
