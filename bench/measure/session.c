@@ -12,6 +12,16 @@ double bench_gflops(double flops, double seconds)
     return seconds > 0.0 ? flops / seconds * 1e-9 : 0.0;
 }
 
+int bench_outcome_timed(const bench_outcome *outcome)
+{
+    return outcome->status == BENCH_POINT_TIMED;
+}
+
+double bench_outcome_median(const bench_outcome *outcome)
+{
+    return bench_outcome_timed(outcome) ? outcome->attn.median_s : 0.0;
+}
+
 void bench_session_init(bench_session *session, bench_outcome *outcome,
                         const bench_session_policy *policy)
 {

@@ -49,6 +49,10 @@ typedef struct bench_outcome {
     double peak_gflops;          /* FMA peak of the dtype and threads; 0: not measured */
 } bench_outcome;
 
+/* Whether the outcome was timed; its median seconds when it was, else 0. */
+int bench_outcome_timed(const bench_outcome *outcome);
+double bench_outcome_median(const bench_outcome *outcome);
+
 /* The size of a session's error message. */
 enum { BENCH_ERROR_SIZE = 512 };
 

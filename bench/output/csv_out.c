@@ -250,9 +250,8 @@ int bench_peer_promoted(const bench_point *point, bench_peer_kind peer)
 double bench_speedup_vs_peer(const bench_point *point, bench_peer_kind peer)
 {
     const bench_peer_timing *timing = &point->peers[peer];
-    if (point->outcome.status != BENCH_POINT_TIMED || !timing->measured || point->outcome.attn.median_s <= 0.0)
-        return 0.0;
-    return timing->timing.median_s / point->outcome.attn.median_s;
+    const double median = bench_outcome_median(&point->outcome);
+    return timing->measured && median > 0.0 ? timing->timing.median_s / median : 0.0;
 }
 
 size_t bench_point_attn_threads(const bench_point *point)
@@ -297,8 +296,9 @@ static void write_peer_peak(bench_csv_row *row, const bench_point *p, bench_peer
  * peer_peak_columns. */
 static void write_threads_and_peak(bench_csv_row *row, const bench_point *p, double gflops)
 {
-    bench_csv_number(row, p->outcome.status == BENCH_POINT_TIMED || p->outcome.status == BENCH_POINT_CHECK_FAILED,
-                     "%zu", bench_point_attn_threads(p));
+    const bench_point_status status = p->outcome.status;
+    bench_csv_number(row, status == BENCH_POINT_TIMED || status == BENCH_POINT_CHECK_FAILED, "%zu",
+                     bench_point_attn_threads(p));
     bench_csv_number(row, p->outcome.peak_gflops > 0.0, "%.4g", p->outcome.peak_gflops);
     bench_csv_fraction(row, gflops, p->outcome.peak_gflops);
     for (size_t kind = 0; kind < CSV_FIRST_PEERS; ++kind)

@@ -59,12 +59,13 @@ void bench_table_print_row(FILE *out, const bench_point *p)
             bench_dtype_name(s->dtype), bench_op_names[s->op], s->causal,
             bench_api_names[c->api], bench_path_names[c->path], bench_engine_names[c->engine],
             s->threads, s->B, s->T, s->C, s->NH, s->hs, s->wo);
-    bench_columns_print_check(out, p->outcome.status, p->outcome.check.status == BENCH_CHECK_SKIPPED,
-                              p->outcome.check.error, s->dropout);
-    const double gflops = bench_gflops(p->flops, p->outcome.attn.median_s);
-    const bench_attn_cells cells = {p->outcome.status == BENCH_POINT_TIMED, p->outcome.attn.median_s,
+    const bench_outcome *a = &p->outcome;
+    bench_columns_print_check(out, a->status, a->check.status == BENCH_CHECK_SKIPPED,
+                              a->check.error, s->dropout);
+    const double gflops = bench_gflops(p->flops, a->attn.median_s);
+    const bench_attn_cells cells = {bench_outcome_timed(a), a->attn.median_s,
                                     bench_point_attn_threads(p), gflops, gflops,
-                                    p->outcome.peak_gflops, p->outcome.ceiling_gflops};
+                                    a->peak_gflops, a->ceiling_gflops};
     bench_columns_print_attn(out, &cells);
     fputs(" |", out);
     for (size_t k = 0; k < BENCH_PEER_KINDS; ++k) {

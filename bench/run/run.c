@@ -84,7 +84,7 @@ static int same_but_dropout(const bench_config *a, const bench_config *b)
 static void dropout_costs(bench_point *point, run_kind *run)
 {
     const bench_peer_timing *torch = &point->peers[BENCH_PEER_KIND_TORCH];
-    const double attn_s = point->outcome.status == BENCH_POINT_TIMED ? point->outcome.attn.median_s : 0.0;
+    const double attn_s = bench_outcome_median(&point->outcome);
     const double torch_s = torch->measured ? torch->timing.median_s : 0.0;
     const size_t capacity = sizeof run->undropped / sizeof run->undropped[0];
     if (point->config.shape.dropout == 0.0) {

@@ -129,8 +129,7 @@ static double dropout_cost(const bench_sdpa_point *p, int peer)
     if (!twin)
         return 0.0;
     if (peer < 0)
-        return p->outcome.status == BENCH_POINT_TIMED && twin->outcome.status == BENCH_POINT_TIMED &&
-                       twin->outcome.attn.median_s > 0.0
+        return bench_outcome_median(&p->outcome) > 0.0 && bench_outcome_median(&twin->outcome) > 0.0
                    ? p->outcome.attn.median_s / twin->outcome.attn.median_s
                    : 0.0;
     const bench_peer_timing *with = &p->peers[peer], *without = &twin->peers[peer];
@@ -166,12 +165,14 @@ void bench_sdpa_table_print_row(FILE *out, const bench_sdpa_point *p, const int 
             bench_sdpa_mask_names[s->mask], bench_engine_names[c->engine], s->threads,
             bench_sdpa_cache_names[s->cache], s->B, s->NH, s->NH_kv, s->Tq, s->Tk, s->hs,
             s->hs_v, s->lengths->text, bench_sdpa_layout_names[s->layout], steps);
-    bench_columns_print_check(out, p->outcome.status, 0, p->outcome.check.error, s->dropout);
-    const int timed = p->outcome.status == BENCH_POINT_TIMED;
-    const double gflops = rate(p->flops, p->outcome.attn.median_s);
-    const double gbps = rate(p->kv_bytes, p->outcome.attn.median_s);
-    const bench_attn_cells cells = {timed, p->outcome.attn.median_s, bench_sdpa_attn_threads(p), gflops,
-                                    decode ? 0.0 : gflops, p->outcome.peak_gflops, p->outcome.ceiling_gflops};
+    const bench_outcome *a = &p->outcome;
+    bench_columns_print_check(out, a->status, 0, a->check.error, s->dropout);
+    const int timed = bench_outcome_timed(a);
+    const double gflops = rate(p->flops, a->attn.median_s);
+    const double gbps = rate(p->kv_bytes, a->attn.median_s);
+    const bench_attn_cells cells = {timed, a->attn.median_s, bench_sdpa_attn_threads(p),
+                                    gflops, decode ? 0.0 : gflops, a->peak_gflops,
+                                    a->ceiling_gflops};
     bench_columns_print_attn(out, &cells);
     if (timed && decode)
         fprintf(out, " %7.2f", gbps);
@@ -338,8 +339,9 @@ static void write_peer_rates(bench_csv_row *row, const bench_sdpa_point *p,
     bench_csv_number(row, 1, "%.4g", gbps);
     bench_csv_fraction(row, gbps, p->bandwidth_gbps);
     bench_csv_fraction(row, gflops, share_of);
-    bench_csv_number(row, timed && p->outcome.attn.median_s > 0.0, "%.4g",
-                     timed && p->outcome.attn.median_s > 0.0 ? median / p->outcome.attn.median_s : 0.0);
+    const double attn_median = timed ? bench_outcome_median(&p->outcome) : 0.0;
+    bench_csv_number(row, attn_median > 0.0, "%.4g",
+                     attn_median > 0.0 ? median / attn_median : 0.0);
 }
 
 static void write_check_error(bench_csv_row *row, const bench_peer_timing *t)

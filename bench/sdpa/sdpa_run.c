@@ -158,10 +158,11 @@ static void run_group(void *context, bench_sweep_frame *frame, size_t first, siz
         p->outcome.ceiling_gflops = bench_ceiling_gflops(
             &frame->record.ceiling, bench_dtype_float_part(p->config.shape.dtype),
             p->config.shape.threads);
-        p->outcome.peak_gflops = bench_sdpa_peak_gflops(&frame->record.fma_peak, &p->config.shape);
+        p->outcome.peak_gflops = bench_sdpa_peak_gflops(&frame->record.fma_peak,
+                                                        &p->config.shape);
         p->bandwidth_gbps = bench_bandwidth_gbps(&frame->record.bandwidth,
                                                  p->config.shape.threads);
-        const bench_sweep_row row = {print_row, write_row, p, p->outcome.status != BENCH_POINT_TIMED,
+        const bench_sweep_row row = {print_row, write_row, p, !bench_outcome_timed(&p->outcome),
                                      sessions[k].session.error};
         bench_sweep_frame_report(frame, first + k, &row);
     }
