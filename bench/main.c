@@ -22,7 +22,7 @@
 #include "report/report_command.h"
 #include "ring/ring_command.h"
 #include "run/run.h"
-#include "sdpa/sdpa_run.h"
+#include "run/sdpa_run.h"
 
 enum { EXIT_BAD_ARGUMENTS = 2 };
 

@@ -31,6 +31,20 @@ typedef enum bench_peer_kind {
 /* "naive", "numpy", "numpy32", "torch", "python", "ort", "openvino", "ggml" */
 extern const char *const bench_peer_kind_names[BENCH_PEER_KINDS];
 
+/* The peers of the sdpa command, in the order of its table and CSV
+ * (peers/sdpa_peer.h runs them). */
+typedef enum bench_sdpa_peer_kind {
+    BENCH_SDPA_PEER_TORCH = 0,
+    BENCH_SDPA_PEER_PYTHON = 1,
+    BENCH_SDPA_PEER_ORT = 2,
+    BENCH_SDPA_PEER_OPENVINO = 3,
+    BENCH_SDPA_PEER_GGML = 4
+} bench_sdpa_peer_kind;
+#define BENCH_SDPA_PEER_COUNT 5
+
+/* "torch", "python", "ort", "openvino", "ggml" */
+extern const char *const bench_sdpa_peer_names[BENCH_SDPA_PEER_COUNT];
+
 /* One peer's answer for one shape or configuration, in either command (the
  * line protocol: peer_common.py; sdpa's configurations and rounds:
  * sdpa_peer_protocol.py). The run command's peers fill the first fields;

@@ -35,7 +35,7 @@ typedef enum bench_check_status {
     BENCH_CHECK_SKIPPED /* not checked (backward beyond check_grad_max_T) */
 } bench_check_status;
 
-/* A check's outcome, of either sweep command (sdpa/sdpa_reference.h
+/* A check's outcome, of either sweep command (measure/sdpa_reference.h
  * fills the members the run command leaves 0). */
 typedef struct bench_check {
     bench_check_status status;

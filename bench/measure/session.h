@@ -4,7 +4,7 @@
  * produces it.
  *
  * A kind of call (measure/measure.h: the run command's projected plan or
- * one-shot; sdpa/sdpa_measure.h: an sdpa call or a client's decode loop)
+ * one-shot; measure/sdpa_measure.h: an sdpa call or a client's decode loop)
  * makes its problem and its call, then hands the session its operations
  * (bench_call_ops). The session checks the call once against the
  * reference, times it in rounds -- a block per round (util/timing.h's

@@ -3,7 +3,7 @@
  * sweep: bench/peers/numpy_peer.py (the numpy peer, and with --float32 the
  * numpy32 peer), bench/peers/torch_peer.py and attn_python_peer.py, which
  * share bench/peers/peer_common.py, and attn-bench sdpa's peers
- * (sdpa/sdpa_peer.h). attn-bench sends it one shape at a time, in rounds
+ * (sdpa_peer.h). attn-bench sends it one shape at a time, in rounds
  * between its own blocks of calls on the same shape, so both are measured
  * side by side (this machine's speed drifts too much to compare numbers
  * taken minutes apart). The line protocol is described in peer_common.py.

@@ -26,7 +26,7 @@ visible keys (reference_error): the proof that the mask it got is attn's;
 THREADS the threads the engine runs on, as it reports them; KERNEL the
 operator or kernel that ran (no spaces).
 
-Which keys query t of sequence b sees (attn.h; bench/sdpa/sdpa_config.h): with
+Which keys query t of sequence b sees (attn.h; bench/measure/sdpa_config.h): with
 L_b its length and A_b = L_b (MASK none: attn gets key_lengths) or Tk
 (MASK padding/full: the lengths are in the mask), p = A_b - Tq + t, key j is
 visible when j < L_b, and if causal j <= p, and if WINDOW > 0 j > p - WINDOW.

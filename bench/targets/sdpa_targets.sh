@@ -7,7 +7,7 @@
 # and attn's layout with attn's drop-in beside: client-decode (Tq=1, cache
 # (1,4,4096,64), 16 query heads), client-loop (64 decode steps from 1024
 # tokens, 16/4 heads, hs 64), client-prefill (as prefill) and client-decode8k
-# (as decode). Builds nothing. See bench/sdpa/README.md.
+# (as decode). Builds nothing. See bench/run/sdpa.md.
 set -eu
 
 usage() {

@@ -21,7 +21,7 @@
 
 #include <attn/attn.h>
 
-#include "sdpa/sdpa_problem.h"
+#include "measure/sdpa_problem.h"
 
 typedef struct bench_sdpa_call {
     attn_plan *plan;

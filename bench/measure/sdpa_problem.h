@@ -28,8 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sdpa/sdpa_config.h"
-#include "sdpa/sdpa_layout.h"
+#include "measure/sdpa_config.h"
+#include "measure/sdpa_layout.h"
 
 typedef struct bench_sdpa_problem {
     bench_sdpa_shape shape;

@@ -1,4 +1,4 @@
-#include "sdpa/sdpa_reference.h"
+#include "measure/sdpa_reference.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -106,7 +106,7 @@ static void sdpa_select_keys(const sdpa_selection *sel, const bench_sdpa_shape *
     *count = unique;
 }
 
-#define BENCH_TEMPLATE "sdpa/sdpa_reference.inc.c"
+#define BENCH_TEMPLATE "measure/sdpa_reference.inc.c"
 #include "util/precisions.inc.c"
 
 /* first and last (one when equal) */

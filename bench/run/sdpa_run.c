@@ -1,4 +1,4 @@
-#include "sdpa/sdpa_run.h"
+#include "run/sdpa_run.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -7,8 +7,8 @@
 #include "measure/attn_call.h"
 #include "machine/blas_info.h"
 #include "pipeline/sweep_frame.h"
-#include "sdpa/sdpa_output.h"
-#include "sdpa/sdpa_peer_set.h"
+#include "output/sdpa_output.h"
+#include "run/sdpa_peer_set.h"
 #include "measure/sweep_list.h"
 
 enum { EXIT_BENCH_FAILED = 1, EXIT_BAD_ARGUMENTS = 2 };
@@ -91,7 +91,7 @@ static int write_row(FILE *csv, const void *point)
     return bench_sdpa_csv_write_row(csv, point);
 }
 
-/* Points each row with dropout at its twin without (sdpa_measure.h). */
+/* Points each row with dropout at its twin without (measure/sdpa_measure.h). */
 static void pair_undropped(bench_sdpa_point *points, size_t count)
 {
     for (size_t k = 0; k < count; ++k) {

@@ -1,4 +1,4 @@
-#include "sdpa/sdpa_loop.h"
+#include "measure/sdpa_loop.h"
 
 #include <string.h>
 

@@ -25,20 +25,11 @@
 
 #include <stddef.h>
 
+#include "measure/peer_timing.h"
 #include "peers/peer_process.h"
-#include "sdpa/sdpa_config.h"
+#include "measure/sdpa_config.h"
 #include "util/timing.h"
 
-typedef enum bench_sdpa_peer_kind {
-    BENCH_SDPA_PEER_TORCH = 0,
-    BENCH_SDPA_PEER_PYTHON = 1,
-    BENCH_SDPA_PEER_ORT = 2,
-    BENCH_SDPA_PEER_OPENVINO = 3,
-    BENCH_SDPA_PEER_GGML = 4
-} bench_sdpa_peer_kind;
-#define BENCH_SDPA_PEER_COUNT 5
-
-extern const char *const bench_sdpa_peer_names[BENCH_SDPA_PEER_COUNT];
 /* Each peer's script (in bench/peers/). */
 extern const char *const bench_sdpa_peer_scripts[BENCH_SDPA_PEER_COUNT];
 

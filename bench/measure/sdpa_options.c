@@ -1,4 +1,4 @@
-#include "sdpa/sdpa_options.h"
+#include "measure/sdpa_options.h"
 
 #include <stdlib.h>
 #include <string.h>

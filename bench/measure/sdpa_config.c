@@ -1,4 +1,4 @@
-#include "sdpa/sdpa_config.h"
+#include "measure/sdpa_config.h"
 
 #include <stdint.h>
 #include <stdio.h>

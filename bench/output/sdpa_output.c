@@ -1,4 +1,4 @@
-#include "sdpa/sdpa_output.h"
+#include "output/sdpa_output.h"
 
 #include <math.h>
 #include <string.h>
@@ -440,7 +440,7 @@ int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
     bench_csv_number(&row, checked, "%zu", p->outcome.check.keys);
     bench_csv_number(&row, checked, "%.3e", p->outcome.check.error);
     bench_csv_text(&row, checked && p->outcome.check.worst ? p->outcome.check.worst : "");
-    /* a half type's tolerance follows the data (sdpa_reference.h) */
+    /* a half type's tolerance follows the data (measure/sdpa_reference.h) */
     bench_csv_number(&row, checked, bench_dtype_is_half(p->config.shape.dtype) ? "%.3g" : "%.0e",
                      p->outcome.check.tolerance);
     bench_csv_number(&row, timed, "%zu", p->outcome.attn.repeats);

@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include "sdpa/sdpa_measure.h"
+#include "measure/sdpa_measure.h"
 
 #define BENCH_SDPA_CSV_KEY_COLUMNS 19
 

@@ -1,4 +1,4 @@
-#include "sdpa/sdpa_peer.h"
+#include "peers/sdpa_peer.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -10,8 +10,6 @@
 #error "define ATTN_BENCH_SOURCE_PYTHON_DIR: the source tree's python/src"
 #endif
 
-const char *const bench_sdpa_peer_names[BENCH_SDPA_PEER_COUNT] = {"torch", "python", "ort",
-                                                                   "openvino", "ggml"};
 const char *const bench_sdpa_peer_scripts[BENCH_SDPA_PEER_COUNT] = {
     "torch_sdpa_peer.py", "torch_sdpa_peer.py", "ort_sdpa_peer.py", "openvino_sdpa_peer.py",
     "ggml_sdpa_peer.py"};

@@ -1,4 +1,4 @@
-#include "sdpa/sdpa_peer_set.h"
+#include "run/sdpa_peer_set.h"
 
 #include <stdio.h>
 #include <string.h>

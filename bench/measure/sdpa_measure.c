@@ -1,8 +1,8 @@
-#include "sdpa/sdpa_measure.h"
+#include "measure/sdpa_measure.h"
 
 #include <string.h>
 
-#include "sdpa/sdpa_loop.h"
+#include "measure/sdpa_loop.h"
 
 bench_fma_kind bench_sdpa_peak_kind(const bench_fma_peak *peak, bench_dtype dtype)
 {

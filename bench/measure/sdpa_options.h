@@ -15,8 +15,8 @@
 #include "measure/omissions.h"
 #include "cli/option_values.h"
 #include "util/progress.h"
-#include "sdpa/sdpa_config.h"
-#include "sdpa/sdpa_peer.h"
+#include "measure/sdpa_config.h"
+#include "measure/peer_timing.h"
 #include "cli/size_list.h"
 #include "util/timing.h"
 

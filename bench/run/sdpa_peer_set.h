@@ -1,16 +1,17 @@
 /*
- * The peers of an attn-bench sdpa run (sdpa_peer.h: torch, python): their
+ * The peers of an attn-bench sdpa run (peers/sdpa_peer.h: torch, python): their
  * processes for the current thread count, started when a configuration of a
  * new thread count needs them and announced in the header lines; and, for
  * the group of configurations measured together (sdpa_run.c: one shape in
  * its layouts and on its engines), one entry per shape the peers measure
  * (configurations that differ only in the engine share it), whose blocks of
- * each round run between attn's (bench_sdpa_between, sdpa_measure.h).
+ * each round run between attn's (bench_sdpa_between, measure/sdpa_measure.h).
  */
 #ifndef ATTN_BENCH_SDPA_PEER_SET_H
 #define ATTN_BENCH_SDPA_PEER_SET_H
 
-#include "sdpa/sdpa_measure.h"
+#include "measure/sdpa_measure.h"
+#include "peers/sdpa_peer.h"
 
 #define BENCH_SDPA_GROUP_MAX (BENCH_SDPA_LAYOUT_COUNT * BENCH_ENGINE_COUNT * 2) /* 2: p, 0 */
 

@@ -1,4 +1,4 @@
-#include "sdpa/sdpa_problem.h"
+#include "measure/sdpa_problem.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "sdpa/sdpa_layout.h"
+#include "measure/sdpa_layout.h"
 
 /* A (B, T, H, d) array's strides in the layout. */
 static bench_sdpa_strides strides_of(bench_sdpa_layout layout, size_t T, size_t H, size_t d)

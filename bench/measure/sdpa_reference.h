@@ -59,7 +59,7 @@
 #include <stddef.h>
 
 #include "measure/reference.h"
-#include "sdpa/sdpa_problem.h"
+#include "measure/sdpa_problem.h"
 
 #define BENCH_SDPA_FULL_CHECK_MACS 1.5e8
 

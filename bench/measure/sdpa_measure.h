@@ -17,11 +17,10 @@
 #include "machine/fma_peak.h"
 #include "measure/peer_timing.h"
 #include "measure/session.h"
-#include "sdpa/sdpa_call.h"
-#include "sdpa/sdpa_options.h"
-#include "sdpa/sdpa_peer.h"
-#include "sdpa/sdpa_problem.h"
-#include "sdpa/sdpa_reference.h"
+#include "measure/sdpa_call.h"
+#include "measure/sdpa_options.h"
+#include "measure/sdpa_problem.h"
+#include "measure/sdpa_reference.h"
 
 typedef struct bench_sdpa_point {
     bench_sdpa_config config;

@@ -1,10 +1,10 @@
 /* attn-bench sdpa --help: the texts around the option list and the columns. */
-#include "sdpa/sdpa_run.h"
+#include "run/sdpa_run.h"
 
 #include "measure/phase_profile.h"
 #include "measure/reference.h"
-#include "sdpa/sdpa_loop.h"
-#include "sdpa/sdpa_output.h"
+#include "measure/sdpa_loop.h"
+#include "output/sdpa_output.h"
 
 #define BENCH_STRINGIFY_(x) #x
 #define BENCH_STRINGIFY(x) BENCH_STRINGIFY_(x)

@@ -16,8 +16,8 @@
 #ifndef ATTN_BENCH_SDPA_LOOP_H
 #define ATTN_BENCH_SDPA_LOOP_H
 
-#include "sdpa/sdpa_call.h"
-#include "sdpa/sdpa_reference.h"
+#include "measure/sdpa_call.h"
+#include "measure/sdpa_reference.h"
 #include "util/timing.h"
 
 /* One pass: samples[s] gets step s's seconds (samples NULL: untimed);

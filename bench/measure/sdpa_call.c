@@ -1,4 +1,4 @@
-#include "sdpa/sdpa_call.h"
+#include "measure/sdpa_call.h"
 
 #include <string.h>
 

@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "sdpa/sdpa_config.h"
+#include "measure/sdpa_config.h"
 
 typedef struct bench_sdpa_strides {
     size_t sb, sh, ld; /* batch, head and row strides, elements */
