@@ -6,8 +6,7 @@
 
 const char *const bench_peer_kind_names[BENCH_PEER_KINDS] = {
     "naive", "numpy", "numpy32", "torch", "python", "ort", "openvino", "ggml"};
-const char *const bench_sdpa_peer_names[BENCH_SDPA_PEER_COUNT] = {"torch", "python", "ort",
-                                                                   "openvino", "ggml"};
+const char *const *const bench_sdpa_peer_names = bench_peer_kind_names + BENCH_SDPA_PEER_FIRST;
 
 /* The projected call's operations (session.h). */
 static attn_status run_checked(void *context)

@@ -31,19 +31,22 @@ typedef enum bench_peer_kind {
 /* "naive", "numpy", "numpy32", "torch", "python", "ort", "openvino", "ggml" */
 extern const char *const bench_peer_kind_names[BENCH_PEER_KINDS];
 
-/* The peers of the sdpa command, in the order of its table and CSV
- * (peers/sdpa_peer.h runs them). */
-typedef enum bench_sdpa_peer_kind {
-    BENCH_SDPA_PEER_TORCH = 0,
-    BENCH_SDPA_PEER_PYTHON = 1,
-    BENCH_SDPA_PEER_ORT = 2,
-    BENCH_SDPA_PEER_OPENVINO = 3,
-    BENCH_SDPA_PEER_GGML = 4
-} bench_sdpa_peer_kind;
-#define BENCH_SDPA_PEER_COUNT 5
+/* The sdpa command's peers (peers/sdpa_peer.h runs them) are the kinds
+ * from torch on, in the same order: naive, numpy and numpy32 run the
+ * lesson's projected heads only. Its arrays of peers are indexed from
+ * there (kind BENCH_SDPA_PEER_FIRST + k), so a peer is one kind of both. */
+enum {
+    BENCH_SDPA_PEER_FIRST = BENCH_PEER_KIND_TORCH,
+    BENCH_SDPA_PEER_TORCH = BENCH_PEER_KIND_TORCH - BENCH_SDPA_PEER_FIRST,
+    BENCH_SDPA_PEER_PYTHON = BENCH_PEER_KIND_PYTHON - BENCH_SDPA_PEER_FIRST,
+    BENCH_SDPA_PEER_ORT = BENCH_PEER_KIND_ORT - BENCH_SDPA_PEER_FIRST,
+    BENCH_SDPA_PEER_OPENVINO = BENCH_PEER_KIND_OPENVINO - BENCH_SDPA_PEER_FIRST,
+    BENCH_SDPA_PEER_GGML = BENCH_PEER_KIND_GGML - BENCH_SDPA_PEER_FIRST,
+    BENCH_SDPA_PEER_COUNT = BENCH_PEER_KINDS - BENCH_SDPA_PEER_FIRST
+};
 
-/* "torch", "python", "ort", "openvino", "ggml" */
-extern const char *const bench_sdpa_peer_names[BENCH_SDPA_PEER_COUNT];
+/* bench_peer_kind_names from torch on: "torch", "python", "ort", ... */
+extern const char *const *const bench_sdpa_peer_names;
 
 /* One peer's answer for one shape or configuration, in either command (the
  * line protocol: peer_common.py; sdpa's configurations and rounds:

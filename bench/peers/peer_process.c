@@ -15,6 +15,27 @@
 #error "define ATTN_BENCH_PEER_DIR_FROM_BINDIR: the installed peer directory relative to bindir"
 #endif
 
+/* numpy32 is numpy_peer.py --float32: the lesson's code kept in float32 */
+const bench_peer_kind_script bench_peer_kind_scripts[BENCH_PEER_KINDS] = {
+    [BENCH_PEER_KIND_NAIVE] = {NULL, NULL, NULL, NULL},
+    [BENCH_PEER_KIND_NUMPY] = {"numpy_peer.py", NULL, NULL, "it needs NumPy (--python)"},
+    [BENCH_PEER_KIND_NUMPY32] = {"numpy_peer.py", "--float32", NULL, "it needs NumPy (--python)"},
+    [BENCH_PEER_KIND_TORCH] = {"torch_peer.py", NULL, "torch_sdpa_peer.py",
+                               "optional: ./attn.sh peers sets up PyTorch 2.x from PyPI where "
+                               "attn-bench looks first"},
+    [BENCH_PEER_KIND_PYTHON] = {"attn_python_peer.py", NULL, "torch_sdpa_peer.py",
+                                "it needs attn's package (./attn.sh python installs it into "
+                                ".venv-python, where attn-bench looks first; else the source "
+                                "tree's python/src), and for the sdpa command torch >= 2"},
+    [BENCH_PEER_KIND_ORT] = {"ort_peer.py", NULL, "ort_sdpa_peer.py",
+                             "optional: ./attn.sh peers installs onnxruntime and onnx from PyPI"},
+    [BENCH_PEER_KIND_OPENVINO] = {"openvino_peer.py", NULL, "openvino_sdpa_peer.py",
+                                  "optional: ./attn.sh peers installs openvino from PyPI"},
+    [BENCH_PEER_KIND_GGML] = {"ggml_peer.py", NULL, "ggml_sdpa_peer.py",
+                              "optional: ./attn.sh peers builds ggml's CPU library from the "
+                              "llama-cpp-python sdist"},
+};
+
 /* ---- finding the script ---------------------------------------------------- */
 
 static int is_readable(const char *path)

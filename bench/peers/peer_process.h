@@ -62,6 +62,19 @@ typedef struct bench_peer_process {
 
 /* Starts the peer with the first interpreter that gets it ready. Returns 0,
  * or -1 with the reasons in peer->note. */
+/* How each peer kind (measure/peer_timing.h) is run, the one table of
+ * both commands: its script for the run command (NULL: the naive peer, in
+ * process) with the script's own options, its script for the sdpa command
+ * (NULL: not one of its peers), and what to do when it cannot start. */
+typedef struct bench_peer_kind_script {
+    const char *run;
+    const char *run_options;
+    const char *sdpa;
+    const char *missing;
+} bench_peer_kind_script;
+
+extern const bench_peer_kind_script bench_peer_kind_scripts[BENCH_PEER_KINDS];
+
 int bench_peer_process_start(bench_peer_process *peer, const bench_peer_process_setup *setup);
 
 /* Sends one line of the protocol (a shape, or an sdpa configuration and

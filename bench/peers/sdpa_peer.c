@@ -10,9 +10,6 @@
 #error "define ATTN_BENCH_SOURCE_PYTHON_DIR: the source tree's python/src"
 #endif
 
-const char *const bench_sdpa_peer_scripts[BENCH_SDPA_PEER_COUNT] = {
-    "torch_sdpa_peer.py", "torch_sdpa_peer.py", "ort_sdpa_peer.py", "openvino_sdpa_peer.py",
-    "ggml_sdpa_peer.py"};
 
 /* The path of the libattn this process runs on (from /proc/self/maps), or "". */
 static void running_library(char *path, size_t size)
@@ -59,7 +56,7 @@ int bench_sdpa_peer_start(bench_peer_process *peer, const bench_sdpa_peer_setup 
         snprintf(peer->note, sizeof peer->note, "the peer's options do not fit a line");
         return -1;
     }
-    const char *script = bench_sdpa_peer_scripts[setup->kind];
+    const char *script = bench_peer_kind_scripts[BENCH_SDPA_PEER_FIRST + setup->kind].sdpa;
     const int uses_torch_script =
         setup->kind == BENCH_SDPA_PEER_TORCH || setup->kind == BENCH_SDPA_PEER_PYTHON;
     const char *override = uses_torch_script ? setup->script_override : NULL;

@@ -30,11 +30,9 @@
 #include "measure/sdpa_config.h"
 #include "util/timing.h"
 
-/* Each peer's script (in bench/peers/). */
-extern const char *const bench_sdpa_peer_scripts[BENCH_SDPA_PEER_COUNT];
 
 typedef struct bench_sdpa_peer_setup {
-    bench_sdpa_peer_kind kind;
+    size_t kind; /* BENCH_SDPA_PEER_*: the peer kind BENCH_SDPA_PEER_FIRST + kind */
     const char *script_override; /* --torch-script (torch, python), or NULL */
     const char *script_dir;      /* --peer-dir: looked in first for the script, or NULL */
     const char *pythons;         /* --torch-python or --attn-python */

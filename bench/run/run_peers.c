@@ -15,19 +15,11 @@ const unsigned bench_run_peer_bits[BENCH_PEER_KINDS] = {
     BENCH_PEER_NAIVE,  BENCH_PEER_NUMPY, BENCH_PEER_NUMPY32, BENCH_PEER_TORCH,
     BENCH_PEER_PYTHON, BENCH_PEER_ORT,   BENCH_PEER_OPENVINO, BENCH_PEER_GGML};
 
-static void announce_process(const bench_peer_process *process, int started)
+static void announce_process(const bench_peer_process *process, size_t kind, int started)
 {
     if (!started) {
-        printf("# %s peer skipped: %s\n", process->name, process->note);
-        if (strcmp(process->name, "torch") == 0)
-            printf("#   (optional: ./attn.sh peers sets up PyTorch 2.x from PyPI where "
-                   "attn-bench looks first)\n");
-        else if (strcmp(process->name, "ort") == 0 || strcmp(process->name, "openvino") == 0 ||
-                 strcmp(process->name, "ggml") == 0)
-            printf("#   (optional: ./attn.sh peers installs it from PyPI beside PyTorch)\n");
-        else if (strcmp(process->name, "python") == 0)
-            printf("#   (./attn.sh python installs attn's Python package into .venv-python, "
-                   "where attn-bench looks first)\n");
+        printf("# %s peer skipped: %s\n#   (%s)\n", process->name, process->note,
+               bench_peer_kind_scripts[kind].missing);
         return;
     }
     printf("# %s peer: %s; %s (threads %zu)\n", process->name, process->info, process->python,
@@ -44,10 +36,6 @@ void bench_run_peers_stop(bench_run_peers *peers)
 
 void bench_run_peers_start(bench_run_peers *peers, size_t threads)
 {
-    /* numpy32 is numpy_peer.py --float32: the lesson's code kept in float32 */
-    static const char *const scripts[BENCH_PEER_KINDS] = {
-        NULL,          "numpy_peer.py",       "numpy_peer.py", "torch_peer.py",
-        "attn_python_peer.py", "ort_peer.py", "openvino_peer.py", "ggml_peer.py"};
     const bench_options *o = peers->options;
     bench_run_peers_stop(peers);
     peers->threads = threads;
@@ -59,13 +47,14 @@ void bench_run_peers_start(bench_run_peers *peers, size_t threads)
         const char *override = torch ? o->common.torch_script : numpy ? o->numpy_script : NULL;
         char in_dir[4096];
         if (!override && o->common.peer_dir) {
-            snprintf(in_dir, sizeof in_dir, "%s/%s", o->common.peer_dir, scripts[k]);
+            snprintf(in_dir, sizeof in_dir, "%s/%s", o->common.peer_dir,
+                     bench_peer_kind_scripts[k].run);
             override = access(in_dir, R_OK) == 0 ? in_dir : NULL;
         }
         const bench_peer_process_setup setup = {
             .name = bench_peer_kind_names[k],
-            .script_name = scripts[k],
-            .script_options = k == BENCH_PEER_KIND_NUMPY32 ? "--float32" : NULL,
+            .script_name = bench_peer_kind_scripts[k].run,
+            .script_options = bench_peer_kind_scripts[k].run_options,
             .script_override = override,
             /* the engines are installed beside PyTorch (./attn.sh peers) */
             .pythons = numpy ? o->python : python ? o->common.attn_python : o->common.torch_python,
@@ -77,7 +66,7 @@ void bench_run_peers_start(bench_run_peers *peers, size_t threads)
         const int ran_before = summary->status && strcmp(summary->status, "ran") == 0;
         const int started = bench_peer_process_start(&peers->processes[k], &setup) == 0;
         if (started || ran_before || !summary->status) /* a repeated failure is said once */
-            announce_process(&peers->processes[k], started);
+            announce_process(&peers->processes[k], k, started);
         bench_peer_summary_take(summary, &peers->processes[k], started);
     }
 }

@@ -6,13 +6,6 @@
 #include "machine/blas_info.h"
 #include "util/text.h"
 
-static const char *const skipped_hints[BENCH_SDPA_PEER_COUNT] = {
-    "optional: ./attn.sh peers sets up PyTorch 2.x from PyPI where attn-bench looks first",
-    "it needs torch >= 2 and attn's package (installed, or the source tree's python/src)",
-    "optional: ./attn.sh peers installs onnxruntime and onnx from PyPI",
-    "optional: ./attn.sh peers installs openvino from PyPI",
-    "optional: ./attn.sh peers builds ggml's CPU library from the llama-cpp-python sdist"};
-
 void bench_sdpa_peers_stop(bench_sdpa_peer_set *set)
 {
     for (size_t k = 0; k < BENCH_SDPA_PEER_COUNT; ++k)
@@ -30,7 +23,7 @@ void bench_sdpa_peers_start(bench_sdpa_peer_set *set, size_t threads)
             continue;
         const int python = k == BENCH_SDPA_PEER_PYTHON;
         const bench_sdpa_peer_setup setup = {
-            .kind = (bench_sdpa_peer_kind)k,
+            .kind = k,
             .script_override = o->common.torch_script,
             .script_dir = o->common.peer_dir,
             .pythons = python ? o->common.attn_python : o->common.torch_python,
@@ -49,7 +42,7 @@ void bench_sdpa_peers_start(bench_sdpa_peer_set *set, size_t threads)
                    peer->impl);
         else if (!tried_before) /* a repeated failure is said once */
             printf("# %s peer skipped: %s\n#   (%s)\n", bench_sdpa_peer_names[k], peer->note,
-                   skipped_hints[k]);
+                   bench_peer_kind_scripts[BENCH_SDPA_PEER_FIRST + k].missing);
         fflush(stdout);
         bench_peer_summary_take(summary, peer, started);
     }
