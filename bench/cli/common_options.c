@@ -1,5 +1,7 @@
 #include "cli/common_options.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/option_table.h"
@@ -48,7 +50,30 @@ int bench_common_options_read(const bench_option_values *values, bench_common_op
     return 0;
 }
 
+bench_options_outcome bench_common_options_collect(bench_option_values *values, int argc,
+                                                   char **argv, int first,
+                                                   const size_t *exclusive,
+                                                   size_t exclusive_count, const char *program,
+                                                   bench_common_options *common)
+{
+    const bench_options_outcome outcome =
+        bench_option_values_collect(values, argc, argv, first, exclusive, exclusive_count,
+                                    &common->sweep_path, &common->sweep_text);
+    if (outcome != BENCH_OPTIONS_RUN)
+        return outcome;
+    common->quick = values->quick;
+    common->command_line = bench_option_command_line(program, argc, argv, first);
+    if (!common->command_line) {
+        snprintf(values->error, values->error_size, "out of memory");
+        return BENCH_OPTIONS_BAD;
+    }
+    return BENCH_OPTIONS_RUN;
+}
+
 void bench_common_options_free(bench_common_options *common)
 {
     bench_size_list_free(&common->threads);
+    free(common->command_line);
+    free(common->sweep_text);
+    common->command_line = common->sweep_text = NULL;
 }

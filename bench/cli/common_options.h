@@ -39,7 +39,23 @@ typedef struct bench_common_options {
     const char *attn_python;  /* of the python peer (attn's package) */
     const char *torch_script; /* NULL: the default places */
     const char *peer_dir;     /* --peer-dir: the peers' scripts looked for there first; NULL */
+
+    const char *sweep_path; /* --sweep FILE, or NULL */
+    char *sweep_text;       /* the sweep file's text, which option values point into */
+    int quick;              /* --quick */
+    char *command_line;     /* "PROGRAM ARG ...", for the JSON */
 } bench_common_options;
+
+/* Collects a command's arguments (bench_option_values_collect: options
+ * exclusive[] exclude each other) and, to run, the sweep file, --quick
+ * and the command line (PROGRAM and the arguments) into common. The
+ * caller frees common (bench_common_options_free) after BENCH_OPTIONS_BAD
+ * too. */
+bench_options_outcome bench_common_options_collect(bench_option_values *values, int argc,
+                                                   char **argv, int first,
+                                                   const size_t *exclusive,
+                                                   size_t exclusive_count, const char *program,
+                                                   bench_common_options *common);
 
 /* Reads the common options of a command's view of the option table. Returns
  * 0, or -1 with the message in values->error. */

@@ -123,22 +123,17 @@ bench_options_outcome bench_options_parse(int argc, char **argv, int first,
                                   error_size};
     /* --hs and --NH exclude each other */
     static const size_t heads[2] = {BENCH_OPT_HS, BENCH_OPT_NH};
-    const bench_options_outcome outcome = bench_option_values_collect(
-        &values, argc, argv, first, heads, 2, &o->sweep_path, &o->sweep_text);
-    if (outcome == BENCH_OPTIONS_BAD)
-        bench_options_free(o);
-    if (outcome != BENCH_OPTIONS_RUN)
-        return outcome;
-    o->quick = values.quick;
-    o->command_line = bench_option_command_line("attn-bench", argc, argv, first);
-    if (!o->command_line || resolve_axes(&values, o) != 0 || resolve_peers(&values, o) != 0 ||
-        resolve_policies(&values, o) != 0 || resolve_scalars(&values, o) != 0) {
-        if (!o->command_line)
-            snprintf(error, error_size, "out of memory");
+    const bench_options_outcome outcome = bench_common_options_collect(
+        &values, argc, argv, first, heads, 2, "attn-bench", &o->common);
+    if (outcome == BENCH_OPTIONS_RUN &&
+        (resolve_axes(&values, o) != 0 || resolve_peers(&values, o) != 0 ||
+         resolve_policies(&values, o) != 0 || resolve_scalars(&values, o) != 0)) {
         bench_options_free(o);
         return BENCH_OPTIONS_BAD;
     }
-    return BENCH_OPTIONS_RUN;
+    if (outcome == BENCH_OPTIONS_BAD)
+        bench_options_free(o);
+    return outcome;
 }
 
 void bench_options_free(bench_options *o)
@@ -149,7 +144,4 @@ void bench_options_free(bench_options *o)
     bench_size_list_free(&o->NH);
     bench_size_list_free(&o->B);
     bench_common_options_free(&o->common);
-    free(o->command_line);
-    free(o->sweep_text);
-    o->command_line = o->sweep_text = NULL;
 }

@@ -54,11 +54,7 @@ typedef struct bench_options {
     const char *python;       /* candidates for the NumPy peers, comma-separated */
     const char *numpy_script; /* NULL: the default places */
     const char *report_dir; /* NULL: no report after the run */
-    const char *sweep_path; /* NULL: no sweep file */
     int resume;
-    int quick;
-    char *command_line; /* argv joined, for the JSON */
-    char *sweep_text;   /* the sweep file's text, which option values point into */
 } bench_options;
 
 /* Parses argv[first..argc-1] (bench_options_outcome: option_values.h). */

@@ -187,24 +187,16 @@ bench_options_outcome bench_sdpa_options_parse(int argc, char **argv, int first,
     const char *given[BENCH_OPT_COUNT] = {0};
     bench_option_values values = {bench_option_table(BENCH_COMMAND_SDPA), given, 0, error,
                                   error_size};
-    const bench_options_outcome outcome = bench_option_values_collect(
-        &values, argc, argv, first, NULL, 0, &o->sweep_path, &o->sweep_text);
+    const bench_options_outcome outcome = bench_common_options_collect(
+        &values, argc, argv, first, NULL, 0, "attn-bench sdpa", &o->common);
+    if (outcome == BENCH_OPTIONS_RUN &&
+        (resolve_axes(&values, o) != 0 || resolve_scalars(&values, o) != 0)) {
+        bench_sdpa_options_free(o);
+        return BENCH_OPTIONS_BAD;
+    }
     if (outcome == BENCH_OPTIONS_BAD)
         bench_sdpa_options_free(o);
-    if (outcome != BENCH_OPTIONS_RUN)
-        return outcome;
-    o->quick = values.quick;
-    o->command_line = bench_option_command_line("attn-bench sdpa", argc, argv, first);
-    if (!o->command_line) {
-        snprintf(error, error_size, "out of memory");
-        bench_sdpa_options_free(o);
-        return BENCH_OPTIONS_BAD;
-    }
-    if (resolve_axes(&values, o) != 0 || resolve_scalars(&values, o) != 0) {
-        bench_sdpa_options_free(o);
-        return BENCH_OPTIONS_BAD;
-    }
-    return BENCH_OPTIONS_RUN;
+    return outcome;
 }
 
 void bench_sdpa_options_free(bench_sdpa_options *o)
@@ -218,9 +210,6 @@ void bench_sdpa_options_free(bench_sdpa_options *o)
         o->lengths[i].values = NULL;
     }
     bench_common_options_free(&o->common);
-    free(o->command_line);
-    free(o->sweep_text);
-    o->command_line = o->sweep_text = NULL;
 }
 
 /* ---- the configurations ------------------------------------------------------- */

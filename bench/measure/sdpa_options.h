@@ -50,10 +50,6 @@ typedef struct bench_sdpa_options {
     int peers[BENCH_SDPA_PEER_COUNT]; /* --peers: torch, python, ort, openvino, ggml */
     size_t bandwidth_mib; /* 0: not measured; SIZE_MAX: auto */
     bench_common_options common; /* timing, threads, causal, dropout, profile, outputs, ... */
-    const char *sweep_path;
-    int quick;
-    char *command_line;
-    char *sweep_text;
 } bench_sdpa_options;
 
 /* Parses argv[first..argc-1] (bench_options_outcome: option_values.h). */

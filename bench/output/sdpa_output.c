@@ -477,7 +477,7 @@ void bench_sdpa_write_json_settings(FILE *out, const void *options)
             "\"ceiling_n\": [%zu, %zu], \"rounds\": %zu, \"quick\": %s, \"profile\": %s},\n",
             (unsigned long long)o->common.seed, p->warmup, p->min_repeats, p->min_time_s,
             p->max_repeats, o->check_rows, o->common.ceiling_n[BENCH_F32],
-            o->common.ceiling_n[BENCH_F64], o->rounds, o->quick ? "true" : "false",
+            o->common.ceiling_n[BENCH_F64], o->rounds, o->common.quick ? "true" : "false",
             o->common.profile ? "true" : "false");
     bench_json_write_member(out, "  ", "flop_count", bench_sdpa_flops_formula, ",\n");
 }

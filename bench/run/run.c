@@ -284,7 +284,7 @@ static void write_settings(FILE *out, const void *context)
             (unsigned long long)o->common.seed, r->warmup, r->min_repeats, r->min_time_s,
             r->max_repeats, o->naive_repeat.min_repeats, o->naive_max_T, o->check_rows,
             o->check_grad_max_T, o->common.ceiling_n[BENCH_F32], o->common.ceiling_n[BENCH_F64],
-            o->quick ? "true" : "false", o->common.profile ? "true" : "false");
+            o->common.quick ? "true" : "false", o->common.profile ? "true" : "false");
 }
 
 static FILE *open_csv(void *context)
@@ -299,7 +299,7 @@ static void describe(void *context, bench_sweep_plan *plan, bench_run_record *re
     const run_kind *run = context;
     const bench_options *o = run->options;
     *plan = (bench_sweep_plan){run->sweep->count, o->common.progress, o->common.json_path};
-    record->command_line = o->command_line;
+    record->command_line = o->common.command_line;
     record->csv_path = o->common.csv_path;
     record->write_settings = write_settings;
     record->settings_context = o;
