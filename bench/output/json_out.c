@@ -29,6 +29,18 @@ int bench_json_write_file(const char *path, const char *csv_path, bench_json_bod
     return 0;
 }
 
+void bench_json_write_common_settings(FILE *out, const bench_common_options *common)
+{
+    const bench_repeat_policy *r = &common->repeat;
+    fprintf(out,
+            "  \"settings\": {\"seed\": %llu, \"warmup\": %zu, \"repeats\": %zu, "
+            "\"min_time_s\": %.6g, \"max_repeats\": %zu, \"ceiling_n\": [%zu, %zu], "
+            "\"quick\": %s, \"profile\": %s, ",
+            (unsigned long long)common->seed, r->warmup, r->min_repeats, r->min_time_s,
+            r->max_repeats, common->ceiling_n[BENCH_F32], common->ceiling_n[BENCH_F64],
+            common->quick ? "true" : "false", common->profile ? "true" : "false");
+}
+
 void bench_json_write_head(FILE *out, const char *mode, const char *command_line,
                            const char *csv_path)
 {

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cli/common_options.h"
 #include "machine/ceiling.h"
 #include "output/csv_read.h"
 #include "machine/machine.h"
@@ -26,6 +27,11 @@ int bench_json_write_file(const char *path, const char *csv_path, bench_json_bod
 
 /* The object's first members: "tool", "mode" (unless NULL), "schema", and
  * the command line and the CSV's path. */
+/* '  "settings": {' and the settings both commands have (the common
+ * options': seed, timing, ceiling sizes, --quick, --profile), each followed
+ * by ", ": the caller adds its own and closes the object. */
+void bench_json_write_common_settings(FILE *out, const bench_common_options *common);
+
 void bench_json_write_head(FILE *out, const char *mode, const char *command_line,
                            const char *csv_path);
 

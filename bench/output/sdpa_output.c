@@ -470,14 +470,7 @@ int bench_sdpa_csv_write_row(FILE *csv, const bench_sdpa_point *p)
 void bench_sdpa_write_json_settings(FILE *out, const void *options)
 {
     const bench_sdpa_options *o = options;
-    const bench_repeat_policy *p = &o->common.repeat;
-    fprintf(out,
-            "  \"settings\": {\"seed\": %llu, \"warmup\": %zu, \"repeats\": %zu, "
-            "\"min_time_s\": %.6g, \"max_repeats\": %zu, \"check_rows\": %zu, "
-            "\"ceiling_n\": [%zu, %zu], \"rounds\": %zu, \"quick\": %s, \"profile\": %s},\n",
-            (unsigned long long)o->common.seed, p->warmup, p->min_repeats, p->min_time_s,
-            p->max_repeats, o->check_rows, o->common.ceiling_n[BENCH_F32],
-            o->common.ceiling_n[BENCH_F64], o->rounds, o->common.quick ? "true" : "false",
-            o->common.profile ? "true" : "false");
+    bench_json_write_common_settings(out, &o->common);
+    fprintf(out, "\"check_rows\": %zu, \"rounds\": %zu},\n", o->check_rows, o->rounds);
     bench_json_write_member(out, "  ", "flop_count", bench_sdpa_flops_formula, ",\n");
 }

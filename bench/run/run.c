@@ -7,6 +7,7 @@
 #include "measure/attn_call.h"
 #include "machine/blas_info.h"
 #include "output/csv_out.h"
+#include "output/json_out.h"
 #include "measure/flops.h"
 #include "run/help.h"
 #include "measure/options.h"
@@ -275,16 +276,11 @@ static void run_group(void *context, bench_sweep_frame *frame, size_t first, siz
 static void write_settings(FILE *out, const void *context)
 {
     const bench_options *o = context;
-    const bench_repeat_policy *r = &o->common.repeat;
+    bench_json_write_common_settings(out, &o->common);
     fprintf(out,
-            "  \"settings\": {\"seed\": %llu, \"warmup\": %zu, \"repeats\": %zu, "
-            "\"min_time_s\": %.6g, \"max_repeats\": %zu, \"naive_repeats\": %zu, "
-            "\"naive_max_T\": %zu, \"check_rows\": %zu, \"check_grad_max_T\": %zu, "
-            "\"ceiling_n\": [%zu, %zu], \"quick\": %s, \"profile\": %s},\n",
-            (unsigned long long)o->common.seed, r->warmup, r->min_repeats, r->min_time_s,
-            r->max_repeats, o->naive_repeat.min_repeats, o->naive_max_T, o->check_rows,
-            o->check_grad_max_T, o->common.ceiling_n[BENCH_F32], o->common.ceiling_n[BENCH_F64],
-            o->common.quick ? "true" : "false", o->common.profile ? "true" : "false");
+            "\"naive_repeats\": %zu, \"naive_max_T\": %zu, \"check_rows\": %zu, "
+            "\"check_grad_max_T\": %zu},\n",
+            o->naive_repeat.min_repeats, o->naive_max_T, o->check_rows, o->check_grad_max_T);
 }
 
 static FILE *open_csv(void *context)
