@@ -209,7 +209,8 @@ static const option_row rows[BENCH_OPT_COUNT] = {
     [BENCH_OPT_REPEATS] = BOTH({"repeats", "N", "9", "3",
                                 "at least N timed calls of a configuration (N >= 1)"}),
     [BENCH_OPT_MIN_TIME] = BOTH({"min-time", "SECONDS", "0.2", "0.002",
-                                 "keep timing until the timed calls add up to this"}),
+                                 "keep timing until the timed calls add up to this\n"
+                                 "(with --cache cold, the untimed reads too)"}),
     [BENCH_OPT_MAX_REPEATS] = BOTH({"max-repeats", "N", "10000", "200",
                                     "at most N timed calls of a configuration\n"
                                     "(never below --repeats)"}),

@@ -170,7 +170,9 @@ def time_samples(call, policy, before=None):
     """The timed samples of call under policy (anything with warmup, repeats,
     min_time and max_repeats, such as the parsed arguments) and the last
     result. before() (None: nothing) runs before every call, the warmup calls
-    too, outside the timing."""
+    too, outside the samples; min_time counts it (attn-bench's timing.h: a
+    budget of wall time, so a small call after a cold-cache read each is not
+    repeated thousands of times)."""
     result = None
     for _ in range(policy.warmup):
         if before:
@@ -180,13 +182,14 @@ def time_samples(call, policy, before=None):
     total = 0.0
     while len(samples) < policy.max_repeats and (len(samples) < policy.repeats
                                                   or total < policy.min_time):
+        prepared = time.perf_counter()
         if before:
             before()
         start = time.perf_counter()
         result = call()
-        elapsed = time.perf_counter() - start
-        samples.append(elapsed)
-        total += elapsed
+        end = time.perf_counter()
+        samples.append(end - start)
+        total += end - prepared
     return samples, result
 
 

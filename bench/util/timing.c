@@ -50,13 +50,14 @@ static int time_samples(const bench_repeat_policy *policy, bench_prepare_fn prep
     *n = 0;
     while (result == 0 && *n < capacity &&
            (*n < policy->min_repeats || total < policy->min_time_s)) {
+        const double prepared = bench_monotonic_seconds();
         if (prepare)
             prepare(context);
-        double start = bench_monotonic_seconds();
+        const double start = bench_monotonic_seconds();
         result = call(context);
-        double elapsed = bench_monotonic_seconds() - start;
-        samples[(*n)++] = elapsed;
-        total += elapsed;
+        const double end = bench_monotonic_seconds();
+        samples[(*n)++] = end - start;
+        total += end - prepared; /* the budget counts the work before the call */
     }
     return result;
 }

@@ -6,6 +6,10 @@
  * `min_repeats` samples were taken AND they add up to at least `min_time_s`
  * seconds, or `max_repeats` samples were taken, whichever comes first.
  * Small shapes thus get many samples, large ones at least min_repeats.
+ * Where untimed work precedes every call (bench_time_round's prepare: a
+ * cold-cache read), min_time_s counts it with the samples: a budget of
+ * wall time, so that a small call after a long read is not repeated
+ * thousands of times (its samples are still the calls alone).
  */
 #ifndef ATTN_BENCH_TIMING_H
 #define ATTN_BENCH_TIMING_H
