@@ -78,6 +78,17 @@ static inline vec exp_tail(vec r)
     return t;
 }
 
+/* The range reduction of every exp here: x clamped to [EXP_LO_NORMAL, hi]
+ * (a NaN passes: v_min's and v_max's second operand), *n = round(x / ln 2)
+ * and the returned r = x - n ln 2 in two steps (Cody-Waite), |r| <= ln2/2. */
+static inline vec exp_reduce(vec x, real hi, vec *n)
+{
+    const vec clamped = v_max(v_set1(EXP_LO_NORMAL), v_min(v_set1(hi), x));
+    *n = v_round(v_mul(clamped, v_set1(LOG2E)));
+    const vec r = v_fmadd(*n, v_set1(-LN2_HI), clamped);
+    return v_fmadd(*n, v_set1(-LN2_LO), r);
+}
+
 /* exp(x) with x clamped to [EXP_LO_NORMAL, hi]; 2^n applied by v_scale2,
  * or with one_product (hi at most EXP_SCORE_HI, so that 2^n is normal) by
  * v_scale2_normal's one product. */
@@ -87,14 +98,11 @@ static inline vec exp_clamped(vec x, real hi, int one_product)
      * masked -inf lanes of every row among them) costs Intel CPUs a
      * microcode assist each, which took a third of a softmax row's time on
      * a Sapphire Rapids core. */
-    const vec below_normal = v_set1(EXP_LO_NORMAL), input = x;
-    x = v_max(below_normal, v_min(v_set1(hi), x));
-    vec n = v_round(v_mul(x, v_set1(LOG2E)));
-    vec r = v_fmadd(n, v_set1(-LN2_HI), x);
-    r = v_fmadd(n, v_set1(-LN2_LO), r);
-    vec p = v_add(v_set1(REAL_C(1.0)), v_add(r, v_mul(v_mul(r, r), exp_tail(r))));
+    vec n;
+    const vec r = exp_reduce(x, hi, &n);
+    const vec p = v_add(v_set1(REAL_C(1.0)), v_add(r, v_mul(v_mul(r, r), exp_tail(r))));
     const vec scaled = one_product ? v_scale2_normal(p, n) : v_scale2(p, n);
-    return v_zero_below(scaled, input, below_normal);
+    return v_zero_below(scaled, x, v_set1(EXP_LO_NORMAL));
 }
 
 static inline vec v_exp(vec x) { return exp_clamped(x, EXP_HI, 0); }
@@ -135,12 +143,8 @@ static inline void exp_store_pair(real *y, vec e0, vec e1, size_t n)
 static inline vec exp_of_score(vec x, vec vscale, vec vshift, vec vshift2)
 {
     const vec y = v_sub(v_sub(v_mul(x, vscale), vshift), vshift2);
-    const vec lowest = v_set1(EXP_LO_NORMAL);
-    /* a NaN y passes both (v_min's and v_max's second operand) */
-    const vec clamped = v_max(lowest, v_min(v_set1(EXP_SCORE_HI), y));
-    const vec n = v_round(v_mul(clamped, v_set1(LOG2E)));
-    vec r = v_fmadd(n, v_set1(-LN2_HI), clamped);
-    r = v_fmadd(n, v_set1(-LN2_LO), r);
+    vec n;
+    const vec r = exp_reduce(y, EXP_SCORE_HI, &n);
     vec p = v_set1(0x1.6ab956p-10f);
     p = v_fmadd(p, r, v_set1(0x1.126d06p-7f));
     p = v_fmadd(p, r, v_set1(0x1.55589ap-5f));
@@ -148,7 +152,7 @@ static inline vec exp_of_score(vec x, vec vscale, vec vshift, vec vshift2)
     p = v_fmadd(p, r, v_set1(0x1.fffffap-2f));
     p = v_fmadd(p, r, v_set1(1.0f));
     p = v_fmadd(p, r, v_set1(1.0f));
-    return v_zero_below(v_scale2_normal(p, n), y, lowest);
+    return v_zero_below(v_scale2_normal(p, n), y, v_set1(EXP_LO_NORMAL));
 }
 #else
 /* The weight of the scores x: exp((scale x - shift) - shift2), v_exp's
