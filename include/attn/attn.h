@@ -226,8 +226,7 @@ ATTN_API attn_status attn_mha_backward_f64(size_t B, size_t T, size_t C, size_t 
  *
  * Shapes: D = NH*hs. X (B,T,C); Wq, Wk, Wv (C,D), head h in columns
  * [h*hs, (h+1)*hs); Wo (D,C) or NULL; out (B,T,C) with Wo, else (B,T,D);
- * weights (B,NH,T,T) or NULL. hs need not be C/NH: a single head with any hs
- * is NH = 1.
+ * weights (B,NH,T,T) or NULL. hs need not be C/NH: a single head of any hs is NH = 1.
  *
  * Threads: a plan is used by one thread at a time (it holds the state of its
  * last forward). Distinct plans share no data, so threads scale by owning a
@@ -388,9 +387,10 @@ typedef struct attn_sdpa_shape {
  * given key_lengths judges K, V (rows) and the mask (columns) by the keys
  * it reads, max(1, max_b key_lengths[b]): a plan for a cache's capacity Tk
  * takes (B,NH_kv,L,hs) tensors and (..., L) masks of its L filled slots; a
- * backward, all Tk (it writes every row of dK, dV). A row stride goes to BLAS: above
- * INT_MAX is ATTN_ERR_BLAS_RANGE; head and batch strides do not. For
- * ATTN_ERR_ALIASING, see attn_sdpa_forward_f32. */
+ * backward, all Tk (it writes every row of dK, dV). A row stride goes to BLAS: above INT_MAX
+ * is ATTN_ERR_BLAS_RANGE; head and batch strides do not. ATTN_ERR_ALIASING: see
+ * attn_sdpa_forward_f32. Results are the same bytes in every layout but a decode step's out
+ * with NH_kv > 1 heads apart (shk >= ldk), which may differ by rounding (docs/api.md). */
 typedef struct attn_sdpa_args_f32 {
     const float *Q; size_t ldq;   /* (B,Tq,NH,hs): row stride; 0: NH*hs */
     const float *K; size_t ldk;   /* (B,Tk,NH_kv,hs); 0: NH_kv*hs */

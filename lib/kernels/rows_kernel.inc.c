@@ -13,10 +13,11 @@
  *                   read once; one group's R rows of C held in registers a
  *                   block of columns at a time, several groups' ROWS_AXPY_KEYS
  *                   keys at a time (C loaded and stored once for them)
- * Groups whose rows of B lie apart (a (NH_kv, Tk, d) cache) are read
- * ROWS_APART_GROUPS at a time (rows_apart below).
+ * Groups whose rows of B lie apart (a (NH_kv, Tk, d) cache) are read one
+ * at a time, their keys in four parts side by side (rows_apart below).
  * R <= ATTN_ROWS_MAX. Each result is summed in a fixed order (lanes, then
- * their sum; keys in increasing j), the same on every call.
+ * their sum; keys in increasing j, but for groups apart the axpy's split
+ * order below), the same on every call with the same strides.
  * B's element type is ROWS_B, loaded as vectors of `real` by ROWS_LOAD_B(p)
  * and ROWS_LOAD_B_PART(p, n) (the rest 0): by default `real` itself;
  * rows_half.inc.c sets them to widen bfloat16 or float16 keys and values.
@@ -46,31 +47,34 @@
  * and prefetches them ROWS_COLUMNS_AHEAD rows ahead. */
 enum { ROWS_AHEAD = 4, ROWS_COLUMNS_AHEAD = 32 };
 
-/* Whether G groups' B_g lie apart (ldg >= ldb: each group's rows are its
- * own run of memory, the heads of a (NH_kv, Tk, d) cache) rather than side
- * by side in each row (a (Tk, NH_kv, d) cache, whose whole rows the
- * kernels read in order). Groups apart are read ROWS_APART_GROUPS at a time,
- * each batch over all n keys. All of them side by side, row j of every
- * head (a power of two of 4 KiB apart) falls in the same few sets of the
- * L1 data cache, with the rows of A and C that every key reuses; one at a
- * time, a single stream, which this CPU reads more slowly than two. A decode
- * step (2 threads, 2-vCPU AMD EPYC Zen 3, attn-bench sdpa, (NH_kv, Tk, d)
- * time over (Tk, NH_kv, d) time, warm / cold): NH = 32 on 8, Tk = 8192,
- * d = 128: 1.23-1.30 / 1.20-1.23 side by side, 1.07-1.20 / 1.12-1.14 two
- * at a time; 32 on 32, Tk = 2048: 1.56-1.76 / 1.59-1.61 and 1.41-1.56 /
- * 1.32-1.41; 12 on 12, Tk = 1024, d = 64: 1.06-1.23 / 1.13-1.14 and
- * 0.92-1.02 / 0.87-0.92. (Perf: two at a time, the dot takes the time of
- * the other layout's; the axpy still takes 1.4x.) Every result is the same
- * sum in the same order whatever the batches. */
-enum { ROWS_APART_GROUPS = 2 };
+/* Whether G > 1 groups' B_g lie apart (ldg >= ldb: each group's rows are
+ * its own run of memory, the heads of a (NH_kv, Tk, d) cache) rather than
+ * side by side in each row (a (Tk, NH_kv, d) cache, whose whole rows the
+ * kernels read in order, every group's slice of a row at once).
+ *
+ * Groups apart are read one at a time, and each group's n keys, when n >=
+ * ROWS_SPLIT_MIN, as ROWS_PARTS parts of q = n / ROWS_PARTS keys read side
+ * by side: a step takes keys u, u + q, u + 2q, u + 3q (then u + 1 ...), the
+ * n - 4q keys left after the parts last. One group at a time in key order
+ * is a single stream of memory, which AMD's Zen 3 reads at two thirds of
+ * the rate of the other layout's (whose consecutive rows are a whole row of
+ * every head apart); two groups at a time did not close it, four streams a
+ * quarter of a tile apart do. A decode step (2 threads, 2-vCPU AMD EPYC Zen
+ * 3, attn-bench sdpa, (NH_kv, Tk, d) time over (Tk, NH_kv, d) time, warm,
+ * alternating runs): NH 32 on 32, Tk 2048, d 128: 1.21-1.58 two groups at a
+ * time in key order, 0.94-1.10 split; 32 on 8, Tk 8192: 0.98-1.49 and
+ * 0.81-0.87; 16 on 4, Tk 4096, d 64 and 12 on 12, Tk 1024, d 64 within
+ * 0.82-1.11 both ways. The dot's sums do not depend on the order its keys
+ * are read in. The axpy's do: the split order adds the keys of each row of
+ * C in another order than the side-by-side layout's increasing j, so the
+ * outputs of a decode step on a (NH_kv, Tk, d) cache differ from those on a
+ * (Tk, NH_kv, d) cache by rounding (attn.h); each is the same on every call.
+ * (Keeping the increasing order for both, as per-part accumulators summed
+ * at the end, cost their extra loads and stores of C: 1.05-1.51.) */
+enum { ROWS_PARTS = 4, ROWS_SPLIT_MIN = 64 };
 static inline int rows_apart(size_t G, size_t ldb, size_t ldg)
 {
-    return G > ROWS_APART_GROUPS && ldg >= ldb;
-}
-/* The size of the next batch when `left` groups remain to be read. */
-static inline size_t rows_batch(size_t left)
-{
-    return left < ROWS_APART_GROUPS ? left : ROWS_APART_GROUPS;
+    return G > 1 && ldg >= ldb;
 }
 
 /* How many of rows j .. j + keys - 1 have a row ROWS_AHEAD after them below
@@ -82,27 +86,29 @@ static inline size_t rows_with_ahead(size_t j, size_t keys, size_t n)
     return n - j - ROWS_AHEAD < keys ? n - j - ROWS_AHEAD : keys;
 }
 
-/* Prefetches the line at offset i of the `ahead` rows ROWS_AHEAD after Bj
- * (ldb apart), once per cache line of i. */
+/* Prefetches the line at offset i of the rows ROWS_AHEAD after the first
+ * `ahead` keys of a step (key k's row at Bj + k * bstep; rows ldb apart),
+ * once per cache line of i. */
 static inline __attribute__((always_inline)) void rows_prefetch_line(const ROWS_B *Bj, size_t ldb,
-                                                                     size_t ahead, size_t i)
+                                                                     size_t bstep, size_t ahead,
+                                                                     size_t i)
 {
     if (i % (64 / sizeof(ROWS_B)) != 0)
         return;
     for (size_t k = 0; k < ahead; k++)
-        __builtin_prefetch(Bj + (k + ROWS_AHEAD) * ldb + i);
+        __builtin_prefetch(Bj + k * bstep + ROWS_AHEAD * ldb + i);
 }
 
-/* Rows j .. j + keys - 1 of B (ldb apart, keys <= ROWS_DOT_KEYS) against R
- * rows of A: S[r * lds + k] = <A_r, B_{j+k}>. Each vector of A is loaded
- * once for the keys (one load feeds `keys` multiply-adds); each sum runs
- * over its own accumulator, as for a single key. The first `ahead` rows'
- * successors ROWS_AHEAD rows on are prefetched line by line. */
+/* `keys` <= ROWS_DOT_KEYS rows of B, key k's at Bj + k * bstep (rows ldb
+ * apart; bstep = ldb: consecutive keys), against R rows of A:
+ * S[r * lds + k * sstep] = <A_r, B_k>. Each vector of A is loaded once for
+ * the keys (one load feeds `keys` multiply-adds); each sum runs over its
+ * own accumulator, as for a single key. The first `ahead` keys' rows
+ * ROWS_AHEAD rows on are prefetched line by line. */
 enum { ROWS_DOT_KEYS = 2 };
-static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t keys, size_t d,
-                                                                const real *A, size_t lda,
-                                                                const ROWS_B *Bj, size_t ldb,
-                                                                real *S, size_t lds, size_t ahead)
+static inline __attribute__((always_inline)) void rows_dot_keys(
+    size_t R, size_t keys, size_t d, const real *A, size_t lda, const ROWS_B *Bj, size_t ldb,
+    size_t bstep, real *S, size_t lds, size_t sstep, size_t ahead)
 {
     vec acc[ATTN_ROWS_MAX][ROWS_DOT_KEYS];
     for (size_t r = 0; r < R; r++)
@@ -112,8 +118,8 @@ static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t
     for (; i + VLEN <= d; i += VLEN) {
         vec b[ROWS_DOT_KEYS];
         for (size_t k = 0; k < keys; k++)
-            b[k] = ROWS_LOAD_B(Bj + k * ldb + i);
-        rows_prefetch_line(Bj, ldb, ahead, i);
+            b[k] = ROWS_LOAD_B(Bj + k * bstep + i);
+        rows_prefetch_line(Bj, ldb, bstep, ahead, i);
         for (size_t r = 0; r < R; r++) {
             const vec q = v_load(A + r * lda + i);
             for (size_t k = 0; k < keys; k++)
@@ -123,7 +129,7 @@ static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t
     if (i < d) {
         vec b[ROWS_DOT_KEYS];
         for (size_t k = 0; k < keys; k++)
-            b[k] = ROWS_LOAD_B_PART(Bj + k * ldb + i, d - i);
+            b[k] = ROWS_LOAD_B_PART(Bj + k * bstep + i, d - i);
         for (size_t r = 0; r < R; r++) {
             const vec q = v_load_part(A + r * lda + i, d - i, REAL_C(0.0));
             for (size_t k = 0; k < keys; k++)
@@ -132,7 +138,7 @@ static inline __attribute__((always_inline)) void rows_dot_keys(size_t R, size_t
     }
     for (size_t r = 0; r < R; r++)
         for (size_t k = 0; k < keys; k++)
-            S[r * lds + k] = v_hsum(acc[r][k]);
+            S[r * lds + k * sstep] = v_hsum(acc[r][k]);
 }
 
 /* Rows j .. j + keys - 1 of B, every group. */
@@ -144,8 +150,26 @@ static inline __attribute__((always_inline)) void rows_dot_step(size_t keys, siz
 {
     const size_t ahead = rows_with_ahead(j, keys, n);
     for (size_t g = 0; g < G; g++)
-        rows_dot_keys(R, keys, d, A + g * R * lda, lda, B + j * ldb + g * ldg, ldb,
-                      S + g * R * lds + j, lds, ahead);
+        rows_dot_keys(R, keys, d, A + g * R * lda, lda, B + j * ldb + g * ldg, ldb, ldb,
+                      S + g * R * lds + j, lds, 1, ahead);
+}
+
+/* One group apart (G = 1), its keys split (rows_apart): step u takes keys
+ * u, u + q, u + 2q, u + 3q, ROWS_DOT_KEYS at a time; then the keys left. */
+static inline __attribute__((always_inline)) void rows_dot_split(size_t R, size_t n, size_t d,
+                                                                 const real *A, size_t lda,
+                                                                 const ROWS_B *B, size_t ldb,
+                                                                 real *S, size_t lds)
+{
+    const size_t q = n / ROWS_PARTS;
+    for (size_t u = 0; u < q; u++) {
+        const size_t ahead = u + ROWS_AHEAD < q ? ROWS_DOT_KEYS : 0;
+        for (size_t k = 0; k < ROWS_PARTS; k += ROWS_DOT_KEYS)
+            rows_dot_keys(R, ROWS_DOT_KEYS, d, A, lda, B + (u + k * q) * ldb, ldb, q * ldb,
+                          S + u + k * q, lds, q, ahead);
+    }
+    for (size_t j = ROWS_PARTS * q; j < n; j++)
+        rows_dot_keys(R, 1, d, A, lda, B + j * ldb, ldb, ldb, S + j, lds, 1, 0);
 }
 
 /* The kernels' dispatch on their row count R <= ATTN_ROWS_MAX: CASE(rows)
@@ -158,6 +182,7 @@ static inline __attribute__((always_inline)) void rows_dot_step(size_t keys, siz
         return;                                                                        \
     }
 _Static_assert(ATTN_ROWS_MAX == 8, "ROWS_SWITCH has a case for every row count");
+_Static_assert((int)ROWS_PARTS % (int)ROWS_DOT_KEYS == 0, "a dot step takes whole pairs of parts");
 /* Keys [0, n) through STEP(keys, j, n, ...): KEYS at a time, then one by one. */
 #define ROWS_KEY_STEPS(STEP, KEYS, n, ...)                                             \
     do {                                                                               \
@@ -169,15 +194,31 @@ _Static_assert(ATTN_ROWS_MAX == 8, "ROWS_SWITCH has a case for every row count")
     } while (0)
 #endif
 
+/* One group of groups apart: split when it has ROWS_SPLIT_MIN keys. */
+static void rows_dot_apart(size_t R, size_t n, size_t d, const real *A, size_t lda,
+                           const ROWS_B *B, size_t ldb, real *S, size_t lds)
+{
+#define ROWS_DOT_APART_CASE(rows)                                                       \
+    case rows:                                                                          \
+        if (n >= ROWS_SPLIT_MIN)                                                        \
+            rows_dot_split(rows, n, d, A, lda, B, ldb, S, lds);                         \
+        else                                                                            \
+            ROWS_KEY_STEPS(rows_dot_step, ROWS_DOT_KEYS, n, 1, rows, d, A, lda, B, ldb, 0, \
+                           S, lds);                                                     \
+        return;
+    ROWS_SWITCH(R, ROWS_DOT_APART_CASE)
+#undef ROWS_DOT_APART_CASE
+}
+
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
                    const ROWS_B *B, size_t ldb, size_t ldg, real *S, size_t lds);
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
                    const ROWS_B *B, size_t ldb, size_t ldg, real *S, size_t lds)
 {
     if (rows_apart(G, ldb, ldg)) {
-        for (size_t g = 0; g < G; g += ROWS_APART_GROUPS)
-            ROWS_DOT_NAME(rows_batch(G - g), R, n, d, A + g * R * lda, lda,
-                          B + g * ldg, ldb, ldg, S + g * R * lds, lds);
+        for (size_t g = 0; g < G; g++)
+            rows_dot_apart(R, n, d, A + g * R * lda, lda, B + g * ldg, ldb, S + g * R * lds,
+                           lds);
         return;
     }
 #define ROWS_DOT_CASE(rows)                                                             \
@@ -220,24 +261,25 @@ static inline __attribute__((always_inline)) void rows_axpy_columns(
             v_store_part(C + r * ldc + v * VLEN, acc[r][v], lanes[v]);
 }
 
-/* Keys j .. j + keys - 1 (B's rows ldb apart, keys <= ROWS_AXPY_KEYS) of
- * every group: C rows (g*R + r) += sum_k P[g*R + r][j + k] B_g row j + k.
- * A vector of a group's R rows of C is loaded and stored once for the keys,
- * each key's row of B loaded once for the R rows; every element still adds
- * the keys one at a time, in increasing j. The first `ahead` rows'
- * successors ROWS_AHEAD rows on are prefetched line by line. */
+/* `keys` <= ROWS_AXPY_KEYS keys of every group, key k's row of B_g at
+ * Bj + g * ldg + k * bstep and its weights at P + k * pstep (rows ldb
+ * apart; bstep = ldb and pstep = 1: consecutive keys): C rows (g*R + r) +=
+ * sum_k P[g*R + r][k * pstep] B_g row k. A vector of a group's R rows of C
+ * is loaded and stored once for the keys, each key's row of B loaded once
+ * for the R rows; every element still adds the keys one at a time, in the
+ * order k. The first `ahead` keys' rows ROWS_AHEAD rows on are prefetched
+ * line by line. */
 enum { ROWS_AXPY_KEYS = 4 };
-static inline __attribute__((always_inline)) void rows_axpy_keys(size_t G, size_t R, size_t keys,
-                                                                 size_t m, const real *P,
-                                                                 size_t ldp, const ROWS_B *Bj,
-                                                                 size_t ldb, size_t ldg, real *C,
-                                                                 size_t ldc, size_t ahead)
+_Static_assert((int)ROWS_PARTS <= (int)ROWS_AXPY_KEYS, "an axpy step takes a key of every part");
+static inline __attribute__((always_inline)) void rows_axpy_keys(
+    size_t G, size_t R, size_t keys, size_t m, const real *P, size_t ldp, size_t pstep,
+    const ROWS_B *Bj, size_t ldb, size_t bstep, size_t ldg, real *C, size_t ldc, size_t ahead)
 {
     for (size_t g = 0; g < G; g++) {
         vec p[ATTN_ROWS_MAX][ROWS_AXPY_KEYS];
         for (size_t r = 0; r < R; r++)
             for (size_t k = 0; k < keys; k++)
-                p[r][k] = v_set1(P[(g * R + r) * ldp + k]);
+                p[r][k] = v_set1(P[(g * R + r) * ldp + k * pstep]);
         const ROWS_B *b = Bj + g * ldg;
         real *c = C + g * R * ldc;
         for (size_t i = 0; i < m; i += VLEN) {
@@ -246,10 +288,10 @@ static inline __attribute__((always_inline)) void rows_axpy_keys(size_t G, size_
             for (size_t r = 0; r < R; r++)
                 acc[r] = lanes == VLEN ? v_load(c + r * ldc + i)
                                        : v_load_part(c + r * ldc + i, lanes, REAL_C(0.0));
-            rows_prefetch_line(b, ldb, ahead, i);
+            rows_prefetch_line(b, ldb, bstep, ahead, i);
             for (size_t k = 0; k < keys; k++) {
-                const vec bk = lanes == VLEN ? ROWS_LOAD_B(b + k * ldb + i)
-                                             : ROWS_LOAD_B_PART(b + k * ldb + i, lanes);
+                const vec bk = lanes == VLEN ? ROWS_LOAD_B(b + k * bstep + i)
+                                             : ROWS_LOAD_B_PART(b + k * bstep + i, lanes);
                 for (size_t r = 0; r < R; r++)
                     acc[r] = v_fmadd(p[r][k], bk, acc[r]);
             }
@@ -271,7 +313,22 @@ static inline __attribute__((always_inline)) void rows_axpy_step(size_t keys, si
                                                                  size_t ldg, real *C, size_t ldc)
 {
     const size_t ahead = rows_with_ahead(j, keys, n);
-    rows_axpy_keys(G, R, keys, m, P + j, ldp, B + j * ldb, ldb, ldg, C, ldc, ahead);
+    rows_axpy_keys(G, R, keys, m, P + j, ldp, 1, B + j * ldb, ldb, ldb, ldg, C, ldc, ahead);
+}
+
+/* One group apart (G = 1), its keys split (rows_apart): step u adds keys
+ * u, u + q, u + 2q, u + 3q to C in that order; then the keys left. */
+static inline __attribute__((always_inline)) void rows_axpy_split(size_t R, size_t n, size_t m,
+                                                                  const real *P, size_t ldp,
+                                                                  const ROWS_B *B, size_t ldb,
+                                                                  real *C, size_t ldc)
+{
+    const size_t q = n / ROWS_PARTS;
+    for (size_t u = 0; u < q; u++)
+        rows_axpy_keys(1, R, ROWS_PARTS, m, P + u, ldp, q, B + u * ldb, ldb, q * ldb, 0, C, ldc,
+                       u + ROWS_AHEAD < q ? ROWS_PARTS : 0);
+    for (size_t j = ROWS_PARTS * q; j < n; j++)
+        rows_axpy_keys(1, R, 1, m, P + j, ldp, 1, B + j * ldb, ldb, ldb, 0, C, ldc, 0);
 }
 
 /* The G groups a few keys at a time, each row of B read whole: C's rows
@@ -288,15 +345,32 @@ static void rows_axpy_by_keys(size_t G, size_t R, size_t n, size_t m, const real
 #undef ROWS_AXPY_KEYS_CASE
 }
 
+/* One group of groups apart: split when it has ROWS_SPLIT_MIN keys, else
+ * a few keys at a time in order. */
+static void rows_axpy_apart(size_t R, size_t n, size_t m, const real *P, size_t ldp,
+                            const ROWS_B *B, size_t ldb, real *C, size_t ldc)
+{
+#define ROWS_AXPY_APART_CASE(rows)                                                      \
+    case rows:                                                                          \
+        if (n >= ROWS_SPLIT_MIN)                                                        \
+            rows_axpy_split(rows, n, m, P, ldp, B, ldb, C, ldc);                        \
+        else                                                                            \
+            ROWS_KEY_STEPS(rows_axpy_step, ROWS_AXPY_KEYS, n, 1, rows, m, P, ldp, B, ldb, 0, \
+                           C, ldc);                                                     \
+        return;
+    ROWS_SWITCH(R, ROWS_AXPY_APART_CASE)
+#undef ROWS_AXPY_APART_CASE
+}
+
 void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
                     const ROWS_B *B, size_t ldb, size_t ldg, real *C, size_t ldc);
 void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
                     const ROWS_B *B, size_t ldb, size_t ldg, real *C, size_t ldc)
 {
-    if (rows_apart(G, ldb, ldg)) { /* a last batch of one group too: rows read whole */
-        for (size_t g = 0; g < G; g += ROWS_APART_GROUPS)
-            rows_axpy_by_keys(rows_batch(G - g), R, n, m, P + g * R * ldp, ldp, B + g * ldg,
-                              ldb, ldg, C + g * R * ldc, ldc);
+    if (rows_apart(G, ldb, ldg)) {
+        for (size_t g = 0; g < G; g++)
+            rows_axpy_apart(R, n, m, P + g * R * ldp, ldp, B + g * ldg, ldb, C + g * R * ldc,
+                            ldc);
         return;
     }
     if (G > 1) {

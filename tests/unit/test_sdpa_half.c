@@ -459,7 +459,7 @@ static const hcase long_cases[] = {
      HM_KEYPAD, 0, HL_DENSE, 1, 1},
     {"decode: B 2, GQA 8/2, lengths 1000 and 7 in a (B,NH,S_max,hs) cache of 1130 slots", 2, 8,
      2, 1, 1000, 64, 0, C, 0, len_cache, HM_NONE, 0, HL_CACHE, 1, 1},
-    {"decode: B 2, GQA 15/5 in a cache, its 5 key/value heads read two at a time", 2, 15, 5, 1,
+    {"decode: B 2, GQA 15/5 in a cache, its 5 key/value heads read apart", 2, 15, 5, 1,
      700, 32, 0, C, 0, NULL, HM_NONE, 0, HL_CACHE, 1, 1},
     {"decode: Tq 4 (speculative), window 64, in a cache", 1, 8, 2, 4, 700, 32, 48, C, 64, NULL,
      HM_NONE, 0, HL_CACHE, 1, 1},
