@@ -154,14 +154,22 @@ static inline __attribute__((always_inline)) void rows_dot_step(size_t keys, siz
                       S + g * R * lds + j, lds, 1, ahead);
 }
 
+/* The parts' length q of a group apart with n keys: 0 (no split) below
+ * ROWS_SPLIT_MIN keys. */
+static inline size_t rows_part_keys(size_t n)
+{
+    return n >= ROWS_SPLIT_MIN ? n / ROWS_PARTS : 0;
+}
+
 /* One group apart (G = 1), its keys split (rows_apart): step u takes keys
- * u, u + q, u + 2q, u + 3q, ROWS_DOT_KEYS at a time; then the keys left. */
+ * u, u + q, u + 2q, u + 3q, ROWS_DOT_KEYS at a time; then the keys left
+ * (all of them, in order, without a split). */
 static inline __attribute__((always_inline)) void rows_dot_split(size_t R, size_t n, size_t d,
                                                                  const real *A, size_t lda,
                                                                  const ROWS_B *B, size_t ldb,
                                                                  real *S, size_t lds)
 {
-    const size_t q = n / ROWS_PARTS;
+    const size_t q = rows_part_keys(n);
     for (size_t u = 0; u < q; u++) {
         const size_t ahead = u + ROWS_AHEAD < q ? ROWS_DOT_KEYS : 0;
         for (size_t k = 0; k < ROWS_PARTS; k += ROWS_DOT_KEYS)
@@ -194,37 +202,20 @@ _Static_assert((int)ROWS_PARTS % (int)ROWS_DOT_KEYS == 0, "a dot step takes whol
     } while (0)
 #endif
 
-/* One group of groups apart: split when it has ROWS_SPLIT_MIN keys. */
-static void rows_dot_apart(size_t R, size_t n, size_t d, const real *A, size_t lda,
-                           const ROWS_B *B, size_t ldb, real *S, size_t lds)
-{
-#define ROWS_DOT_APART_CASE(rows)                                                       \
-    case rows:                                                                          \
-        if (n >= ROWS_SPLIT_MIN)                                                        \
-            rows_dot_split(rows, n, d, A, lda, B, ldb, S, lds);                         \
-        else                                                                            \
-            ROWS_KEY_STEPS(rows_dot_step, ROWS_DOT_KEYS, n, 1, rows, d, A, lda, B, ldb, 0, \
-                           S, lds);                                                     \
-        return;
-    ROWS_SWITCH(R, ROWS_DOT_APART_CASE)
-#undef ROWS_DOT_APART_CASE
-}
-
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
                    const ROWS_B *B, size_t ldb, size_t ldg, real *S, size_t lds);
 void ROWS_DOT_NAME(size_t G, size_t R, size_t n, size_t d, const real *A, size_t lda,
                    const ROWS_B *B, size_t ldb, size_t ldg, real *S, size_t lds)
 {
-    if (rows_apart(G, ldb, ldg)) {
-        for (size_t g = 0; g < G; g++)
-            rows_dot_apart(R, n, d, A + g * R * lda, lda, B + g * ldg, ldb, S + g * R * lds,
-                           lds);
-        return;
-    }
+    const int apart = rows_apart(G, ldb, ldg);
 #define ROWS_DOT_CASE(rows)                                                             \
     case rows:                                                                          \
-        ROWS_KEY_STEPS(rows_dot_step, ROWS_DOT_KEYS, n, G, rows, d, A, lda, B, ldb, ldg, S, \
-                       lds);                                                            \
+        for (size_t g = 0; apart && g < G; g++)                                         \
+            rows_dot_split(rows, n, d, A + g * rows * lda, lda, B + g * ldg, ldb,       \
+                           S + g * rows * lds, lds);                                    \
+        if (!apart)                                                                     \
+            ROWS_KEY_STEPS(rows_dot_step, ROWS_DOT_KEYS, n, G, rows, d, A, lda, B, ldb, \
+                           ldg, S, lds);                                                \
         return;
     ROWS_SWITCH(R, ROWS_DOT_CASE)
 #undef ROWS_DOT_CASE
@@ -317,13 +308,14 @@ static inline __attribute__((always_inline)) void rows_axpy_step(size_t keys, si
 }
 
 /* One group apart (G = 1), its keys split (rows_apart): step u adds keys
- * u, u + q, u + 2q, u + 3q to C in that order; then the keys left. */
+ * u, u + q, u + 2q, u + 3q to C in that order; then the keys left (all of
+ * them, in order, without a split). */
 static inline __attribute__((always_inline)) void rows_axpy_split(size_t R, size_t n, size_t m,
                                                                   const real *P, size_t ldp,
                                                                   const ROWS_B *B, size_t ldb,
                                                                   real *C, size_t ldc)
 {
-    const size_t q = n / ROWS_PARTS;
+    const size_t q = rows_part_keys(n);
     for (size_t u = 0; u < q; u++)
         rows_axpy_keys(1, R, ROWS_PARTS, m, P + u, ldp, q, B + u * ldb, ldb, q * ldb, 0, C, ldc,
                        u + ROWS_AHEAD < q ? ROWS_PARTS : 0);
@@ -331,55 +323,23 @@ static inline __attribute__((always_inline)) void rows_axpy_split(size_t R, size
         rows_axpy_keys(1, R, 1, m, P + j, ldp, 1, B + j * ldb, ldb, ldb, 0, C, ldc, 0);
 }
 
-/* The G groups a few keys at a time, each row of B read whole: C's rows
- * stay in L1. */
-static void rows_axpy_by_keys(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
-                              const ROWS_B *B, size_t ldb, size_t ldg, real *C, size_t ldc)
-{
-#define ROWS_AXPY_KEYS_CASE(rows)                                                         \
-    case rows:                                                                            \
-        ROWS_KEY_STEPS(rows_axpy_step, ROWS_AXPY_KEYS, n, G, rows, m, P, ldp, B, ldb, ldg, C, \
-                       ldc);                                                              \
-        return;
-    ROWS_SWITCH(R, ROWS_AXPY_KEYS_CASE)
-#undef ROWS_AXPY_KEYS_CASE
-}
-
-/* One group of groups apart: split when it has ROWS_SPLIT_MIN keys, else
- * a few keys at a time in order. */
-static void rows_axpy_apart(size_t R, size_t n, size_t m, const real *P, size_t ldp,
-                            const ROWS_B *B, size_t ldb, real *C, size_t ldc)
-{
-#define ROWS_AXPY_APART_CASE(rows)                                                      \
-    case rows:                                                                          \
-        if (n >= ROWS_SPLIT_MIN)                                                        \
-            rows_axpy_split(rows, n, m, P, ldp, B, ldb, C, ldc);                        \
-        else                                                                            \
-            ROWS_KEY_STEPS(rows_axpy_step, ROWS_AXPY_KEYS, n, 1, rows, m, P, ldp, B, ldb, 0, \
-                           C, ldc);                                                     \
-        return;
-    ROWS_SWITCH(R, ROWS_AXPY_APART_CASE)
-#undef ROWS_AXPY_APART_CASE
-}
-
 void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
                     const ROWS_B *B, size_t ldb, size_t ldg, real *C, size_t ldc);
 void ROWS_AXPY_NAME(size_t G, size_t R, size_t n, size_t m, const real *P, size_t ldp,
                     const ROWS_B *B, size_t ldb, size_t ldg, real *C, size_t ldc)
 {
-    if (rows_apart(G, ldb, ldg)) {
-        for (size_t g = 0; g < G; g++)
-            rows_axpy_apart(R, n, m, P + g * R * ldp, ldp, B + g * ldg, ldb, C + g * R * ldc,
-                            ldc);
-        return;
-    }
-    if (G > 1) {
-        rows_axpy_by_keys(G, R, n, m, P, ldp, B, ldb, ldg, C, ldc);
-        return;
-    }
+    const int apart = rows_apart(G, ldb, ldg);
+    /* G > 1 groups side by side: a few keys at a time, each row of B read
+     * whole, C's rows staying in L1; one group: column strips over all keys */
 #define ROWS_AXPY_CASE(rows)                                                          \
     case rows:                                                                        \
-        for (size_t c = 0; c < m; c += ROWS_COLUMNS)                                  \
+        for (size_t g = 0; apart && g < G; g++)                                       \
+            rows_axpy_split(rows, n, m, P + g * rows * ldp, ldp, B + g * ldg, ldb,    \
+                            C + g * rows * ldc, ldc);                                 \
+        if (!apart && G > 1)                                                          \
+            ROWS_KEY_STEPS(rows_axpy_step, ROWS_AXPY_KEYS, n, G, rows, m, P, ldp, B,  \
+                           ldb, ldg, C, ldc);                                         \
+        for (size_t c = 0; !apart && G == 1 && c < m; c += ROWS_COLUMNS)              \
             rows_axpy_columns(rows, n, m - c < ROWS_COLUMNS ? m - c : ROWS_COLUMNS, P, \
                               ldp, B + c, ldb, C + c, ldc);                           \
         return;
