@@ -61,14 +61,15 @@ enum { ROWS_AHEAD = 4, ROWS_COLUMNS_AHEAD = 32 };
  * every head apart); two groups at a time did not close it, four streams a
  * quarter of a tile apart do. A decode step (2 threads, 2-vCPU AMD EPYC Zen
  * 3, attn-bench sdpa, (NH_kv, Tk, d) time over (Tk, NH_kv, d) time, warm,
- * alternating runs): NH 32 on 32, Tk 2048, d 128: 1.21-1.58 two groups at a
- * time in key order, 0.94-1.10 split; 32 on 8, Tk 8192: 0.98-1.49 and
- * 0.81-0.87; 16 on 4, Tk 4096, d 64 and 12 on 12, Tk 1024, d 64 within
- * 0.82-1.11 both ways. The dot's sums do not depend on the order its keys
- * are read in. The axpy's do: the split order adds the keys of each row of
- * C in another order than the side-by-side layout's increasing j, so the
- * outputs of a decode step on a (NH_kv, Tk, d) cache differ from those on a
- * (Tk, NH_kv, d) cache by rounding (attn.h); each is the same on every call.
+ * medians of eight alternating runs, bench/results/amd-epyc-zen3/sdpa-client/
+ * decode-layouts/): NH 32 on 32, Tk 2048, d 128: 1.37 two groups at a time
+ * in key order, 0.99 split; 32 on 8, Tk 8192: 1.02 and 0.88; at d 64 (16 on
+ * 4, 12 on 12) 0.94-1.02 both ways. The dot's sums do not depend on the
+ * order its keys are read in. The axpy's do: the split order adds the keys
+ * of each row of C in another order than the side-by-side layout's
+ * increasing j, so the outputs of a decode step on a (NH_kv, Tk, d) cache
+ * may differ from those on a (Tk, NH_kv, d) cache by rounding (attn.h);
+ * each is the same on every call.
  * (Keeping the increasing order for both, as per-part accumulators summed
  * at the end, cost their extra loads and stores of C: 1.05-1.51.) */
 enum { ROWS_PARTS = 4, ROWS_SPLIT_MIN = 64 };
