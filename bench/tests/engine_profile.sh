@@ -84,7 +84,10 @@ for r in plans:
     for ph in p["phases"]:
         if ph["gflop"] > 0 and ph["thread_ms"] > 0:
             assert abs(ph["gflops_per_thread"] - ph["gflop"] / ph["thread_ms"] * 1e3) < 1e-3 * ph["gflops_per_thread"]
-            assert abs(ph["ceiling_share"] - ph["gflops_per_thread"] / p["per_thread_ceiling_gflops"]) < 1e-3
+            # relative: the JSON's %.6g numbers are each within 5e-6 of theirs, and a
+            # busy machine's small ceiling makes the share large
+            share = ph["gflops_per_thread"] / p["per_thread_ceiling_gflops"]
+            assert abs(ph["ceiling_share"] - share) <= 1e-4 * share, (ph, p)
         else:
             assert ph["gflops_per_thread"] is None
 PY
