@@ -159,11 +159,15 @@ static const spec layout_cases[] = {
 
 /* smaller in unoptimized and sanitizer builds and under valgrind (slow_run) */
 static const spec large_cases_small[] = {
+    {"causal, hs 8: the diagonal's score rows in groups", 1, 2, 1, 200, 200, 8, 0, 0.0, C, 0, 0,
+     0, MASK_NONE, NULL, 1, 0},
     {"large causal MQA", 1, 2, 1, 300, 300, 72, 0, 0.0, C, 0, 0, 0, MASK_NONE, NULL, 1, 0},
     {"large, Tq < Tk, more than one key block", 1, 2, 2, 130, 600, 40, 0, 0.0, 0, 0, 0, 0,
      MASK_NONE, NULL, 1, 0},
 };
 static const spec large_cases[] = {
+    {"causal, hs 8: the diagonal's score rows in groups", 1, 2, 1, 200, 200, 8, 0, 0.0, C, 0, 0,
+     0, MASK_NONE, NULL, 1, 0},
     {"large causal MQA", 1, 2, 1, 700, 700, 72, 0, 0.0, C, 0, 0, 0, MASK_NONE, NULL, 1, 0},
     {"large, Tq < Tk", 2, 2, 2, 333, 650, 40, 0, 0.0, 0, 0, 0, 0, MASK_NONE, NULL, 1, 0},
     {"large, one (sequence, head): split backward", 1, 1, 1, 129, 1100, 64, 0, 0.0, C, 0, 0, 0,
