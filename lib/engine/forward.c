@@ -51,19 +51,21 @@ typedef struct FN(head_keys) {
     const real *K, *KT;
 } FN(head_keys);
 
-/* S (rows, keys) = Q_blk K[k0, k0+keys)^T, from KT when there is one. */
+/* S (rows, keys) = Q_blk K[k0, k0+keys)^T for query block [t0, t0+rows),
+ * from KT when there is one. With a causal mask row i only up to key
+ * t0 + i, where the softmax stops reading (matmul.h's staircase). */
 static void FN(scores)(const FN(attn_forward_args) *a, const FN(attn_mm) *mm, size_t D,
-                       const real *Q_blk, size_t rows, FN(head_keys) k, size_t k0, size_t keys,
-                       real *S, size_t lds)
+                       const real *Q, size_t t0, size_t rows, FN(head_keys) k, size_t k0,
+                       size_t keys, real *S, size_t lds)
 {
     const uint64_t start = attn_profile_begin(mm->profile);
-    if (k.KT != NULL)
-        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_NO_TRANS, rows, keys, a->hs, REAL_C(1.0), Q_blk,
-                         D, k.KT + k0, a->T, REAL_C(0.0), S, lds);
-    else
-        FN(attn_mm_gemm)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, keys, a->hs, REAL_C(1.0), Q_blk, D,
-                         k.K + k0 * D, D, REAL_C(0.0), S, lds);
-    attn_profile_end(mm->profile, ATTN_PHASE_SCORES, start, attn_product_flops(rows, keys, a->hs));
+    const ptrdiff_t n0 = a->causal ? (ptrdiff_t)(t0 + 1) - (ptrdiff_t)k0 : (ptrdiff_t)keys;
+    const double flops =
+        k.KT != NULL ? FN(attn_mm_gemm_staircase)(mm, ATTN_NO_TRANS, rows, keys, a->hs, n0,
+                                                  Q + t0 * D, D, k.KT + k0, a->T, NULL, S, lds)
+                     : FN(attn_mm_gemm_staircase)(mm, ATTN_TRANS, rows, keys, a->hs, n0,
+                                                  Q + t0 * D, D, k.K + k0 * D, D, NULL, S, lds);
+    attn_profile_end(mm->profile, ATTN_PHASE_SCORES, start, flops);
 }
 
 /* One query block [t0, t0+rows) of one head, materialized. Q, V, Y (T,hs)
@@ -77,7 +79,7 @@ static void FN(block_materialized)(const FN(attn_forward_args) *a, const FN(attn
     const size_t T = a->T, hs = a->hs;
     const size_t keys = a->causal ? t0 + rows : T;
     real *Y_blk = Y + t0 * D;
-    FN(scores)(a, mm, D, Q + t0 * D, rows, K, 0, keys, P, ldp);
+    FN(scores)(a, mm, D, Q, t0, rows, K, 0, keys, P, ldp);
     ATTN_PROFILED(mm->profile, ATTN_PHASE_SOFTMAX, 0.0,
                   a->softmax_rows(P, P, rows, ldp, a->causal ? t0 + 1 : T, a->causal ? 1 : 0,
                                   width, a->scale));
@@ -143,7 +145,7 @@ static void FN(block_tiled)(const FN(attn_forward_args) *a, const FN(attn_mm) *m
         const size_t k0 = index * ATTN_TILE_KEYS;
         const size_t keys = MIN((size_t)ATTN_TILE_KEYS, key_end - k0);
         const int first = index + 1 == key_blocks;
-        FN(scores)(a, mm, D, Q + t0 * D, rows, K, k0, keys, tile, keys);
+        FN(scores)(a, mm, D, Q, t0, rows, K, k0, keys, tile, keys);
         uint64_t start = attn_profile_begin(mm->profile);
         for (size_t i = 0; i < rows; i++) {
             const size_t visible = t0 + i + 1 > k0 ? t0 + i + 1 - k0 : 0;
@@ -198,7 +200,7 @@ static void FN(block_weights_from_lse)(const FN(attn_forward_args) *a, const FN(
                                        FN(head_keys) K, const real *stats, real *P)
 {
     const size_t T = a->T, keys = a->causal ? t0 + rows : T;
-    FN(scores)(a, mm, D, Q + t0 * D, rows, K, 0, keys, P, T);
+    FN(scores)(a, mm, D, Q, t0, rows, K, 0, keys, P, T);
     ATTN_PROFILED(mm->profile, ATTN_PHASE_SOFTMAX, 0.0,
                   for (size_t i = 0; i < rows; i++) a->softmax_from_lse(
                       P + i * T, P + i * T, a->causal ? t0 + i + 1 : T, T, a->scale,

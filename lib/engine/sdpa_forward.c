@@ -124,53 +124,6 @@ static const real *FN(packed_keys)(const FN(attn_sdpa_run_args) *a, const FN(sdp
     return kt != NULL && k0 % a->panel == 0 ? kt + k0 * a->layout.shape.hs : NULL;
 }
 
-/* The keys of tile [k0, k0+kc) up to the last one query t sees: the first
- * keys_seen columns of its scores. */
-static size_t FN(keys_seen)(const FN(attn_sdpa_run_args) *a, size_t b, size_t t, size_t k0,
-                            size_t kc)
-{
-    const ptrdiff_t hi = FN(attn_sdpa_visible)(a, b, t).hi - (ptrdiff_t)k0;
-    return hi <= 0 ? 0 : MIN((size_t)hi, kc);
-}
-
-/* A tile that an item's queries see only in part (a causal diagonal) is
- * multiplied in groups of SCORE_ROWS rows (a multiple of the kernels' MR,
- * 6), each against the keys its last row sees: the softmax reads a row's
- * scores up to its last visible key only. (Against the whole tile, the
- * scores above a causal query block's diagonal were 11% of the products of
- * a T = 1024 forward; in groups 2%, and the forward 3% faster: AMD EPYC
- * Zen 3, avx2, 16/4 heads of 64.) Products sent to BLAS stay whole: there
- * the groups' smaller calls took the same forward 14% longer. */
-#define SCORE_ROWS 24
-
-/* The end of the group of an item's rows from row i in tile [k0, k0+kc),
- * and in *cols the keys it multiplies. A group grows while its product
- * would be small enough for the kernel's unpacked path (whose sums differ
- * from the packed path's: the scores stay the bytes of one whole product),
- * takes the rest of the rows once they see the whole tile, or when the
- * rest alone would be that small. */
-static size_t FN(score_rows_end)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
-                                 const FN(sdpa_item) *it, size_t i, size_t k0, size_t kc,
-                                 size_t *cols)
-{
-    const size_t q = it->queries, hs = a->layout.shape.hs;
-    if (mm->blas) {
-        *cols = kc;
-        return q;
-    }
-    const size_t all = FN(keys_seen)(a, it->b, it->t0 + q - 1, k0, kc);
-    size_t end = i;
-    do {
-        end = MIN(end + SCORE_ROWS, q);
-        *cols = FN(keys_seen)(a, it->b, it->t0 + end - 1, k0, kc);
-    } while (end < q && attn_gemm_is_direct(end - i, *cols, hs));
-    if (*cols == kc || (end < q && attn_gemm_is_direct(q - end, all, hs))) {
-        *cols = all;
-        return q;
-    }
-    return end;
-}
-
 /* S (rows, kc) = Q_rows K[k0, k0+kc)^T: per head, from the packed K^T when
  * there is one; for a single query (its heads' rows shq apart) with the
  * few-row kernel, every key read once for all the rows. */
@@ -196,19 +149,15 @@ static void FN(item_scores)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
             FN(attn_sdpa_bf16_scores)(a, it->b, it->g, it->h0 + h, it->t0, it->queries, k0, kc,
                                       S + h * it->queries * kc, q16 + h * each * hs, q16_ready);
     } else {
+        /* causal diagonal: row i sees keys below hi(t0) + i (matmul.h) */
+        const ptrdiff_t n0 = FN(attn_sdpa_visible)(a, it->b, it->t0).hi - (ptrdiff_t)k0;
         const real *K = FN(attn_sdpa_k)(a, it->b, it->g, k0);
         flops = 0.0;
         for (size_t h = 0; h < it->heads; h++)
-            for (size_t i = 0, end, cols; i < it->queries; i = end) {
-                end = FN(score_rows_end)(a, mm, it, i, k0, kc, &cols);
-                if (cols == 0) /* rows that see none of the tile: the softmax's zeros */
-                    continue;
-                FN(attn_mm_gemm_prepacked)(
-                    mm, ATTN_NO_TRANS, ATTN_TRANS, end - i, cols, hs, REAL_C(1.0),
-                    FN(attn_sdpa_q)(a, it->b, it->h0 + h, it->t0 + i), a->ldq, K, a->ldk, packed,
-                    REAL_C(0.0), S + (h * it->queries + i) * kc, kc);
-                flops += attn_product_flops(end - i, cols, hs);
-            }
+            flops += FN(attn_mm_gemm_staircase)(
+                mm, ATTN_TRANS, it->queries, kc, hs, n0,
+                FN(attn_sdpa_q)(a, it->b, it->h0 + h, it->t0), a->ldq, K, a->ldk, packed,
+                S + h * it->queries * kc, kc);
     }
     attn_profile_end(mm->profile, ATTN_PHASE_SCORES, start, flops);
 }
