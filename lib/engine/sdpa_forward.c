@@ -12,7 +12,9 @@
  *   S (R, kc)   = Q_rows K[k0:k1]^T        per head, from K^T packed once per
  *                                         call (own threads, many queries),
  *                                         or for a single query with the
- *                                         few-row kernels (rows_kernel.inc.c)
+ *                                         few-row kernels (rows_kernel.inc.c);
+ *                                         a causal diagonal's rows only up to
+ *                                         the keys they see (matmul.h)
  *   P, m, l     = online softmax of scale S + mask over each row's visible keys
  *   P          *= M / (1 - p)  with dropout (engine/dropout.h): l stays the
  *                                undropped sum, so out = (P o M/(1-p)) V / l
