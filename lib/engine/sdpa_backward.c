@@ -93,6 +93,13 @@ static size_t FN(seen_columns)(const FN(attn_sdpa_run_args) *a, size_t b, size_t
     return n;
 }
 
+/* The keys of block [k0, ...) the first query of [t0, ...) sees up to:
+ * query t0 + i sees i more (attn_mm_gemm_staircase's n0). */
+static ptrdiff_t FN(diagonal_n0)(const FN(attn_sdpa_run_args) *a, size_t b, size_t t0, size_t k0)
+{
+    return FN(attn_sdpa_visible)(a, b, t0).hi - (ptrdiff_t)k0;
+}
+
 /* P of query block [t0, t0+rows) of head h against keys [k0, k0+kc),
  * recomputed from lse. */
 static void FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
@@ -106,12 +113,14 @@ static void FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn
     const real *Q = FN(attn_sdpa_q)(a, b, h, t0);
     /* key blocks start on panels of the packed K^T (sdpa_layout.h) */
     const real *kt = FN(attn_sdpa_packed_kt)(a, b * s->NH_kv + g);
+    double flops = attn_product_flops(rows, kc, s->hs);
     if (a->bf16.gemm != NULL) /* bf16 products (sdpa_bf16_backward.h) */
         FN(attn_sdpa_bf16_by_keys)(a, rows, kc, s->hs, Q, a->ldq, kt, k0, P, TILE_LD, a16);
-    else
-        FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, s->hs, REAL_C(1.0), Q,
-                                   a->ldq, FN(attn_sdpa_k)(a, b, g, k0), a->ldk,
-                                   kt != NULL ? kt + k0 * s->hs : NULL, REAL_C(0.0), P, TILE_LD);
+    else /* a causal diagonal's rows up to the keys they see (matmul.h) */
+        flops = FN(attn_mm_gemm_staircase)(mm, ATTN_TRANS, rows, kc, s->hs,
+                                           FN(diagonal_n0)(a, b, t0, k0), Q, a->ldq,
+                                           FN(attn_sdpa_k)(a, b, g, k0), a->ldk,
+                                           kt != NULL ? kt + k0 * s->hs : NULL, P, TILE_LD);
     for (size_t r = 0; r < rows; r++) {
         const size_t t = t0 + r;
         real *p = P + r * TILE_LD;
@@ -137,8 +146,7 @@ static void FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn
             for (size_t j = 0; j < kc; j++)
                 p[j] = p[j] > REAL_C(1.0) ? REAL_C(1.0) : p[j];
     }
-    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_RECOMPUTE, start,
-                     attn_product_flops(rows, kc, s->hs));
+    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_RECOMPUTE, start, flops);
 }
 
 /* The products of key block [k0, k0+block) of head g with query block
@@ -166,14 +174,15 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
     real *dQ = FN(dq_rows)(a, b, h, group, t0, &ldq);
     uint64_t start = attn_profile_begin(mm->profile);
     const real *vt = FN(attn_sdpa_packed_vt)(a, b * s->NH_kv + g);
+    double flops = attn_product_flops(rows, kc, hs_v);
     if (a->bf16.gemm != NULL)
         FN(attn_sdpa_bf16_by_keys)(a, rows, kc, hs_v, dout, a->ldo, vt, k0, dS, TILE_LD, w.a);
-    else
-        FN(attn_mm_gemm_prepacked)(mm, ATTN_NO_TRANS, ATTN_TRANS, rows, kc, hs_v, REAL_C(1.0),
-                                   dout, a->ldo, V, a->ldv, vt != NULL ? vt + k0 * hs_v : NULL,
-                                   REAL_C(0.0), dS, TILE_LD);
-    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_WEIGHTS, start,
-                     attn_product_flops(rows, kc, hs_v));
+    else /* dP: read, as P, up to each row's last visible key */
+        flops = FN(attn_mm_gemm_staircase)(mm, ATTN_TRANS, rows, kc, hs_v,
+                                           FN(diagonal_n0)(a, b, t0, k0), dout, a->ldo, V,
+                                           a->ldv, vt != NULL ? vt + k0 * hs_v : NULL, dS,
+                                           TILE_LD);
+    attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_WEIGHTS, start, flops);
     start = attn_profile_begin(mm->profile);
     real factors[KEYS]; /* a row's dropout factors */
     for (size_t r = 0; r < rows; r++) {
