@@ -229,6 +229,16 @@ static inline attn_key_range FN(attn_sdpa_visible)(const FN(attn_sdpa_run_args) 
     return r;
 }
 
+/* Row i of a block of queries from t0 sees the keys below hi(t0) + i (up
+ * to L: the causal mask's bottom-right diagonal), so the scores of a key
+ * block from k0 are wanted in their first n0 + i columns: the n0 of
+ * attn_mm_gemm_staircase (matmul.h). */
+static inline ptrdiff_t FN(attn_sdpa_staircase_n0)(const FN(attn_sdpa_run_args) *a, size_t b,
+                                                   size_t t0, size_t k0)
+{
+    return FN(attn_sdpa_visible)(a, b, t0).hi - (ptrdiff_t)k0;
+}
+
 /* Mask row (t) of (b, h): entry j at [j], or NULL without a mask. */
 static inline const real *FN(attn_sdpa_mask_row)(const FN(attn_sdpa_run_args) *a, size_t b,
                                                  size_t h, size_t t)

@@ -93,13 +93,6 @@ static size_t FN(seen_columns)(const FN(attn_sdpa_run_args) *a, size_t b, size_t
     return n;
 }
 
-/* The keys of block [k0, ...) the first query of [t0, ...) sees up to:
- * query t0 + i sees i more (attn_mm_gemm_staircase's n0). */
-static ptrdiff_t FN(diagonal_n0)(const FN(attn_sdpa_run_args) *a, size_t b, size_t t0, size_t k0)
-{
-    return FN(attn_sdpa_visible)(a, b, t0).hi - (ptrdiff_t)k0;
-}
-
 /* P of query block [t0, t0+rows) of head h against keys [k0, k0+kc),
  * recomputed from lse. */
 static void FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
@@ -118,7 +111,7 @@ static void FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn
         FN(attn_sdpa_bf16_by_keys)(a, rows, kc, s->hs, Q, a->ldq, kt, k0, P, TILE_LD, a16);
     else /* a causal diagonal's rows up to the keys they see (matmul.h) */
         flops = FN(attn_mm_gemm_staircase)(mm, ATTN_TRANS, rows, kc, s->hs,
-                                           FN(diagonal_n0)(a, b, t0, k0), Q, a->ldq,
+                                           FN(attn_sdpa_staircase_n0)(a, b, t0, k0), Q, a->ldq,
                                            FN(attn_sdpa_k)(a, b, g, k0), a->ldk,
                                            kt != NULL ? kt + k0 * s->hs : NULL, P, TILE_LD);
     for (size_t r = 0; r < rows; r++) {
@@ -179,7 +172,7 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
         FN(attn_sdpa_bf16_by_keys)(a, rows, kc, hs_v, dout, a->ldo, vt, k0, dS, TILE_LD, w.a);
     else /* dP: read, as P, up to each row's last visible key */
         flops = FN(attn_mm_gemm_staircase)(mm, ATTN_TRANS, rows, kc, hs_v,
-                                           FN(diagonal_n0)(a, b, t0, k0), dout, a->ldo, V,
+                                           FN(attn_sdpa_staircase_n0)(a, b, t0, k0), dout, a->ldo, V,
                                            a->ldv, vt != NULL ? vt + k0 * hs_v : NULL, dS,
                                            TILE_LD);
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_WEIGHTS, start, flops);

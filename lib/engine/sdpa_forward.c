@@ -151,8 +151,7 @@ static void FN(item_scores)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *
             FN(attn_sdpa_bf16_scores)(a, it->b, it->g, it->h0 + h, it->t0, it->queries, k0, kc,
                                       S + h * it->queries * kc, q16 + h * each * hs, q16_ready);
     } else {
-        /* causal diagonal: row i sees keys below hi(t0) + i (matmul.h) */
-        const ptrdiff_t n0 = FN(attn_sdpa_visible)(a, it->b, it->t0).hi - (ptrdiff_t)k0;
+        const ptrdiff_t n0 = FN(attn_sdpa_staircase_n0)(a, it->b, it->t0, k0);
         const real *K = FN(attn_sdpa_k)(a, it->b, it->g, k0);
         flops = 0.0;
         for (size_t h = 0; h < it->heads; h++)
