@@ -1,13 +1,17 @@
-"""The PyTorch drop-in runs a small decode step on the calling thread alone.
+"""The PyTorch drop-in runs a small decode step on the calling thread alone
+where attn runs on its own threads.
 
 A decode step (one query row) whose keys and values span at most
 attn._torch_call.DECODE_ALONE_BYTES runs on a plan set to one thread
-(attn_plan_set_threads(plan, 1)): inside a PyTorch program that was
-measured faster than handing half the step to a worker that shares a core
-with PyTorch's still-polling thread pool (the constant's comment). Checked
-here through the C plans the forward receives (attn_plan_get_threads):
-one thread at and below the limit, in float32 and float64 (the limit is in
-bytes); the default engine above it and for more than one query row. Every
+(attn_plan_set_threads(plan, 1)) while attn runs on its own threads: inside
+a PyTorch program that was measured faster than waking a worker that shares
+a core with PyTorch's still-polling thread pool (the constant's comment).
+On PyTorch's OpenMP threads (attn.torch.use_openmp_threads) every step
+takes the plan's default engine. Checked here through the C plans the
+forward receives (attn_plan_get_threads): on attn's own threads one thread
+at and below the limit, in float32 and float64 (the limit is in bytes), the
+default engine above it and for more than one query row; on PyTorch's
+threads, where this PyTorch runs OpenMP, the default engine for all. Every
 output is compared with PyTorch's own SDPA within test_torch's tolerances,
 so the thread count changes no result beyond them (attn.h: the same bits
 on any thread count).
@@ -20,7 +24,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import attn.torch as at  # noqa: E402
-from attn import _lib, _plans, _torch_call  # noqa: E402
+from attn import _lib, _openmp, _plans, _torch_call  # noqa: E402
 from test_torch import close  # noqa: E402
 from torch_reference import pytorch_sdpa  # noqa: E402
 
@@ -66,14 +70,29 @@ def keys_for(dtype, E, NH_kv, at_most):
     return at_most // (NH_kv * 2 * E * item)
 
 
+@pytest.fixture(params=["own", "pytorch"])
+def runtime(request):
+    """attn on its own threads or on PyTorch's OpenMP ones (skipped where
+    PyTorch's runtime cannot be used); the previous setting restored."""
+    before = _openmp.current()
+    hosted = at.use_openmp_threads(request.param == "pytorch")
+    try:
+        if request.param == "pytorch" and hosted is None:
+            pytest.skip("attn cannot run on this PyTorch's threads (not OpenMP)")
+        yield request.param
+    finally:
+        at.use_openmp_threads(before is not None)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
-def test_small_decode_steps_run_alone(plan_threads, dtype):
+def test_small_decode_steps_run_alone(plan_threads, runtime, dtype):
     NH, NH_kv, E = 8, 2, 32
     limit = _torch_call.DECODE_ALONE_BYTES
     S_alone = keys_for(dtype, E, NH_kv, limit)
     g = torch.Generator().manual_seed(7)
     default = default_threads(dtype)
-    cases = [(1, S_alone, 1), (1, 40, 1), (1, S_alone + 1, default), (2, 40, default)]
+    alone = 1 if runtime == "own" else default
+    cases = [(1, S_alone, alone), (1, 40, alone), (1, S_alone + 1, default), (2, 40, default)]
     for L, S, want in cases:
         q = torch.randn(1, NH, L, E, generator=g, dtype=dtype)
         k, v = (torch.randn(1, NH_kv, S, E, generator=g, dtype=dtype) for _ in range(2))

@@ -15,7 +15,7 @@ import threading
 import numpy as np
 import torch
 
-from . import _lib, _plans
+from . import _lib, _openmp, _plans
 from ._layout import c_strides, extent, merge_batch
 from .errors import ArgumentError, DTypeError
 
@@ -33,7 +33,8 @@ DTYPES = {torch.float32: (_lib.ATTN_F32, np.dtype(np.float32), torch.float32),
 NORMAL, COPY, EMPTY = 0, 1, 2
 _tls = threading.local()
 # A decode step (one query row) whose keys and values span at most this many
-# bytes runs on the calling thread alone (PlanKey threads 1). Inside a
+# bytes runs on the calling thread alone (PlanKey threads 1) where attn runs
+# on its own threads. Inside a
 # PyTorch program the thread pool that ran the previous op (the projections
 # before attention) keeps polling for a while after it, on the other cores;
 # a worker of attn's sharing a core with it gets a fraction of that core, and
@@ -48,11 +49,18 @@ _tls = threading.local()
 # follow each other with no PyTorch op between (attn-bench's decode loop on
 # a 1024-key cache), two threads are faster: 0.116-0.126 ms a step alone
 # against 0.091-0.098. Results are the same bits on any thread count (attn.h).
-# Also on PyTorch's OpenMP threads (attn.torch.use_openmp_threads), where the
-# step itself ran faster on two (AMD EPYC Zen 3, after a 1x1024x4096 PyTorch
-# product: 2.2 MB 126 us against 138-157 alone) but the transformers model's
-# generate slower: its time outside attention 0.09-0.14 s (2.5-4%) longer in
-# four runs, more than the 0.03 s its decode steps gained.
+# On PyTorch's OpenMP threads (attn.torch.use_openmp_threads, the default
+# where PyTorch runs OpenMP) no worker needs waking: the step takes the
+# default engine. Measured in the same model on an AMD EPYC Zen 5 (2 threads,
+# bench/results/amd-epyc-zen5/python/), the 252 decode steps of a generate:
+# on PyTorch's threads 0.0265-0.027 s on two against 0.031-0.036 s alone
+# (attention 2.25-2.36x PyTorch's SDPA against 1.95-2.16x; generate 1.02-1.04x
+# either way, the time outside attention unchanged); on attn's own threads
+# 0.122 s on two against 0.027-0.030 s alone. An earlier measurement on an
+# AMD EPYC Zen 3 had kept hosted steps alone too (the step faster on two,
+# 126 us against 138-157, but the generate's time outside attention 2.5-4%
+# longer in four runs on a busy host; runs alone and on two threads spread
+# over the same 0.97-1.07x generate there).
 DECODE_ALONE_BYTES = 6 << 20
 # A call of at most this many query rows (a decode step, or a few
 # speculative tokens), masked or not, runs on a plan made for a capacity:
@@ -241,8 +249,9 @@ def _plan_keys(call, code, is_causal, scale):
     _causal(call, bool(is_causal), B, L, S)
     flags = _CAUSAL if call.key_lengths is not None or (is_causal and L == S) else 0
     c_scale = 0.0 if scale is None else scale
-    threads = 1 if L == 1 and B * S * NH_kv * (E + Ev) * call.itemsize <= DECODE_ALONE_BYTES \
-        else None
+    alone = L == 1 and B * S * NH_kv * (E + Ev) * call.itemsize <= DECODE_ALONE_BYTES \
+        and _openmp.current() is None
+    threads = 1 if alone else None
     call.bwd = _plans.plan_key(code, dims, flags, c_scale, 0, threads)
     fwd_dims, call.fwd_kl, call.capacity_lengths = dims, call.kl_ptr, None
     if L <= CAPACITY_MAX_QUERIES and call.key_lengths is None and call.cmask is None:

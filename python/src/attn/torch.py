@@ -348,7 +348,11 @@ def use_openmp_threads(enable=True):
     PyTorch's OpenMP threads (enable True; importing attn.torch does so
     unless ATTN_TORCH_OPENMP=0) or on attn's own (False). Returns the path
     of the runtime attn runs on, or None: on its own threads, also when
-    PyTorch's parallel backend is not OpenMP or the runtime is not found."""
+    PyTorch's parallel backend is not OpenMP or the runtime is not found.
+    The calls known so far are forgotten: where attn runs decides how a
+    small decode step runs (attn/_torch_call.py, DECODE_ALONE_BYTES)."""
+    _entries.clear()
+    _families.clear()
     if not enable:
         _openmp.use(None)
         return None
