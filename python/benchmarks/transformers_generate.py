@@ -15,11 +15,16 @@ what the model calls, transformers' own wrapper code included), in all and
 split into the prompt's calls (prefill) and the one-token steps (decode).
 With --own-threads, a third model (the same weights) runs attn on its own
 threads (attn.torch.use_openmp_threads(False) around its generate) in the
-same rounds, beside attn on PyTorch's OpenMP threads (the default).
+same rounds, beside attn on PyTorch's OpenMP threads (the default). With
+--alone-ab, another model runs attn on PyTorch's threads with its small
+decode steps on the calling thread alone (attn/_torch_call.py,
+DECODE_ALONE_ON_OPENMP; the default runs them on the plan's threads there),
+and the time each model spends outside attention is compared with PyTorch's
+round by round.
 
     python python/benchmarks/transformers_generate.py [--prompt 1024] [--new 64]
         [--layers 4] [--hidden 1024] [--heads 16] [--kv-heads 4] [--repeats 3]
-        [--threads 2] [--own-threads]
+        [--threads 2] [--own-threads] [--alone-ab]
 """
 
 import argparse
@@ -38,6 +43,7 @@ from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 import attn
 import attn.torch as attn_torch
 import attn.transformers as attn_tf
+from attn import _torch_call
 from torch_overhead import cpu_model
 
 SPENT = {}
@@ -69,11 +75,15 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--own-threads", action="store_true",
                     help="also attn on its own threads, not PyTorch's OpenMP ones")
+    ap.add_argument("--alone-ab", action="store_true",
+                    help="also attn on PyTorch's threads with small decode steps alone")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     impls = {"attn": attn_tf.attention_forward, "sdpa": sdpa_attention_forward}
     if args.own_threads:
         impls["attn-own"] = attn_tf.attention_forward
+    if args.alone_ab:
+        impls["attn-alone"] = attn_tf.attention_forward
     hosted = attn_torch.use_openmp_threads()
     for name, fn in impls.items():
         AttentionInterface.register(name + "_timed", timed(name, fn))
@@ -102,6 +112,7 @@ def main(argv=None):
             # each round starts with another implementation: none always follows the same
             for name, model in order[r % len(order):] + order[:r % len(order)]:
                 SPENT[name] = SPENT[(name, "prefill")] = SPENT[(name, "decode")] = 0.0
+                _torch_call.DECODE_ALONE_ON_OPENMP = name == "attn-alone"
                 attn_torch.use_openmp_threads(hosted is not None and name != "attn-own")
                 t0 = time.perf_counter()
                 out = model.generate(ids, attention_mask=torch.ones_like(ids),
@@ -112,6 +123,7 @@ def main(argv=None):
                 for kind in ("prefill", "decode"):
                     parts[(name, kind)].append(SPENT[(name, kind)])
                 tokens[name] = out
+    _torch_call.DECODE_ALONE_ON_OPENMP = False
     attn_torch.use_openmp_threads(hosted is not None)
     same = all(torch.equal(tokens["attn"], tokens[name]) for name in impls)
     print("attn %s (%s kernel), torch %s (%d threads), transformers %s, Python %s, %s"
@@ -122,10 +134,10 @@ def main(argv=None):
           % (args.layers, args.hidden, args.heads, args.kv_heads, args.hidden // args.heads,
              args.prompt, args.new, args.repeats))
     print("attn's threads: %s" % ("PyTorch's OpenMP runtime " + hosted if hosted else "its own"))
-    print("%-8s %12s %14s %12s %12s" % ("impl", "generate s", "attention s", "prefill s",
+    print("%-10s %12s %14s %12s %12s" % ("impl", "generate s", "attention s", "prefill s",
                                          "decode s"))
     for name in impls:
-        print("%-8s %12.3f %14.3f %12.4f %12.4f"
+        print("%-10s %12.3f %14.3f %12.4f %12.4f"
               % (name, statistics.median(total[name]), statistics.median(inside[name]),
                  statistics.median(parts[(name, "prefill")]),
                  statistics.median(parts[(name, "decode")])))
@@ -137,6 +149,15 @@ def main(argv=None):
         o, go = statistics.median(inside["attn-own"]), statistics.median(total["attn-own"])
         print("attn on its own threads: attention %.2fx PyTorch's SDPA; generate %.2fx"
               % (s / o, gs / go))
+    if args.alone_ab:
+        o, go = statistics.median(inside["attn-alone"]), statistics.median(total["attn-alone"])
+        print("attn with decode steps alone: attention %.2fx PyTorch's SDPA; generate %.3fx"
+              % (s / o, gs / go))
+        for name in ("attn", "attn-alone"):
+            more = [(t - i) - (ts - its) for t, i, ts, its
+                    in zip(total[name], inside[name], total["sdpa"], inside["sdpa"])]
+            print("%s: time outside attention minus PyTorch's model's, median of the rounds "
+                  "%+.3f s" % (name, statistics.median(more)))
     return 0 if same else 1
 
 

@@ -62,6 +62,9 @@ _tls = threading.local()
 # longer in four runs on a busy host; runs alone and on two threads spread
 # over the same 0.97-1.07x generate there).
 DECODE_ALONE_BYTES = 6 << 20
+# True: small steps run alone on PyTorch's threads too (the rule before;
+# python/benchmarks/transformers_generate.py --alone-ab measures both).
+DECODE_ALONE_ON_OPENMP = False
 # A call of at most this many query rows (a decode step, or a few
 # speculative tokens), masked or not, runs on a plan made for a capacity:
 # S rounded up to a multiple of CAPACITY_STEP, told S as key lengths
@@ -250,7 +253,7 @@ def _plan_keys(call, code, is_causal, scale):
     flags = _CAUSAL if call.key_lengths is not None or (is_causal and L == S) else 0
     c_scale = 0.0 if scale is None else scale
     alone = L == 1 and B * S * NH_kv * (E + Ev) * call.itemsize <= DECODE_ALONE_BYTES \
-        and _openmp.current() is None
+        and (DECODE_ALONE_ON_OPENMP or _openmp.current() is None)
     threads = 1 if alone else None
     call.bwd = _plans.plan_key(code, dims, flags, c_scale, 0, threads)
     fwd_dims, call.fwd_kl, call.capacity_lengths = dims, call.kl_ptr, None
