@@ -238,9 +238,10 @@ void bench_fma_peak_print_help(FILE *out)
             "--threads count (every thread of the row), f32 and f64 (and vdpbf16ps\n"
             "where the CPU has AVX512_BF16, AMX-BF16 tiles where it has AMX), best of\n"
             "%d passes: the table's peak%% is against the peak of the row's dtype and\n"
-            "threads (bf16 rows: the tiles' when the library runs its amx set, else\n"
-            "vdpbf16ps'), blas%% against the GEMM ceiling (information: OpenBLAS may\n"
-            "run another core's kernels).\n",
+            "threads (bf16 rows: the tiles' when the library runs its amx set,\n"
+            "vdpbf16ps' on its avx512-bf16 set, else f32's: float products), blas%%\n"
+            "against the GEMM ceiling (information: OpenBLAS may run another core's\n"
+            "kernels).\n",
             BENCH_FMA_CHAINS, BENCH_FMA_PASSES);
 }
 

@@ -8,9 +8,16 @@ bench_fma_kind bench_sdpa_peak_kind(const bench_fma_peak *peak, bench_dtype dtyp
 {
     if (dtype == BENCH_F64)
         return BENCH_FMA_F64;
-    if (dtype == BENCH_BF16 && peak->amx_bf16 && strcmp(attn_simd_name(), "amx") == 0)
-        return BENCH_FMA_AMX_BF16; /* the library's bf16 products run on the tiles */
-    return dtype == BENCH_BF16 && peak->bf16_dot ? BENCH_FMA_BF16_DOT : BENCH_FMA_F32;
+    if (dtype != BENCH_BF16)
+        return BENCH_FMA_F32;
+    /* a bf16 row: the peak of what the library's bf16 products run on */
+    const char *set = attn_simd_name();
+    const int amx = strcmp(set, "amx") == 0;
+    if (amx && peak->amx_bf16)
+        return BENCH_FMA_AMX_BF16;
+    if ((amx || strcmp(set, "avx512-bf16") == 0) && peak->bf16_dot)
+        return BENCH_FMA_BF16_DOT;
+    return BENCH_FMA_F32; /* another set: float products on widened copies */
 }
 
 double bench_sdpa_peak_gflops(const bench_fma_peak *peak, const bench_sdpa_shape *shape)
