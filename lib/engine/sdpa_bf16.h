@@ -124,8 +124,8 @@ static inline void FN(attn_sdpa_pack_bf16)(const FN(attn_sdpa_run_args) *a, size
     for (size_t k0 = 0; k0 < L; k0 += ATTN_GEMM_KC) {
         size_t kb;
         uint16_t *block = (uint16_t *)(uintptr_t)FN(bf16_block)(a, b, g, k0, width, &kb);
-        blocks_finite &= attn_bf16_pack(L - k0 < ATTN_GEMM_KC ? L - k0 : ATTN_GEMM_KC, width,
-                                        X + k0 * ld, ld, block);
+        blocks_finite &= a->bf16.pack(L - k0 < ATTN_GEMM_KC ? L - k0 : ATTN_GEMM_KC, width,
+                                      X + k0 * ld, ld, block);
     }
     /* forward: V finite (the blocks); backward: K and V (K^T, V^T) */
     const int finite = backward ? k_finite && v_finite : blocks_finite;

@@ -68,7 +68,7 @@ static inline void FN(attn_sdpa_bf16_by_queries)(const FN(attn_sdpa_run_args) *a
 #if ATTN_REAL_BITS == 32
     const size_t np = FN(bf16_round_up)(rows, ATTN_BF16_K_STEP);
     a->bf16.round_transposed(rows, kc, X, ldx, 1.0f, w->at);
-    attn_bf16_pack(rows, n, Y, ldy, w->b);
+    a->bf16.pack(rows, n, Y, ldy, w->b);
     a->bf16.gemm(kc, n, np, w->at, np, w->b, np, 1, G, ldg);
 #else
     (void)a, (void)rows, (void)kc, (void)n, (void)X, (void)ldx, (void)Y, (void)ldy, (void)G,

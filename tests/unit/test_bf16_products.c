@@ -2,7 +2,8 @@
  * test_bf16_products: the bf16 matrix products of the avx512-bf16 and amx
  * sets (kernels.h, attn_bf16_gemm_fn: vdpbf16ps and AMX-BF16 tiles) and the
  * packing of their B operand (attn_bf16_pack, attn_bf16_pack_transposed,
- * and their twins from bf16 bits, which must pack the same bytes),
+ * and their twins from bf16 bits, and each set's own pack, which must pack
+ * the same bytes; the products read the set's),
  * against a double reference of the same bf16 numbers computed here.
  *
  *   C (M, N) = A (M, K) B (K, N), and C += A B, for B given as X^T (X (N,
@@ -70,7 +71,7 @@ static size_t round_up(size_t n, size_t m)
 
 /* One product of shape (M, N, K), B from X^T (transposed) or X of `extra`
  * more rows (not multiplied). */
-static void one(attn_bf16_gemm_fn gemm, const char *name, size_t M, size_t N, size_t K,
+static void one(const attn_bf16_products *set, const char *name, size_t M, size_t N, size_t K,
                 size_t extra, int transposed, int accumulate, test_rng *rng)
 {
     const size_t Kp = round_up(K, ATTN_BF16_K_STEP), Mp = round_up(M, ATTN_BF16_M_STEP);
@@ -112,6 +113,15 @@ static void one(attn_bf16_gemm_fn gemm, const char *name, size_t M, size_t N, si
         attn_bf16_pack_bf16(Kx, N, X16, ldx, B16);
     check_true(memcmp(B, B16, nb * sizeof(uint16_t)) == 0,
                "%s: M %zu N %zu K %zu: the pack from bf16 bits differs", name, M, N, K);
+    if (!transposed) { /* the set's own pack of X: the same bytes, and the product's B */
+        uint16_t *Bs = talloc(nb * sizeof(uint16_t));
+        memset(Bs, 0xff, nb * sizeof(uint16_t));
+        const int finite = set->pack(Kx, N, X, ldx, Bs);
+        check_true(finite && memcmp(B, Bs, nb * sizeof(uint16_t)) == 0,
+                   "%s: M %zu N %zu K %zu: the set's pack differs (finite %d)", name, M, N, K,
+                   finite);
+        B = Bs;
+    }
     for (size_t i = 0; i < M; i++)
         for (size_t j = 0; j < N; j++) {
             double s = accumulate ? (double)C[i * ldc + j] : 0.0, m = fabs(s);
@@ -123,7 +133,7 @@ static void one(attn_bf16_gemm_fn gemm, const char *name, size_t M, size_t N, si
             want[i * N + j] = s;
             mag[i * N + j] = m;
         }
-    gemm(M, N, Kp, A16, lda, B, kb, accumulate, C, ldc);
+    set->gemm(M, N, Kp, A16, lda, B, kb, accumulate, C, ldc);
     double worst = 0.0;
     for (size_t i = 0; i < M; i++)
         for (size_t j = 0; j < N; j++) {
@@ -144,7 +154,8 @@ static void one(attn_bf16_gemm_fn gemm, const char *name, size_t M, size_t N, si
 static void products(void **state)
 {
     const attn_isa isa = *(const attn_isa *)*state;
-    const attn_bf16_gemm_fn gemm = attn_bf16_products_of(isa).gemm;
+    const attn_bf16_products set = attn_bf16_products_of(isa);
+    const attn_bf16_gemm_fn gemm = set.gemm;
 #if defined(__x86_64__)
     check_true(gemm != NULL, "%s: no bf16 products", attn_isa_name(isa));
 #endif
@@ -161,7 +172,7 @@ static void products(void **state)
         for (int transposed = 0; transposed < 2; transposed++)
             for (int accumulate = 0; accumulate < 2; accumulate++)
                 for (size_t extra = 0; extra <= (transposed ? 0 : 40); extra += 40)
-                    one(gemm, attn_isa_name(isa), shapes[s][0], shapes[s][1], shapes[s][2],
+                    one(&set, attn_isa_name(isa), shapes[s][0], shapes[s][1], shapes[s][2],
                         extra, transposed, accumulate, &rng);
     print_message("  %s: %zu shapes within (K + 2) 2^-24 of the double reference\n",
                   attn_isa_name(isa), sizeof shapes / sizeof shapes[0]);
@@ -359,6 +370,7 @@ static void pack_finite(void **state)
     (void)state;
     static const size_t shapes[][2] = {{1, 1}, {7, 3}, {70, 33}, {65, 128}};
     static const float specials[3] = {INFINITY, -INFINITY, NAN};
+    static const attn_isa sets[2] = {ATTN_ISA_AVX512_BF16, ATTN_ISA_AMX};
     test_rng rng;
     rng_seed(&rng, 2505);
     size_t tried = 0;
@@ -383,10 +395,15 @@ static void pack_finite(void **state)
                     X16[k] = bits16(X[k]);
                 const int got16 = transposed ? attn_bf16_pack_transposed_bf16(N, K, X16, ldx, B)
                                              : attn_bf16_pack_bf16(K, N, X16, ldx, B);
-                check_true(got == (at == rows * cols) && got16 == got,
-                           "%s N %zu K %zu, %g at %zu: %d (from bf16 bits %d)",
+                int got_set = got; /* the pack of each set this CPU runs */
+                for (int si = 0; si < 2 && !transposed; si++)
+                    if (attn_isa_supported(sets[si]) &&
+                        attn_bf16_products_of(sets[si]).pack != NULL)
+                        got_set &= attn_bf16_products_of(sets[si]).pack(K, N, X, ldx, B) == got;
+                check_true(got == (at == rows * cols) && got16 == got && got_set == got,
+                           "%s N %zu K %zu, %g at %zu: %d (from bf16 bits %d, the sets' %d)",
                            transposed ? "pack_transposed" : "pack", N, K,
-                           (double)specials[at % 3], at, got, got16);
+                           (double)specials[at % 3], at, got, got16, got_set);
                 X[i] = keep;
                 tried++;
             }
@@ -403,7 +420,8 @@ static void others_have_none(void **state)
             check_true(attn_bf16_products_of((attn_isa)i).gemm == NULL &&
                            attn_bf16_products_of((attn_isa)i).round == NULL &&
                            attn_bf16_products_of((attn_isa)i).round_transposed == NULL &&
-                           attn_bf16_products_of((attn_isa)i).softmax_online == NULL,
+                           attn_bf16_products_of((attn_isa)i).softmax_online == NULL &&
+                           attn_bf16_products_of((attn_isa)i).pack == NULL,
                        "%s has bf16 products", attn_isa_name((attn_isa)i));
 }
 

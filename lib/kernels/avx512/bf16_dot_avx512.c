@@ -64,6 +64,38 @@ void attn_bf16_gemm_avx512_bf16(size_t M, size_t N, size_t K, const uint16_t *A,
     }
 }
 
+/* kernels.h, attn_bf16_pack: a pair of rows of X at a time, 16 columns of
+ * each, their floats' top halves interleaved into 16 words (X[k][j],
+ * X[k + 1][j]); rows past K and columns past N zero. */
+int attn_bf16_pack_avx512_bf16(size_t K, size_t N, const float *X, size_t ldx, uint16_t *B)
+{
+    const size_t Kp = (K + ATTN_BF16_K_STEP - 1) / ATTN_BF16_K_STEP * ATTN_BF16_K_STEP;
+    const __m512i tops = _mm512_set_epi16(63, 31, 61, 29, 59, 27, 57, 25, 55, 23, 53, 21, 51,
+                                          19, 49, 17, 47, 15, 45, 13, 43, 11, 41, 9, 39, 7, 37,
+                                          5, 35, 3, 33, 1);
+    const __m512i exponents = _mm512_set1_epi32(0x7f807f80), carry = _mm512_set1_epi32(0x00800080);
+    const __m512i signs = _mm512_set1_epi32((int)0x80008000u);
+    __mmask16 bad = 0;
+    for (size_t p = 0; p * NR < N; p++) {
+        uint16_t *panel = B + p * Kp * NR;
+        for (size_t k = 0; k < Kp; k += 2)
+            for (size_t v = 0; v < NR / 16; v++) {
+                const size_t j = p * NR + 16 * v, n = j >= N ? 0 : N - j < 16 ? N - j : 16;
+                const __mmask16 m = (__mmask16)(n == 16 ? 0xFFFFu : (1u << n) - 1u);
+                const __m512i lo = k < K ? _mm512_maskz_loadu_epi32(m, X + k * ldx + j)
+                                         : _mm512_setzero_si512();
+                const __m512i hi = k + 1 < K ? _mm512_maskz_loadu_epi32(m, X + (k + 1) * ldx + j)
+                                             : _mm512_setzero_si512();
+                const __m512i w = _mm512_permutex2var_epi16(lo, tops, hi);
+                /* a half not finite: its exponent all ones carries into its sign bit */
+                bad |= _mm512_test_epi32_mask(
+                    _mm512_add_epi32(_mm512_and_si512(w, exponents), carry), signs);
+                _mm512_storeu_si512(panel + k * NR + 32 * v, w);
+            }
+    }
+    return bad == 0;
+}
+
 void attn_bf16_round_avx512_bf16(const float *src, uint16_t *dst, size_t n)
 {
     size_t i = 0;
@@ -80,30 +112,63 @@ void attn_bf16_round_avx512_bf16(const float *src, uint16_t *dst, size_t n)
     }
 }
 
-/* 16 columns' words (X[q][j], X[q + 1][j]) rounded, for the 16 pairs of
- * rows q = 2 p from row 2 p0, masked to the rows that exist. */
-static __m512i pair_words(const float *X, size_t ldx, size_t j, size_t rows, size_t p0,
-                          __m512 scale)
+/* The 16 x 16 matrix of 32-bit words r transposed in place: r[c] lane i
+ * becomes r[i] lane c (stages of 32-bit, 64-bit and 128-bit interleaves). */
+static void transpose_words(__m512i r[16])
 {
-    const __m512i pair = _mm512_mullo_epi32(_mm512_set1_epi32((int)(2 * ldx)),
-                                            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-                                                              11, 12, 13, 14, 15));
-    const __m512i q = _mm512_add_epi32(_mm512_set1_epi32((int)(2 * p0)),
-                                       _mm512_slli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7,
-                                                                           8, 9, 10, 11, 12, 13,
-                                                                           14, 15),
-                                                         1));
-    const __mmask16 even = _mm512_cmplt_epu32_mask(q, _mm512_set1_epi32((int)rows));
-    const __mmask16 odd =
-        _mm512_cmplt_epu32_mask(_mm512_add_epi32(q, _mm512_set1_epi32(1)),
-                                _mm512_set1_epi32((int)rows));
-    const float *base = X + 2 * p0 * ldx + j;
-    const __m512 lo = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), even, pair, base, 4);
-    const __m512 hi = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), odd, pair, base + ldx, 4);
-    const __m512i l = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(lo, scale)));
-    const __m512i h = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(_mm512_mul_ps(hi, scale)));
-    return _mm512_or_si512(l, _mm512_slli_epi32(h, 16));
+    __m512i t[16], u[16];
+    for (size_t i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    for (size_t i = 0; i < 16; i += 4) { /* u[i + k] lane L: rows i..i+3 of column 4L + k */
+        u[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+        u[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+        u[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+        u[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+    }
+    for (size_t k = 0; k < 4; k++) {
+        const __m512i v = _mm512_shuffle_i32x4(u[k], u[4 + k], 0x88);
+        const __m512i w = _mm512_shuffle_i32x4(u[k], u[4 + k], 0xDD);
+        const __m512i v2 = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], 0x88);
+        const __m512i w2 = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], 0xDD);
+        r[k] = _mm512_shuffle_i32x4(v, v2, 0x88);
+        r[4 + k] = _mm512_shuffle_i32x4(w, w2, 0x88);
+        r[8 + k] = _mm512_shuffle_i32x4(v, v2, 0xDD);
+        r[12 + k] = _mm512_shuffle_i32x4(w, w2, 0xDD);
+    }
 }
+
+/* Columns [j, j + cols) (cols <= 16) of rows [q0, q0 + 32) of X, scaled
+ * and rounded, as words (X[q][j], X[q + 1][j]) of the pairs q = q0 + 2 p:
+ * loaded as rows, the pairs interleaved, the words transposed; rows past
+ * `rows` read as zeros. Stored at dst row j + c, word q0 / 2 on. */
+static void pairs_block(const float *X, size_t ldx, size_t rows, size_t q0, size_t j,
+                        size_t cols, __m512 scale, uint16_t *dst, size_t np)
+{
+    const __mmask16 m = (__mmask16)(cols >= 16 ? 0xFFFFu : (1u << cols) - 1u);
+    const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10,
+                                                25, 9, 24, 8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3,
+                                                18, 2, 17, 1, 16, 0);
+    __m512i w[16];
+    for (size_t p = 0; p < 16; p++) {
+        const size_t q = q0 + 2 * p;
+        const __m512 even = q < rows ? _mm512_maskz_loadu_ps(m, X + q * ldx + j)
+                                     : _mm512_setzero_ps();
+        const __m512 odd = q + 1 < rows ? _mm512_maskz_loadu_ps(m, X + (q + 1) * ldx + j)
+                                        : _mm512_setzero_ps();
+        const __m512bh r =
+            _mm512_cvtne2ps_pbh(_mm512_mul_ps(odd, scale), _mm512_mul_ps(even, scale));
+        w[p] = _mm512_permutexvar_epi16(interleave, (__m512i)r);
+    }
+    transpose_words(w);
+    for (size_t c = 0; c < cols; c++)
+        _mm512_storeu_si512(dst + (j + c) * np + q0, w[c]);
+}
+
+/* np, the rows rounded up to ATTN_BF16_K_STEP (a multiple of 32), is
+ * covered by whole blocks of 32 rows. */
+_Static_assert(ATTN_BF16_K_STEP % 32 == 0, "blocks of 32 rows fill a row of dst");
 
 void attn_bf16_round_transposed_avx512_bf16(size_t rows, size_t kc, const float *X, size_t ldx,
                                             float scale, uint16_t *dst)
@@ -111,10 +176,8 @@ void attn_bf16_round_transposed_avx512_bf16(size_t rows, size_t kc, const float 
     const size_t np = (rows + ATTN_BF16_K_STEP - 1) / ATTN_BF16_K_STEP * ATTN_BF16_K_STEP;
     const size_t kp = (kc + ATTN_BF16_M_STEP - 1) / ATTN_BF16_M_STEP * ATTN_BF16_M_STEP;
     const __m512 s = _mm512_set1_ps(scale);
-    for (size_t j = 0; j < kc; j++) /* row j of dst: np / 2 words, 16 at a time */
-        for (size_t p0 = 0; 2 * p0 < np; p0 += 16)
-            _mm512_storeu_si512(dst + j * np + 2 * p0,
-                                2 * p0 < rows ? pair_words(X, ldx, j, rows, p0, s)
-                                              : _mm512_setzero_si512());
+    for (size_t j = 0; j < kc; j += 16) /* rows j.. of dst, 32 words of each at a time */
+        for (size_t q0 = 0; q0 < np; q0 += 32)
+            pairs_block(X, ldx, rows, q0, j, kc - j < 16 ? kc - j : 16, s, dst, np);
     memset(dst + kc * np, 0, (kp - kc) * np * sizeof(uint16_t));
 }
