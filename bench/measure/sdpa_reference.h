@@ -45,7 +45,8 @@
  * the compared entries divided by max |ref| (the error's own
  * normalization): a row within its bound never fails. The backward, attn.h
  * says, computes in float from the half inputs and dout, out recomputed in
- * float (the row sums D_t = <dout_t, out_t> carry no rounding of out), and
+ * float (the row sums D_t = <dout_t, out_t> carry no rounding of out;
+ * where its products are bf16, out read as given and P, dS rounded), and
  * rounds each gradient once: dQ, dK and dV get BENCH_GRAD_TOLERANCE_F32
  * (the f32 backward's arithmetic) plus their largest u |x| over max |ref|
  * (the rounding: u in effect). A sampled check takes the D_t of dK, dV from

@@ -46,9 +46,11 @@ extern "C" {
  * the half inputs and dout: out recomputed in float (a->out is checked,
  * not read), so the row sums <dout, out> carry no rounding of out; each
  * gradient rounded once. Where its products are made in bf16 (below), P
- * and dS are rounded to bf16 before them, as PyTorch's flash backward
- * does: each gradient element gains u_P times the sum of the magnitudes
- * of its terms.
+ * and dS are rounded to bf16 before them and the row sums are taken from
+ * a->out as given (read, not recomputed), as the flash backward of
+ * PyTorch and FlashAttention do: each gradient element gains 2 u_P times
+ * the sum of the magnitudes of its terms (those of <dout, out> counted as
+ * sum_c |dout_c| sum_j P_j |V_jc|).
  *
  * Kernels: a call of one query (a decode step) reads K and V in place in
  * 16 bits, widened in registers by the few-row kernels; other calls widen

@@ -116,7 +116,8 @@ static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_
 }
 
 static attn_status FN(backward_as)(attn_plan *plan, const FN(sdpa_args) *a, const real *dout,
-                                   real *dQ, real *dK, real *dV, attn_dtype dtype)
+                                   real *dQ, real *dK, real *dV, attn_dtype dtype,
+                                   const attn_sdpa_half_rowdot *rd)
 {
     if (plan == NULL || a == NULL)
         return ATTN_ERR_NULL_POINTER;
@@ -132,10 +133,14 @@ static attn_status FN(backward_as)(attn_plan *plan, const FN(sdpa_args) *a, cons
     args.dV = dV;
 #if ATTN_REAL_BITS == 32
     /* engine/sdpa_bf16_backward.h: a bf16 plan's products in bf16 */
-    if (dtype == ATTN_BF16 && args.packed != NULL &&
-        args.layout.shape.hs % ATTN_BF16_K_STEP == 0 &&
-        args.layout.shape.hs_v % ATTN_BF16_K_STEP == 0 && args.panel == ATTN_BF16_NR)
+    if (dtype == ATTN_BF16 && attn_sdpa_bf16_backward(plan))
         args.bf16 = attn_bf16_products_of(plan->isa);
+    if (rd != NULL) { /* engine/sdpa.h: out_bf16 */
+        args.out_bf16 = rd->out, args.dout_bf16 = rd->dout;
+        args.sbo_bf16 = rd->st.sb, args.sho_bf16 = rd->st.sh, args.ldo_bf16 = rd->st.ld;
+    }
+#else
+    (void)rd;
 #endif
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_sdpa_backward_run)(&args, &engine);
@@ -151,7 +156,7 @@ attn_status FN(attn_sdpa_forward)(attn_plan *plan, const FN(sdpa_args) *a)
 attn_status FN(attn_sdpa_backward)(attn_plan *plan, const FN(sdpa_args) *a, const real *dout,
                                    real *dQ, real *dK, real *dV)
 {
-    return FN(backward_as)(plan, a, dout, dQ, dK, dV, PLAN_DTYPE);
+    return FN(backward_as)(plan, a, dout, dQ, dK, dV, PLAN_DTYPE, NULL);
 }
 
 #if ATTN_REAL_BITS == 32
@@ -163,6 +168,11 @@ int attn_sdpa_bf16_forward(const attn_plan *plan)
            attn_bf16_products_of(plan->isa).gemm != NULL;
 }
 
+int attn_sdpa_bf16_backward(const attn_plan *plan)
+{
+    return attn_sdpa_bf16_forward(plan) && plan->sdpa.shape.hs_v % ATTN_BF16_K_STEP == 0;
+}
+
 attn_status attn_sdpa_forward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,
                                      const attn_sdpa_half_kv *kv, const attn_sdpa_half_out *ho)
 {
@@ -170,9 +180,10 @@ attn_status attn_sdpa_forward_staged(attn_plan *plan, const attn_sdpa_args_f32 *
 }
 
 attn_status attn_sdpa_backward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,
-                                      const float *dout, float *dQ, float *dK, float *dV)
+                                      const float *dout, float *dQ, float *dK, float *dV,
+                                      const attn_sdpa_half_rowdot *rd)
 {
-    return FN(backward_as)(plan, a, dout, dQ, dK, dV, plan->dtype);
+    return FN(backward_as)(plan, a, dout, dQ, dK, dV, plan->dtype, rd);
 }
 #endif
 

@@ -48,13 +48,27 @@ typedef struct attn_sdpa_half_out {
  * operands, hs a multiple of ATTN_BF16_K_STEP, a kernel set with bf16
  * products. */
 int attn_sdpa_bf16_forward(const attn_plan *plan);
+/* Whether its backward makes its products in bf16 (engine/
+ * sdpa_bf16_backward.h): the same, with hs_v a multiple of
+ * ATTN_BF16_K_STEP too. */
+int attn_sdpa_bf16_backward(const attn_plan *plan);
 
 /* The forward on a's arrays, or with K and V of kv when kv is not NULL (a
  * holds float K, V that pass the checks and are not read); out rounded
  * into ho's (a->out: the engine's float rows, scratch). */
 attn_status attn_sdpa_forward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,
                                      const attn_sdpa_half_kv *kv, const attn_sdpa_half_out *ho);
+/* A bf16 backward's row sums from the caller's out and dout (engine/
+ * sdpa.h, out_bf16): both arrays with out's strides. */
+typedef struct attn_sdpa_half_rowdot {
+    const uint16_t *out, *dout;
+    attn_sdpa_strides st;
+} attn_sdpa_half_rowdot;
+
+/* The backward on a's arrays; its row sums from rd's when not NULL (a's
+ * out then checked, not read). */
 attn_status attn_sdpa_backward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,
-                                      const float *dout, float *dQ, float *dK, float *dV);
+                                      const float *dout, float *dQ, float *dK, float *dV,
+                                      const attn_sdpa_half_rowdot *rd);
 
 #endif /* ATTN_SDPA_EXEC_H */

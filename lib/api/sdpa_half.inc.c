@@ -215,14 +215,24 @@ attn_status HN(attn_sdpa_backward)(attn_plan *plan, const HN(half_args) *a, cons
     float *dQ_f = attn_plan_buffer(plan, ATTN_BUF_STAGE_DQ);
     float *dK_f = attn_plan_buffer(plan, ATTN_BUF_STAGE_DK);
     float *dV_f = attn_plan_buffer(plan, ATTN_BUF_STAGE_DV);
-    /* out again in float (lse not written: the caller's is the forward's),
-     * so that the row sums <dout, out> carry no rounding of out */
-    attn_sdpa_args_f32 f_out = f;
-    f_out.lse = NULL;
-    status = attn_sdpa_forward_staged(plan, &f_out, NULL, NULL);
+    /* The row sums <dout, out> (attn_half.h): from the caller's out and
+     * dout where the products are made in bf16 (they round P and dS to
+     * bf16, an error of the same size), as PyTorch's and FlashAttention's
+     * flash backward do; else from out made again in float (lse not
+     * written: the caller's is the forward's), so that they carry no
+     * rounding. */
+    const attn_sdpa_half_rowdot rd = {(const uint16_t *)a->out, (const uint16_t *)dout,
+                                      x.st[ATTN_SDPA_OUT]};
+    const int out_read = attn_sdpa_bf16_backward(plan);
+    if (!out_read) {
+        attn_sdpa_args_f32 f_out = f;
+        f_out.lse = NULL;
+        status = attn_sdpa_forward_staged(plan, &f_out, NULL, NULL);
+    }
     HN(widen_rows)(plan, &o, dout, dout_f, cv.widen);
     if (status == ATTN_OK)
-        status = attn_sdpa_backward_staged(plan, &f, dout_f, dQ_f, dK_f, dV_f);
+        status = attn_sdpa_backward_staged(plan, &f, dout_f, dQ_f, dK_f, dV_f,
+                                           out_read ? &rd : NULL);
     if (status == ATTN_OK) {
         HN(narrow_rows)(plan, &q, dQ_f, dQ, cv.narrow);
         HN(narrow_rows)(plan, &k, dK_f, dK, cv.narrow); /* rows j >= L_b: 0 */

@@ -60,6 +60,11 @@ typedef struct FN(attn_sdpa_run_args) {
      * blocks and rows recomputed alone read them with the few-row kernels. */
     const uint16_t *K16, *V16;
     size_t sbk16, shk16, ldk16, sbv16, shv16, ldv16;
+    /* A bf16 backward's row sums <dout, out> from the caller's bf16 out
+     * and dout (out's strides, in 16-bit elements), or NULL: from out and
+     * dout in `real`. */
+    const uint16_t *out_bf16, *dout_bf16;
+    size_t sbo_bf16, sho_bf16, ldo_bf16;
     attn_rows_dot_half_fn rows_dot_half;
     attn_rows_axpy_half_fn rows_axpy_half;
     const real *Q, *K, *V; /* (B,NH,Tq,hs), (B,NH_kv,Tk,hs), (B,NH_kv,Tk,hs_v) by strides */

@@ -275,7 +275,36 @@ static void FN(backward_item)(void *context, size_t item, unsigned worker)
     }
 }
 
-/* Item: rowdot_t = <dout_t, out_t> over every query of one (b, h), in double. */
+/* The float of a bf16 number's bits. */
+static inline double FN(bf16_value)(uint16_t bits)
+{
+    const uint32_t u = (uint32_t)bits << 16;
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return (double)x;
+}
+
+/* <dout_t, out_t> of n elements, in double; the rows in `real` or (x16)
+ * as bf16 bits. */
+static real FN(row_dot)(const real *dout, const real *out, const uint16_t *dout16,
+                        const uint16_t *out16, size_t n)
+{
+#define TERM(c)                                                                            \
+    (dout16 != NULL ? FN(bf16_value)(dout16[c]) * FN(bf16_value)(out16[c])                 \
+                    : (double)dout[c] * (double)out[c])
+    double dot[4] = {0.0, 0.0, 0.0, 0.0}; /* four chains: the adds overlap */
+    size_t c = 0;
+    for (; c + 4 <= n; c += 4)
+        for (size_t k = 0; k < 4; k++)
+            dot[k] += TERM(c + k);
+    for (; c < n; c++)
+        dot[0] += TERM(c);
+#undef TERM
+    return (real)((dot[0] + dot[1]) + (dot[2] + dot[3]));
+}
+
+/* Item: rowdot_t = <dout_t, out_t> over every query of one (b, h), in
+ * double; from the bf16 rows where the call gave them (out_bf16). */
 static void FN(rowdot_item)(void *context, size_t item, unsigned worker)
 {
     const FN(sdpa_backward_phase) *f = context;
@@ -284,15 +313,12 @@ static void FN(rowdot_item)(void *context, size_t item, unsigned worker)
     const size_t b = item / s->NH, h = item % s->NH;
     (void)worker;
     for (size_t t = 0; t < s->Tq; t++) {
-        const real *dout = FN(attn_sdpa_dout)(a, b, h, t), *out = FN(attn_sdpa_out)(a, b, h, t);
-        double dot[4] = {0.0, 0.0, 0.0, 0.0}; /* four chains: the adds overlap */
-        size_t c = 0;
-        for (; c + 4 <= s->hs_v; c += 4)
-            for (size_t k = 0; k < 4; k++)
-                dot[k] += (double)dout[c + k] * (double)out[c + k];
-        for (; c < s->hs_v; c++)
-            dot[0] += (double)dout[c] * (double)out[c];
-        a->rowdot[item * s->Tq + t] = (real)((dot[0] + dot[1]) + (dot[2] + dot[3]));
+        const size_t at16 = b * a->sbo_bf16 + h * a->sho_bf16 + t * a->ldo_bf16;
+        a->rowdot[item * s->Tq + t] =
+            a->out_bf16 != NULL
+                ? FN(row_dot)(NULL, NULL, a->dout_bf16 + at16, a->out_bf16 + at16, s->hs_v)
+                : FN(row_dot)(FN(attn_sdpa_dout)(a, b, h, t), FN(attn_sdpa_out)(a, b, h, t),
+                              NULL, NULL, s->hs_v);
     }
 }
 
