@@ -117,7 +117,7 @@ static attn_status FN(forward_as)(attn_plan *plan, const FN(sdpa_args) *a, attn_
 
 static attn_status FN(backward_as)(attn_plan *plan, const FN(sdpa_args) *a, const real *dout,
                                    real *dQ, real *dK, real *dV, attn_dtype dtype,
-                                   const attn_sdpa_half_rowdot *rd)
+                                   const attn_sdpa_half_backward *hb)
 {
     if (plan == NULL || a == NULL)
         return ATTN_ERR_NULL_POINTER;
@@ -135,12 +135,12 @@ static attn_status FN(backward_as)(attn_plan *plan, const FN(sdpa_args) *a, cons
     /* engine/sdpa_bf16_backward.h: a bf16 plan's products in bf16 */
     if (dtype == ATTN_BF16 && attn_sdpa_bf16_backward(plan))
         args.bf16 = attn_bf16_products_of(plan->isa);
-    if (rd != NULL) { /* engine/sdpa.h: out_bf16 */
-        args.out_bf16 = rd->out, args.dout_bf16 = rd->dout;
-        args.sbo_bf16 = rd->st.sb, args.sho_bf16 = rd->st.sh, args.ldo_bf16 = rd->st.ld;
+    if (hb != NULL) { /* engine/sdpa.h: out_bf16 */
+        args.out_bf16 = hb->out, args.dout_bf16 = hb->dout;
+        args.sbo_bf16 = hb->st.sb, args.sho_bf16 = hb->st.sh, args.ldo_bf16 = hb->st.ld;
     }
 #else
-    (void)rd;
+    (void)hb;
 #endif
     const FN(attn_engine) engine = FN(plan_engine)(plan);
     FN(attn_sdpa_backward_run)(&args, &engine);
@@ -181,9 +181,9 @@ attn_status attn_sdpa_forward_staged(attn_plan *plan, const attn_sdpa_args_f32 *
 
 attn_status attn_sdpa_backward_staged(attn_plan *plan, const attn_sdpa_args_f32 *a,
                                       const float *dout, float *dQ, float *dK, float *dV,
-                                      const attn_sdpa_half_rowdot *rd)
+                                      const attn_sdpa_half_backward *hb)
 {
-    return FN(backward_as)(plan, a, dout, dQ, dK, dV, plan->dtype, rd);
+    return FN(backward_as)(plan, a, dout, dQ, dK, dV, plan->dtype, hb);
 }
 #endif
 

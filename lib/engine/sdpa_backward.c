@@ -275,51 +275,45 @@ static void FN(backward_item)(void *context, size_t item, unsigned worker)
     }
 }
 
-/* The float of a bf16 number's bits. */
-static inline double FN(bf16_value)(uint16_t bits)
-{
-    const uint32_t u = (uint32_t)bits << 16;
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return (double)x;
-}
+/* Queries of one rowdot item: each query's rows of every head, which
+ * (B,T,NH,hs)-like layouts keep side by side, in one pass (items of one
+ * head's queries, rows NH hs apart and so a page apart or more, waited on
+ * memory: 4.5 ms for T 2048, 32 heads of 128 in bf16 on the Zen 5). */
+#define ROWDOT_QUERIES 64
 
-/* <dout_t, out_t> of n elements, in double; the rows in `real` or (x16)
- * as bf16 bits. */
-static real FN(row_dot)(const real *dout, const real *out, const uint16_t *dout16,
-                        const uint16_t *out16, size_t n)
+/* <dout_t, out_t> of n elements in double. */
+static real FN(row_dot)(const real *dout, const real *out, size_t n)
 {
-#define TERM(c)                                                                            \
-    (dout16 != NULL ? FN(bf16_value)(dout16[c]) * FN(bf16_value)(out16[c])                 \
-                    : (double)dout[c] * (double)out[c])
     double dot[4] = {0.0, 0.0, 0.0, 0.0}; /* four chains: the adds overlap */
     size_t c = 0;
     for (; c + 4 <= n; c += 4)
         for (size_t k = 0; k < 4; k++)
-            dot[k] += TERM(c + k);
+            dot[k] += (double)dout[c + k] * (double)out[c + k];
     for (; c < n; c++)
-        dot[0] += TERM(c);
-#undef TERM
+        dot[0] += (double)dout[c] * (double)out[c];
     return (real)((dot[0] + dot[1]) + (dot[2] + dot[3]));
 }
 
-/* Item: rowdot_t = <dout_t, out_t> over every query of one (b, h), in
- * double; from the bf16 rows where the call gave them (out_bf16). */
+/* Item: rowdot_t = <dout_t, out_t> of queries [t0, t0 + ROWDOT_QUERIES)
+ * of sequence b, every head; from the bf16 rows by the set's dot where
+ * the call gave them (out_bf16). */
 static void FN(rowdot_item)(void *context, size_t item, unsigned worker)
 {
     const FN(sdpa_backward_phase) *f = context;
     const FN(attn_sdpa_run_args) *a = f->a;
     const attn_sdpa_shape *s = &a->layout.shape;
-    const size_t b = item / s->NH, h = item % s->NH;
+    const size_t chunks = attn_sdpa_ceil_div(s->Tq, ROWDOT_QUERIES);
+    const size_t b = item / chunks, t0 = item % chunks * ROWDOT_QUERIES;
     (void)worker;
-    for (size_t t = 0; t < s->Tq; t++) {
-        const size_t at16 = b * a->sbo_bf16 + h * a->sho_bf16 + t * a->ldo_bf16;
-        a->rowdot[item * s->Tq + t] =
-            a->out_bf16 != NULL
-                ? FN(row_dot)(NULL, NULL, a->dout_bf16 + at16, a->out_bf16 + at16, s->hs_v)
-                : FN(row_dot)(FN(attn_sdpa_dout)(a, b, h, t), FN(attn_sdpa_out)(a, b, h, t),
-                              NULL, NULL, s->hs_v);
-    }
+    for (size_t t = t0; t < MIN(t0 + ROWDOT_QUERIES, s->Tq); t++)
+        for (size_t h = 0; h < s->NH; h++) {
+            const size_t at = b * a->sbo_bf16 + h * a->sho_bf16 + t * a->ldo_bf16;
+            a->rowdot[(b * s->NH + h) * s->Tq + t] =
+                a->out_bf16 != NULL
+                    ? (real)a->bf16.dot(a->dout_bf16 + at, a->out_bf16 + at, s->hs_v)
+                    : FN(row_dot)(FN(attn_sdpa_dout)(a, b, h, t), FN(attn_sdpa_out)(a, b, h, t),
+                                  s->hs_v);
+        }
 }
 
 /* Item: dQ of one (b, h), the sum of its groups' parts in group order. */
@@ -360,7 +354,8 @@ void FN(attn_sdpa_backward_run)(const FN(attn_sdpa_run_args) *a, const FN(attn_e
     const attn_sdpa_shape *s = &a->layout.shape;
     if (a->packed != NULL)
         attn_pool_run(e->pool, s->B * s->NH_kv, FN(pack_item), (void *)&f);
-    attn_pool_run(e->pool, s->B * s->NH, FN(rowdot_item), (void *)&f);
+    attn_pool_run(e->pool, s->B * attn_sdpa_ceil_div(s->Tq, ROWDOT_QUERIES), FN(rowdot_item),
+                  (void *)&f);
     attn_pool_run(e->pool, s->B * s->NH_kv * a->layout.groups, FN(backward_item), (void *)&f);
     if (a->layout.groups > 1)
         attn_pool_run(e->pool, s->B * s->NH, FN(dq_sum_item), (void *)&f);

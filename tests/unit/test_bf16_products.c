@@ -17,6 +17,8 @@
  *   are and are not multiples of the tiles, scale 1 and 1/sqrt(hs): each
  *   element against the reference narrowing, the padding zero.
  *   The packs' finiteness result (pack_finite).
+ *   dot: the backward's row sums of bf16 rows in double (its tolerance at
+ *   the test).
  *   softmax_online: the forward's online block with bf16 weights (its
  *   tolerances at the test).
  *   round: float -> bf16 against the tests' reference narrowing
@@ -183,6 +185,39 @@ static float float_of(uint32_t u)
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
+}
+
+/* dot: sum x_i y_i in double against the sum made here, for lengths
+ * around the vectors (tails masked): every product of two bf16 numbers
+ * and every partial sum here (magnitudes 2^-40..2^42, n <= 300) is exact
+ * in double but for the adds' 2^-53 each, so |dot - ref| <= n 2^-52
+ * sum |x_i y_i|. */
+static void dot(void **state)
+{
+    const attn_isa isa = *(const attn_isa *)*state;
+    const attn_bf16_dot_fn d = attn_bf16_products_of(isa).dot;
+    if (d == NULL || !attn_isa_supported(isa)) {
+        print_message("  skipped: this CPU (or OS) does not run the %s set\n", attn_isa_name(isa));
+        skip();
+    }
+    test_rng rng;
+    rng_seed(&rng, 2507);
+    uint16_t *x = talloc(301 * sizeof(uint16_t)), *y = talloc(301 * sizeof(uint16_t));
+    static const size_t lengths[] = {0, 1, 7, 8, 9, 15, 16, 17, 128, 300};
+    for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+        const size_t n = lengths[l];
+        double want = 0.0, mag = 0.0;
+        for (size_t i = 0; i < 301; i++) { /* past n: NaN, never read */
+            const float a = bf16_value(&rng), b = bf16_value(&rng);
+            x[i] = i < n ? bits16(a) : 0x7fc1;
+            y[i] = i < n ? bits16(b) : 0x7fc1;
+            if (i < n)
+                want += (double)a * (double)b, mag += fabs((double)a * (double)b);
+        }
+        const double got = d(x, y, n);
+        check_true(fabs(got - want) <= (double)n * 0x1p-52 * mag,
+                   "%s: dot of %zu: %.17g, reference %.17g", attn_isa_name(isa), n, got, want);
+    }
 }
 
 /* The products' rounding of P against the reference narrowing. */
@@ -421,21 +456,24 @@ static void others_have_none(void **state)
                            attn_bf16_products_of((attn_isa)i).round == NULL &&
                            attn_bf16_products_of((attn_isa)i).round_transposed == NULL &&
                            attn_bf16_products_of((attn_isa)i).softmax_online == NULL &&
-                           attn_bf16_products_of((attn_isa)i).pack == NULL,
+                           attn_bf16_products_of((attn_isa)i).pack == NULL &&
+                           attn_bf16_products_of((attn_isa)i).dot == NULL,
                        "%s has bf16 products", attn_isa_name((attn_isa)i));
 }
 
 int main(void)
 {
-    static const attn_isa dot = ATTN_ISA_AVX512_BF16, amx = ATTN_ISA_AMX;
+    static const attn_isa dot_set = ATTN_ISA_AVX512_BF16, amx = ATTN_ISA_AMX;
     const struct CMUnitTest tests[] = {
-        CASE_WITH_STATE("avx512-bf16/products", products, &dot),
+        CASE_WITH_STATE("avx512-bf16/products", products, &dot_set),
         CASE_WITH_STATE("amx/products", products, &amx),
-        CASE_WITH_STATE("avx512-bf16/rounding", rounding, &dot),
+        CASE_WITH_STATE("avx512-bf16/dot", dot, &dot_set),
+        CASE_WITH_STATE("amx/dot", dot, &amx),
+        CASE_WITH_STATE("avx512-bf16/rounding", rounding, &dot_set),
         CASE_WITH_STATE("amx/rounding", rounding, &amx),
-        CASE_WITH_STATE("avx512-bf16/rounding_transposed", rounding_transposed, &dot),
+        CASE_WITH_STATE("avx512-bf16/rounding_transposed", rounding_transposed, &dot_set),
         CASE_WITH_STATE("amx/rounding_transposed", rounding_transposed, &amx),
-        CASE_WITH_STATE("avx512-bf16/softmax_online", softmax_online, &dot),
+        CASE_WITH_STATE("avx512-bf16/softmax_online", softmax_online, &dot_set),
         CASE_WITH_STATE("amx/softmax_online", softmax_online, &amx),
         cmocka_unit_test(pack_finite),
         cmocka_unit_test(others_have_none),

@@ -96,6 +96,34 @@ int attn_bf16_pack_avx512_bf16(size_t K, size_t N, const float *X, size_t ldx, u
     return bad == 0;
 }
 
+/* 16 bf16 numbers (masked) as floats, exact. */
+static __m512 widen16(const uint16_t *p, __mmask16 m)
+{
+    return _mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
+}
+
+/* The upper 8 floats of x. */
+static __m256 upper8(__m512 x)
+{
+    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1));
+}
+
+/* kernels.h, attn_bf16_dot_fn: 16 products a step, widened to double
+ * (exact), in two chains (lower and upper halves); the tail masked. */
+double attn_bf16_dot_avx512_bf16(const uint16_t *x, const uint16_t *y, size_t n)
+{
+    __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+    for (size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = (__mmask16)(n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1u);
+        const __m512 a = widen16(x + i, m), b = widen16(y + i, m);
+        lo = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(a)),
+                             _mm512_cvtps_pd(_mm512_castps512_ps256(b)), lo);
+        hi = _mm512_fmadd_pd(_mm512_cvtps_pd(upper8(a)), _mm512_cvtps_pd(upper8(b)), hi);
+    }
+    return _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
+}
+
 void attn_bf16_round_avx512_bf16(const float *src, uint16_t *dst, size_t n)
 {
     size_t i = 0;
