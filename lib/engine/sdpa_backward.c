@@ -196,16 +196,14 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
         memset(ds, 0, lo * sizeof(real));
     }
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SOFTMAX, start, 0.0);
-    if (a->bf16.gemm != NULL) { /* dS scaled once, then rounded for dK and dQ */
+    if (a->bf16.gemm != NULL) { /* scale dS rounded for dK and for dQ */
         ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES,
                       attn_product_flops(kc, hs_v, rows),
-                      FN(attn_sdpa_bf16_by_queries)(a, rows, kc, hs_v, P, TILE_LD, dout, a->ldo,
-                                                    dV, a->ldv, &w));
+                      FN(attn_sdpa_bf16_by_queries)(a, rows, kc, hs_v, P, TILE_LD, REAL_C(1.0),
+                                                    dout, a->ldo, dV, a->ldv, &w));
         start = attn_profile_begin(mm->profile);
-        for (size_t r = 0; r < rows; r++)
-            for (size_t j = 0; j < kc; j++)
-                dS[r * TILE_LD + j] *= a->scale;
-        FN(attn_sdpa_bf16_by_queries)(a, rows, kc, hs, dS, TILE_LD, Q, a->ldq, dK, a->ldk, &w);
+        FN(attn_sdpa_bf16_by_queries)(a, rows, kc, hs, dS, TILE_LD, a->scale, Q, a->ldq, dK,
+                                      a->ldk, &w);
         FN(attn_sdpa_bf16_dq)(a, b, g, rows, k0, kc, dS, TILE_LD, dQ, ldq, w.a);
         attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SCORES, start,
                          2.0 * attn_product_flops(rows, hs, kc));

@@ -135,23 +135,29 @@ static inline void FN(attn_sdpa_pack_bf16)(const FN(attn_sdpa_run_args) *a, size
 #endif
 }
 
-/* rows x n of x (rows ldx apart) as bf16 rows np = n rounded up to
- * ATTN_BF16_K_STEP apart, zero past n and in the rows after `rows` up to
- * ATTN_BF16_M_STEP. */
-static inline void FN(bf16_rows)(const FN(attn_sdpa_run_args) *a, size_t rows, size_t n,
-                                 const real *x, size_t ldx, uint16_t *dst)
+/* rows x n of scale x (rows ldx apart; scale 1: x itself) as bf16 rows
+ * np = n rounded up to ATTN_BF16_K_STEP apart, zero past n and in the rows
+ * after `rows` up to ATTN_BF16_M_STEP. */
+static inline void FN(bf16_rows_scaled)(const FN(attn_sdpa_run_args) *a, size_t rows, size_t n,
+                                        const real *x, size_t ldx, float scale, uint16_t *dst)
 {
 #if ATTN_REAL_BITS == 32
     const size_t np = FN(bf16_round_up)(n, ATTN_BF16_K_STEP);
     for (size_t r = 0; r < rows; r++) {
-        a->bf16.round(x + r * ldx, dst + r * np, n);
+        a->bf16.round_scaled(x + r * ldx, scale, dst + r * np, n);
         memset(dst + r * np + n, 0, (np - n) * sizeof(uint16_t));
     }
     const size_t padded = FN(bf16_round_up)(rows, ATTN_BF16_M_STEP);
     memset(dst + rows * np, 0, (padded - rows) * np * sizeof(uint16_t));
 #else
-    (void)a, (void)rows, (void)n, (void)x, (void)ldx, (void)dst;
+    (void)a, (void)rows, (void)n, (void)x, (void)ldx, (void)scale, (void)dst;
 #endif
+}
+
+static inline void FN(bf16_rows)(const FN(attn_sdpa_run_args) *a, size_t rows, size_t n,
+                                 const real *x, size_t ldx, uint16_t *dst)
+{
+    FN(bf16_rows_scaled)(a, rows, n, x, ldx, 1.0f, dst);
 }
 
 /* Rows [t0, t0 + queries) of head h of sequence b's Q in bf16 (hs wide,

@@ -57,34 +57,34 @@ static inline void FN(attn_sdpa_bf16_by_keys)(const FN(attn_sdpa_run_args) *a, s
                  (float *)C, ldc);
 }
 
-/* G (kc, n) += X^T (kc, rows) Y (rows, n): dV += P^T dout, dK += dS^T Q;
- * X (rows, kc; ldx) rounded and transposed by the set's kernel, Y (rows,
- * n; ldy) of bf16 numbers packed. */
+/* G (kc, n) += (xs X)^T (kc, rows) Y (rows, n): dV += P^T dout (xs 1), dK
+ * += (scale dS)^T Q; X (rows, kc; ldx) scaled, rounded and transposed by
+ * the set's kernel, Y (rows, n; ldy) of bf16 numbers packed. */
 static inline void FN(attn_sdpa_bf16_by_queries)(const FN(attn_sdpa_run_args) *a, size_t rows,
                                                  size_t kc, size_t n, const real *X, size_t ldx,
-                                                 const real *Y, size_t ldy, real *G, size_t ldg,
-                                                 const attn_bf16_rows *w)
+                                                 real xs, const real *Y, size_t ldy, real *G,
+                                                 size_t ldg, const attn_bf16_rows *w)
 {
 #if ATTN_REAL_BITS == 32
     const size_t np = FN(bf16_round_up)(rows, ATTN_BF16_K_STEP);
-    a->bf16.round_transposed(rows, kc, X, ldx, 1.0f, w->at);
+    a->bf16.round_transposed(rows, kc, X, ldx, xs, w->at);
     a->bf16.pack(rows, n, Y, ldy, w->b);
     a->bf16.gemm(kc, n, np, w->at, np, w->b, np, 1, G, ldg);
 #else
-    (void)a, (void)rows, (void)kc, (void)n, (void)X, (void)ldx, (void)Y, (void)ldy, (void)G,
-        (void)ldg, (void)w;
+    (void)a, (void)rows, (void)kc, (void)n, (void)X, (void)ldx, (void)xs, (void)Y, (void)ldy,
+        (void)G, (void)ldg, (void)w;
 #endif
 }
 
-/* dQ (rows, hs) += D (rows, kc; ldd) K[k0, k0 + kc) from the bf16 K blocks
- * (D = scale dS, rounded). */
+/* dQ (rows, hs) += (scale D) (rows, kc; ldd) K[k0, k0 + kc) from the bf16
+ * K blocks (D = dS; scale D rounded). */
 static inline void FN(attn_sdpa_bf16_dq)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g,
                                          size_t rows, size_t k0, size_t kc, const real *D,
                                          size_t ldd, real *dQ, size_t ldq, uint16_t *a16)
 {
     size_t kb;
     const uint16_t *block = FN(bf16_k_block)(a, b, g, k0, &kb);
-    FN(bf16_rows)(a, rows, kc, D, ldd, a16);
+    FN(bf16_rows_scaled)(a, rows, kc, D, ldd, (float)a->scale, a16);
     const size_t kp = FN(bf16_round_up)(kc, ATTN_BF16_K_STEP);
     a->bf16.gemm(rows, a->layout.shape.hs, kp, a16, kp, block, kb, 1, (float *)dQ, ldq);
 }

@@ -430,6 +430,7 @@ typedef struct attn_bf16_products {
     attn_bf16_round_transposed_fn round_transposed;
     attn_bf16_softmax_online_fn softmax_online;
     attn_bf16_pack_fn pack; /* attn_bf16_pack below, vectorized */
+    attn_half_narrow_scaled_fn round_scaled; /* round of scale src (float product) */
     attn_bf16_dot_fn dot;   /* the backward's row sums <dout, out> */
 } attn_bf16_products;
 /* B = X^T for X (N, K) of float rows ldx apart, or B = X for X (K, N), in
@@ -458,6 +459,7 @@ void attn_bf16_gemm_avx512_bf16(size_t M, size_t N, size_t K, const uint16_t *A,
 void attn_bf16_gemm_amx(size_t M, size_t N, size_t K, const uint16_t *A, size_t lda,
                         const uint16_t *B, size_t kb, int accumulate, float *C, size_t ldc);
 void attn_bf16_round_avx512_bf16(const float *src, uint16_t *dst, size_t n);
+void attn_bf16_round_scaled_avx512_bf16(const float *src, float scale, uint16_t *dst, size_t n);
 void attn_bf16_round_transposed_avx512_bf16(size_t rows, size_t kc, const float *X, size_t ldx,
                                             float scale, uint16_t *dst);
 int attn_bf16_pack_avx512_bf16(size_t K, size_t N, const float *X, size_t ldx, uint16_t *B);

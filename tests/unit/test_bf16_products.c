@@ -21,7 +21,8 @@
  *   the test).
  *   softmax_online: the forward's online block with bf16 weights (its
  *   tolerances at the test).
- *   round: float -> bf16 against the tests' reference narrowing
+ *   round (and round_scaled, of float products scale x): float -> bf16
+ *   against the tests' reference narrowing
  *   (support/sdpa_half.c) on random floats of every class and on ties,
  *   counts not multiples of the vector; subnormal inputs give a zero of
  *   their sign (the instruction's documented behaviour), a NaN a NaN.
@@ -225,38 +226,48 @@ static void rounding(void **state)
 {
     const attn_isa isa = *(const attn_isa *)*state;
     const attn_half_narrow_fn round = attn_bf16_products_of(isa).round;
+    const attn_half_narrow_scaled_fn round_scaled = attn_bf16_products_of(isa).round_scaled;
     if (round == NULL || !attn_isa_supported(isa)) {
         print_message("  skipped: this CPU (or build) does not run the %s set\n",
                       attn_isa_name(isa));
         skip();
     }
     enum { N = 4099 };
-    float *x = talloc(N * sizeof(float));
+    float *x = talloc(N * sizeof(float)), *y = talloc(N * sizeof(float));
     uint16_t *got = talloc((N + 1) * sizeof(uint16_t));
     test_rng rng;
     rng_seed(&rng, 2502);
-    for (int pass = 0; pass < 64; pass++) {
+    /* passes 0..63: round; 64..127: round_scaled of y by 1/sqrt(128),
+     * against the rounding of the float products x = scale y */
+    const float scale = 1.0f / sqrtf(128.0f);
+    for (int pass = 0; pass < 128; pass++) {
         for (size_t i = 0; i < N; i++) {
             const uint32_t u = (uint32_t)rng_u64(&rng);
             /* every class, and ties: the low 16 bits 0x8000 */
             x[i] = float_of(i % 3 == 0 ? (u & 0xffff0000u) | 0x8000u : u);
         }
-        const size_t n = N - (size_t)pass; /* tails of every length */
+        const size_t n = N - (size_t)(pass % 64); /* tails of every length */
         got[n] = 0xabcd;
-        round(x, got, n);
+        if (pass < 64) {
+            round(x, got, n);
+        } else { /* x becomes the float product the kernel must round */
+            for (size_t i = 0; i < N; i++)
+                y[i] = x[i], x[i] = y[i] * scale;
+            round_scaled(y, scale, got, n);
+        }
         check_true(got[n] == 0xabcd, "%s: round wrote past n", attn_isa_name(isa));
         for (size_t i = 0; i < n; i++) {
             const uint32_t bits = (uint32_t)got[i] << 16;
             if (isnan(x[i])) {
-                check_true(isnan(float_of(bits)), "%s: round(NaN) = 0x%04x", attn_isa_name(isa),
-                           got[i]);
+                check_true(isnan(float_of(bits)), "%s: round%s(NaN) = 0x%04x", attn_isa_name(isa),
+                           pass < 64 ? "" : "_scaled", got[i]);
                 continue;
             }
             const int sub = fpclassify(x[i]) == FP_SUBNORMAL;
             const uint16_t want = sub ? (uint16_t)(signbit(x[i]) ? 0x8000 : 0)
                                       : half_bf16.encode(x[i]);
-            check_true(got[i] == want, "%s: round(%a) = 0x%04x, want 0x%04x", attn_isa_name(isa),
-                       (double)x[i], got[i], want);
+            check_true(got[i] == want, "%s: round%s(%a) = 0x%04x, want 0x%04x",
+                       attn_isa_name(isa), pass < 64 ? "" : "_scaled", (double)x[i], got[i], want);
         }
     }
 }
@@ -457,7 +468,8 @@ static void others_have_none(void **state)
                            attn_bf16_products_of((attn_isa)i).round_transposed == NULL &&
                            attn_bf16_products_of((attn_isa)i).softmax_online == NULL &&
                            attn_bf16_products_of((attn_isa)i).pack == NULL &&
-                           attn_bf16_products_of((attn_isa)i).dot == NULL,
+                           attn_bf16_products_of((attn_isa)i).dot == NULL &&
+                           attn_bf16_products_of((attn_isa)i).round_scaled == NULL,
                        "%s has bf16 products", attn_isa_name((attn_isa)i));
 }
 

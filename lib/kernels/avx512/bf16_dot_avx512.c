@@ -124,20 +124,27 @@ double attn_bf16_dot_avx512_bf16(const uint16_t *x, const uint16_t *y, size_t n)
     return _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
 }
 
-void attn_bf16_round_avx512_bf16(const float *src, uint16_t *dst, size_t n)
+/* kernels.h: bf16(scale src), the product in float (exact for scale 1). */
+void attn_bf16_round_scaled_avx512_bf16(const float *src, float scale, uint16_t *dst, size_t n)
 {
+    const __m512 s = _mm512_set1_ps(scale);
     size_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        const __m512bh r = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(src + i + 16),
-                                               _mm512_loadu_ps(src + i));
+        const __m512bh r = _mm512_cvtne2ps_pbh(_mm512_mul_ps(_mm512_loadu_ps(src + i + 16), s),
+                                               _mm512_mul_ps(_mm512_loadu_ps(src + i), s));
         _mm512_storeu_si512(dst + i, (__m512i)r);
     }
     for (; i < n; i += 16) { /* the tail, 16 lanes at a time, masked */
         const size_t m = n - i < 16 ? n - i : 16;
         const __mmask16 k = (__mmask16)((1u << m) - 1u);
-        const __m256bh r = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(k, src + i));
+        const __m256bh r = _mm512_cvtneps_pbh(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, src + i), s));
         _mm256_mask_storeu_epi16(dst + i, k, (__m256i)r);
     }
+}
+
+void attn_bf16_round_avx512_bf16(const float *src, uint16_t *dst, size_t n)
+{
+    attn_bf16_round_scaled_avx512_bf16(src, 1.0f, dst, n);
 }
 
 /* The 16 x 16 matrix of 32-bit words r transposed in place: r[c] lane i
