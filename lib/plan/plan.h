@@ -31,15 +31,15 @@ typedef enum attn_buffer {
     ATTN_BUF_DHEADS,  /* (B,T,D) gradient of the head outputs */
     ATTN_BUF_PARTIALS, /* sdpa: (splits,B,NH,Tq,hs_v+2) each key split's rows (sdpa_layout.h) */
     /* half-precision sdpa plans: the float copies the float engine runs on
-     * (api/sdpa_half.inc.c), dense (B,T,NH,hs) rows like attn's own layout */
-    ATTN_BUF_STAGE_Q,    /* (B,Tq,NH,hs) */
-    ATTN_BUF_STAGE_K,    /* (B,Tk,NH_kv,hs) */
-    ATTN_BUF_STAGE_V,    /* (B,Tk,NH_kv,hs_v) */
-    ATTN_BUF_STAGE_OUT,  /* (B,Tq,NH,hs_v) */
-    ATTN_BUF_STAGE_DOUT, /* training: (B,Tq,NH,hs_v) */
-    ATTN_BUF_STAGE_DQ,   /* training: (B,Tq,NH,hs) */
-    ATTN_BUF_STAGE_DK,   /* training: (B,Tk,NH_kv,hs) */
-    ATTN_BUF_STAGE_DV,   /* training: (B,Tk,NH_kv,hs_v) */
+     * (api/sdpa_half.inc.c), dense and head-major: (B,NH,T,hs) */
+    ATTN_BUF_STAGE_Q,    /* (B,NH,Tq,hs) */
+    ATTN_BUF_STAGE_K,    /* (B,NH_kv,Tk,hs) */
+    ATTN_BUF_STAGE_V,    /* (B,NH_kv,Tk,hs_v) */
+    ATTN_BUF_STAGE_OUT,  /* (B,NH,Tq,hs_v) */
+    ATTN_BUF_STAGE_DOUT, /* training: (B,NH,Tq,hs_v) */
+    ATTN_BUF_STAGE_DQ,   /* training: (B,NH,Tq,hs) */
+    ATTN_BUF_STAGE_DK,   /* training: (B,NH_kv,Tk,hs) */
+    ATTN_BUF_STAGE_DV,   /* training: (B,NH_kv,Tk,hs_v) */
     ATTN_BUF_COUNT
 } attn_buffer;
 
