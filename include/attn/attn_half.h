@@ -65,7 +65,9 @@ extern "C" {
  * 4/5; Intel issues it at half its float FMA rate); a (b, g) with a value
  * (V, backward K too) that is not finite takes the float products. Such a
  * forward without a window reads Q, K and V in place in bf16 (no float
- * copies) and writes P in bf16 from its softmax.
+ * copies) and writes P in bf16 from its softmax; such a backward reads Q,
+ * K, V, out and dout in place (no float copies but of a (b, g) taking the
+ * float products).
  * Everything else runs on the float engine. A half plan holds, beside a float plan's memory, float
  * copies of Q, K, V and out (B*(NH*Tq*(hs+hs_v) + NH_kv*Tk*(hs+hs_v))
  * floats), in training twice that. */

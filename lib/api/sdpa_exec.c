@@ -135,9 +135,15 @@ static attn_status FN(backward_as)(attn_plan *plan, const FN(sdpa_args) *a, cons
     /* engine/sdpa_bf16_backward.h: a bf16 plan's products in bf16 */
     if (dtype == ATTN_BF16 && attn_sdpa_bf16_backward(plan))
         args.bf16 = attn_bf16_products_of(plan->isa);
-    if (hb != NULL) { /* engine/sdpa.h: out_bf16 */
+    if (hb != NULL) { /* engine/sdpa.h: out_bf16, Q_half, K16 */
         args.out_bf16 = hb->out, args.dout_bf16 = hb->dout;
         args.sbo_bf16 = hb->st.sb, args.sho_bf16 = hb->st.sh, args.ldo_bf16 = hb->st.ld;
+        args.Q_half = hb->Q;
+        args.sbq_half = hb->q.sb, args.shq_half = hb->q.sh, args.ldq_half = hb->q.ld;
+        args.K16 = hb->K, args.V16 = hb->V;
+        args.sbk16 = hb->k.sb, args.shk16 = hb->k.sh, args.ldk16 = hb->k.ld;
+        args.sbv16 = hb->v.sb, args.shv16 = hb->v.sh, args.ldv16 = hb->v.ld;
+        args.widen_half = hb->widen;
     }
 #else
     (void)hb;

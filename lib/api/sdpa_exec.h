@@ -60,12 +60,17 @@ attn_status attn_sdpa_forward_staged(attn_plan *plan, const attn_sdpa_args_f32 *
                                      const attn_sdpa_half_kv *kv, const attn_sdpa_half_out *ho);
 /* A bf16 backward on bf16 products (attn_sdpa_bf16_backward): the
  * caller's out and dout (out's strides: engine/sdpa.h, out_bf16), whose
- * row sums it takes. (Its products do not read dout's or Q's rows in
- * place: rows NH hs apart alias in L1, 18 ms slower than rounding them
- * into dense rows at T 2048, NH 32, hs 128 on the Zen 5.) */
+ * row sums it takes, and its Q, K and V: the products copy their rows
+ * and pack them from the caller's bf16 arrays, and the float copies are
+ * filled only for a (b, g) whose K or V has a value that is not finite
+ * (widened by the pack phase, engine/sdpa_bf16.h). (The products do not
+ * multiply dout's or Q's rows in place: rows NH hs apart alias in L1, 18
+ * ms slower than copies into dense rows at T 2048, NH 32, hs 128 on the
+ * Zen 5.) */
 typedef struct attn_sdpa_half_backward {
-    const uint16_t *out, *dout;
-    attn_sdpa_strides st;
+    const uint16_t *out, *dout, *Q, *K, *V;
+    attn_sdpa_strides st, q, k, v;
+    attn_half_widen_fn widen;
 } attn_sdpa_half_backward;
 
 /* The backward on a's arrays, or with hb's (a's out then checked, not

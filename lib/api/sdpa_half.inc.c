@@ -212,7 +212,11 @@ attn_status HN(attn_sdpa_backward)(attn_plan *plan, const HN(half_args) *a, cons
     if (status != ATTN_OK)
         return status;
     const attn_half_kernels cv = attn_half_kernels_of(plan->isa, HALF_IS_BF16);
-    const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, cv.widen, 0, 0);
+    /* bf16 products: Q, K, V and dout read from the call's arrays (their
+     * float copies filled only where a (b, g) takes the float products:
+     * sdpa_exec.h), and out too */
+    const int products = HALF_IS_BF16 && attn_sdpa_bf16_backward(plan);
+    const attn_sdpa_args_f32 f = HN(staged)(plan, a, &x, cv.widen, 0, products);
     const HN(half_rows) q = HN(rows)(plan, &x, ATTN_SDPA_Q, NULL);
     const HN(half_rows) k = HN(rows)(plan, &x, ATTN_SDPA_K, NULL);
     const HN(half_rows) v = HN(rows)(plan, &x, ATTN_SDPA_V, NULL);
@@ -227,18 +231,19 @@ attn_status HN(attn_sdpa_backward)(attn_plan *plan, const HN(half_args) *a, cons
      * flash backward do; else from out made again in float (lse not
      * written: the caller's is the forward's), so that they carry no
      * rounding. */
-    const attn_sdpa_half_backward hb = {(const uint16_t *)a->out, (const uint16_t *)dout,
-                                        x.st[ATTN_SDPA_OUT]};
-    const int out_read = attn_sdpa_bf16_backward(plan);
-    if (!out_read) {
+    const attn_sdpa_half_backward hb = {
+        (const uint16_t *)a->out, (const uint16_t *)dout, (const uint16_t *)a->Q,
+        (const uint16_t *)a->K, (const uint16_t *)a->V, x.st[ATTN_SDPA_OUT], x.st[ATTN_SDPA_Q],
+        x.st[ATTN_SDPA_K], x.st[ATTN_SDPA_V], cv.widen};
+    if (!products) {
         attn_sdpa_args_f32 f_out = f;
         f_out.lse = NULL;
         status = attn_sdpa_forward_staged(plan, &f_out, NULL, NULL);
+        HN(widen_rows)(plan, &o, dout, dout_f, cv.widen);
     }
-    HN(widen_rows)(plan, &o, dout, dout_f, cv.widen);
     if (status == ATTN_OK)
         status = attn_sdpa_backward_staged(plan, &f, dout_f, dQ_f, dK_f, dV_f,
-                                           out_read ? &hb : NULL);
+                                           products ? &hb : NULL);
     if (status == ATTN_OK) {
         HN(narrow_rows)(plan, &q, dQ_f, dQ, cv.narrow);
         HN(narrow_rows)(plan, &k, dK_f, dK, cv.narrow); /* rows j >= L_b: 0 */

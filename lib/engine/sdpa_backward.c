@@ -93,6 +93,22 @@ static size_t FN(seen_columns)(const FN(attn_sdpa_run_args) *a, size_t b, size_t
     return n;
 }
 
+/* Row t0 of head h of sequence b of the call's bf16 Q and dout (sdpa.h:
+ * Q_half, dout_bf16), or NULL: Q and dout in `real`. */
+static const uint16_t *FN(q16_rows)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h,
+                                    size_t t0)
+{
+    return a->Q_half == NULL ? NULL
+                             : a->Q_half + b * a->sbq_half + h * a->shq_half + t0 * a->ldq_half;
+}
+static const uint16_t *FN(dout16_rows)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h,
+                                       size_t t0)
+{
+    return a->Q_half == NULL
+               ? NULL
+               : a->dout_bf16 + b * a->sbo_bf16 + h * a->sho_bf16 + t0 * a->ldo_bf16;
+}
+
 /* P of query block [t0, t0+rows) of head h against keys [k0, k0+kc),
  * recomputed from lse. */
 static void FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm) *mm,
@@ -108,7 +124,8 @@ static void FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn
     const real *kt = FN(attn_sdpa_packed_kt)(a, b * s->NH_kv + g);
     double flops = attn_product_flops(rows, kc, s->hs);
     if (a->bf16.gemm != NULL) /* bf16 products (sdpa_bf16_backward.h) */
-        FN(attn_sdpa_bf16_by_keys)(a, rows, kc, s->hs, Q, a->ldq, kt, k0, P, TILE_LD, a16);
+        FN(attn_sdpa_bf16_by_keys)(a, rows, kc, s->hs, Q, a->ldq, FN(q16_rows)(a, b, h, t0),
+                                   a->ldq_half, kt, k0, P, TILE_LD, a16);
     else /* a causal diagonal's rows up to the keys they see (matmul.h) */
         flops = FN(attn_mm_gemm_staircase)(mm, ATTN_TRANS, rows, kc, s->hs,
                                            FN(attn_sdpa_staircase_n0)(a, b, t0, k0), Q, a->ldq,
@@ -169,7 +186,8 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
     const real *vt = FN(attn_sdpa_packed_vt)(a, b * s->NH_kv + g);
     double flops = attn_product_flops(rows, kc, hs_v);
     if (a->bf16.gemm != NULL)
-        FN(attn_sdpa_bf16_by_keys)(a, rows, kc, hs_v, dout, a->ldo, vt, k0, dS, TILE_LD, w.a);
+        FN(attn_sdpa_bf16_by_keys)(a, rows, kc, hs_v, dout, a->ldo, FN(dout16_rows)(a, b, h, t0),
+                                   a->ldo_bf16, vt, k0, dS, TILE_LD, w.a);
     else /* dP: read, as P, up to each row's last visible key */
         flops = FN(attn_mm_gemm_staircase)(mm, ATTN_TRANS, rows, kc, hs_v,
                                            FN(attn_sdpa_staircase_n0)(a, b, t0, k0), dout, a->ldo, V,
@@ -200,10 +218,11 @@ static void FN(tile_backward)(const FN(attn_sdpa_run_args) *a, const FN(attn_mm)
         ATTN_PROFILED(mm->profile, ATTN_PHASE_BACKWARD_VALUES,
                       attn_product_flops(kc, hs_v, rows),
                       FN(attn_sdpa_bf16_by_queries)(a, rows, kc, hs_v, P, TILE_LD, REAL_C(1.0),
-                                                    dout, a->ldo, dV, a->ldv, &w));
+                                                    dout, a->ldo, FN(dout16_rows)(a, b, h, t0),
+                                                    a->ldo_bf16, dV, a->ldv, &w));
         start = attn_profile_begin(mm->profile);
-        FN(attn_sdpa_bf16_by_queries)(a, rows, kc, hs, dS, TILE_LD, a->scale, Q, a->ldq, dK,
-                                      a->ldk, &w);
+        FN(attn_sdpa_bf16_by_queries)(a, rows, kc, hs, dS, TILE_LD, a->scale, Q, a->ldq,
+                                      FN(q16_rows)(a, b, h, t0), a->ldq_half, dK, a->ldk, &w);
         FN(attn_sdpa_bf16_dq)(a, b, g, rows, k0, kc, dS, TILE_LD, dQ, ldq, w.a);
         attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_SCORES, start,
                          2.0 * attn_product_flops(rows, hs, kc));

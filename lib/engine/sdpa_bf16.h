@@ -80,6 +80,33 @@ static inline real *FN(bf16_finite_flag)(const FN(attn_sdpa_run_args) *a, size_t
     return FN(attn_sdpa_packed_v)(a, b * a->layout.shape.NH_kv + g) + a->packs.v_each - 1;
 }
 
+/* The rows of (b, g) that its float products read, widened from the
+ * bf16 arrays (keys below L): V; in the backward also K, and Q and dout
+ * of the heads that read g. */
+static inline void FN(bf16_widen_item)(const FN(attn_sdpa_run_args) *a, size_t b, size_t g,
+                                       size_t L, int backward)
+{
+#if ATTN_REAL_BITS == 32
+    const attn_sdpa_shape *s = &a->layout.shape;
+    for (size_t j = 0; j < L; j++) {
+        a->widen_half(a->V16 + b * a->sbv16 + g * a->shv16 + j * a->ldv16,
+                      (real *)(uintptr_t)FN(attn_sdpa_v)(a, b, g, j), s->hs_v);
+        if (backward)
+            a->widen_half(a->K16 + b * a->sbk16 + g * a->shk16 + j * a->ldk16,
+                          (real *)(uintptr_t)FN(attn_sdpa_k)(a, b, g, j), s->hs);
+    }
+    for (size_t h = g * a->layout.group; backward && h < (g + 1) * a->layout.group; h++)
+        for (size_t t = 0; t < s->Tq; t++) {
+            a->widen_half(a->Q_half + b * a->sbq_half + h * a->shq_half + t * a->ldq_half,
+                          (real *)(uintptr_t)FN(attn_sdpa_q)(a, b, h, t), s->hs);
+            a->widen_half(a->dout_bf16 + b * a->sbo_bf16 + h * a->sho_bf16 + t * a->ldo_bf16,
+                          (real *)(uintptr_t)FN(attn_sdpa_dout)(a, b, h, t), s->hs_v);
+        }
+#else
+    (void)a, (void)b, (void)g, (void)L, (void)backward;
+#endif
+}
+
 /* Item: the bf16 packs of (b, g) = item, keys below L_b. Forward: K^T
  * from key 0 (the panel of key j at j * hs) in the kt region, V in K
  * blocks in the V region, the flag: V finite. Backward
@@ -91,23 +118,30 @@ static inline void FN(attn_sdpa_pack_bf16)(const FN(attn_sdpa_run_args) *a, size
 #if ATTN_REAL_BITS == 32
     const attn_sdpa_shape *s = &a->layout.shape;
     const size_t b = item / s->NH_kv, g = item % s->NH_kv, L = FN(bf16_length)(a, b);
-    if (a->K16 != NULL) { /* the forward's K and V in bf16 in place (sdpa.h) */
+    if (a->K16 != NULL) { /* K and V in bf16 in place (sdpa.h) */
         const uint16_t *K16 = a->K16 + b * a->sbk16 + g * a->shk16;
         const uint16_t *V16 = a->V16 + b * a->sbv16 + g * a->shv16;
-        attn_bf16_pack_transposed_bf16(L, s->hs, K16, a->ldk16,
-                                       (uint16_t *)(void *)FN(attn_sdpa_packed_kt)(a, item));
-        int finite = 1;
+        const int k_finite = attn_bf16_pack_transposed_bf16(
+            L, s->hs, K16, a->ldk16, (uint16_t *)(void *)FN(attn_sdpa_packed_kt)(a, item));
+        const int v_finite =
+            !backward || attn_bf16_pack_transposed_bf16(
+                             L, s->hs_v, V16, a->ldv16,
+                             (uint16_t *)(void *)FN(attn_sdpa_packed_vt)(a, item));
+        const uint16_t *X16 = backward ? K16 : V16; /* the K blocks' array */
+        const size_t ld16 = backward ? a->ldk16 : a->ldv16, width = backward ? s->hs : s->hs_v;
+        int blocks_finite = 1;
         for (size_t k0 = 0; k0 < L; k0 += ATTN_GEMM_KC) {
             size_t kb;
-            uint16_t *block = (uint16_t *)(uintptr_t)FN(bf16_v_block)(a, b, g, k0, &kb);
-            finite &= attn_bf16_pack_bf16(L - k0 < ATTN_GEMM_KC ? L - k0 : ATTN_GEMM_KC,
-                                          s->hs_v, V16 + k0 * a->ldv16, a->ldv16, block);
+            uint16_t *block = (uint16_t *)(uintptr_t)FN(bf16_block)(a, b, g, k0, width, &kb);
+            blocks_finite &= a->bf16.pack16(L - k0 < ATTN_GEMM_KC ? L - k0 : ATTN_GEMM_KC, width,
+                                            X16 + k0 * ld16, ld16, block);
         }
+        const int finite = backward ? k_finite && v_finite : blocks_finite;
         /* a value not finite: this (b, g) takes the float products, on its
-         * values widened into the plan's float copy (its own rows) */
-        for (size_t j = 0; !finite && j < L; j++)
-            a->widen_half(V16 + j * a->ldv16, (real *)(uintptr_t)FN(attn_sdpa_v)(a, b, g, j),
-                          s->hs_v);
+         * rows widened into the plan's float copies (its own rows): V, and
+         * in the backward K and its heads' Q and dout too */
+        if (!finite)
+            FN(bf16_widen_item)(a, b, g, L, backward);
         *FN(bf16_finite_flag)(a, b, g) = finite ? REAL_C(1.0) : REAL_C(0.0);
         return;
     }
@@ -160,6 +194,19 @@ static inline void FN(bf16_rows)(const FN(attn_sdpa_run_args) *a, size_t rows, s
     FN(bf16_rows_scaled)(a, rows, n, x, ldx, 1.0f, dst);
 }
 
+/* bf16_rows of rows already in bf16 (x16, rows ld16 apart): copied. */
+static inline void FN(bf16_copy_rows)(size_t rows, size_t n, const uint16_t *x16, size_t ld16,
+                                      uint16_t *dst)
+{
+    const size_t np = FN(bf16_round_up)(n, ATTN_BF16_K_STEP);
+    for (size_t r = 0; r < rows; r++) {
+        memcpy(dst + r * np, x16 + r * ld16, n * sizeof(uint16_t));
+        memset(dst + r * np + n, 0, (np - n) * sizeof(uint16_t));
+    }
+    const size_t padded = FN(bf16_round_up)(rows, ATTN_BF16_M_STEP);
+    memset(dst + rows * np, 0, (padded - rows) * np * sizeof(uint16_t));
+}
+
 /* Rows [t0, t0 + queries) of head h of sequence b's Q in bf16 (hs wide,
  * rows hs apart, zero rows up to ATTN_BF16_M_STEP): copied from Q_half, or
  * rounded from Q. */
@@ -167,15 +214,12 @@ static inline void FN(bf16_query_rows)(const FN(attn_sdpa_run_args) *a, size_t b
                                        size_t t0, size_t queries, uint16_t *dst)
 {
     const size_t hs = a->layout.shape.hs;
-    if (a->Q_half == NULL) {
+    if (a->Q_half == NULL)
         FN(bf16_rows)(a, queries, hs, FN(attn_sdpa_q)(a, b, h, t0), a->ldq, dst);
-        return;
-    }
-    const uint16_t *q = a->Q_half + b * a->sbq_half + h * a->shq_half + t0 * a->ldq_half;
-    for (size_t r = 0; r < queries; r++)
-        memcpy(dst + r * hs, q + r * a->ldq_half, hs * sizeof(uint16_t));
-    const size_t padded = FN(bf16_round_up)(queries, ATTN_BF16_M_STEP);
-    memset(dst + queries * hs, 0, (padded - queries) * hs * sizeof(uint16_t));
+    else
+        FN(bf16_copy_rows)(queries, hs,
+                           a->Q_half + b * a->sbq_half + h * a->shq_half + t0 * a->ldq_half,
+                           a->ldq_half, dst);
 }
 
 /* The item's Q rows, heads [h0, h0 + heads) of queries [t0, t0 + queries)

@@ -9,9 +9,10 @@
  *   dV (kc, hs_v)  += P^T (kc, rows) dout           P^T rounded, dout packed
  *   dK (kc, hs)    += (scale dS)^T Q                per tile
  *   dQ (rows, hs)  += (scale dS) K                  K packed in K blocks once
- * Q and dout hold bf16 numbers (the call's, widened), so only P and dS are
- * rounded (to nearest even), as PyTorch's and oneDNN's flash backward
- * round them; attn_half.h states the bound. The padding to whole tiles
+ * Q and dout hold bf16 numbers (the call's: read from its bf16 arrays,
+ * Q_half and dout_bf16, when the half call gives them, else from float
+ * copies), so only P and dS are rounded (to nearest even), as PyTorch's and
+ * oneDNN's flash backward round them; attn_half.h states the bound. The padding to whole tiles
  * multiplies zeros by keys past kc: a (b, g) whose K or V has a value that
  * is not finite runs the float products (sdpa_backward.c), its flag set at
  * packing. The bf16 rows live in the worker's tile after P and dS
@@ -46,33 +47,43 @@ static inline int FN(attn_sdpa_bf16_backward_on)(const FN(attn_sdpa_run_args) *a
 }
 
 /* C (rows, n) = X (rows, d; ldx) Y^T from the transposed pack yt of
- * (b, g) (K^T or V^T, key k0 on): S = Q K^T, dP = dout V^T. */
+ * (b, g) (K^T or V^T, key k0 on): S = Q K^T, dP = dout V^T. X's rows
+ * copied from its bf16 rows x16 (ld16 apart) when given, else rounded. */
 static inline void FN(attn_sdpa_bf16_by_keys)(const FN(attn_sdpa_run_args) *a, size_t rows,
                                               size_t n, size_t d, const real *X, size_t ldx,
+                                              const uint16_t *x16, size_t ld16,
                                               const real *packed, size_t k0, real *C, size_t ldc,
                                               uint16_t *a16)
 {
-    FN(bf16_rows)(a, rows, d, X, ldx, a16);
+    if (x16 != NULL)
+        FN(bf16_copy_rows)(rows, d, x16, ld16, a16);
+    else
+        FN(bf16_rows)(a, rows, d, X, ldx, a16);
     a->bf16.gemm(rows, n, d, a16, d, (const uint16_t *)(const void *)packed + k0 * d, d, 0,
                  (float *)C, ldc);
 }
 
 /* G (kc, n) += (xs X)^T (kc, rows) Y (rows, n): dV += P^T dout (xs 1), dK
  * += (scale dS)^T Q; X (rows, kc; ldx) scaled, rounded and transposed by
- * the set's kernel, Y (rows, n; ldy) of bf16 numbers packed. */
+ * the set's kernel, Y (rows, n; ldy) of bf16 numbers packed, from its
+ * bf16 rows y16 (ld16 apart) when given. */
 static inline void FN(attn_sdpa_bf16_by_queries)(const FN(attn_sdpa_run_args) *a, size_t rows,
                                                  size_t kc, size_t n, const real *X, size_t ldx,
-                                                 real xs, const real *Y, size_t ldy, real *G,
+                                                 real xs, const real *Y, size_t ldy,
+                                                 const uint16_t *y16, size_t ld16, real *G,
                                                  size_t ldg, const attn_bf16_rows *w)
 {
 #if ATTN_REAL_BITS == 32
     const size_t np = FN(bf16_round_up)(rows, ATTN_BF16_K_STEP);
     a->bf16.round_transposed(rows, kc, X, ldx, xs, w->at);
-    a->bf16.pack(rows, n, Y, ldy, w->b);
+    if (y16 != NULL)
+        a->bf16.pack16(rows, n, y16, ld16, w->b);
+    else
+        a->bf16.pack(rows, n, Y, ldy, w->b);
     a->bf16.gemm(kc, n, np, w->at, np, w->b, np, 1, G, ldg);
 #else
     (void)a, (void)rows, (void)kc, (void)n, (void)X, (void)ldx, (void)xs, (void)Y, (void)ldy,
-        (void)G, (void)ldg, (void)w;
+        (void)y16, (void)ld16, (void)G, (void)ldg, (void)w;
 #endif
 }
 

@@ -104,7 +104,7 @@ int attn_cpu_has_amx_bf16(void)
 
 attn_bf16_products attn_bf16_products_of(attn_isa isa)
 {
-    attn_bf16_products p = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    attn_bf16_products p = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 #if defined(__x86_64__)
     if (isa == ATTN_ISA_AVX512_BF16 || isa == ATTN_ISA_AMX) {
         p.gemm = isa == ATTN_ISA_AMX ? attn_bf16_gemm_amx : attn_bf16_gemm_avx512_bf16;
@@ -114,6 +114,7 @@ attn_bf16_products attn_bf16_products_of(attn_isa isa)
         p.pack = attn_bf16_pack_avx512_bf16;
         p.dot = attn_bf16_dot_avx512_bf16;
         p.round_scaled = attn_bf16_round_scaled_avx512_bf16;
+        p.pack16 = attn_bf16_pack16_avx512_bf16;
     }
 #endif
     (void)isa;

@@ -422,6 +422,8 @@ typedef float (*attn_bf16_softmax_online_fn)(const float *s, uint16_t *p, size_t
                                              size_t n_total, float scale, float *max,
                                              float *sum);
 typedef int (*attn_bf16_pack_fn)(size_t K, size_t N, const float *X, size_t ldx, uint16_t *B);
+typedef int (*attn_bf16_pack16_fn)(size_t K, size_t N, const uint16_t *X, size_t ldx,
+                                   uint16_t *B);
 /* sum_i x_i y_i of n bf16 numbers, in double (each product exact). */
 typedef double (*attn_bf16_dot_fn)(const uint16_t *x, const uint16_t *y, size_t n);
 typedef struct attn_bf16_products {
@@ -431,6 +433,7 @@ typedef struct attn_bf16_products {
     attn_bf16_softmax_online_fn softmax_online;
     attn_bf16_pack_fn pack; /* attn_bf16_pack below, vectorized */
     attn_half_narrow_scaled_fn round_scaled; /* round of scale src (float product) */
+    attn_bf16_pack16_fn pack16; /* attn_bf16_pack_bf16 below, vectorized */
     attn_bf16_dot_fn dot;   /* the backward's row sums <dout, out> */
 } attn_bf16_products;
 /* B = X^T for X (N, K) of float rows ldx apart, or B = X for X (K, N), in
@@ -463,6 +466,8 @@ void attn_bf16_round_scaled_avx512_bf16(const float *src, float scale, uint16_t 
 void attn_bf16_round_transposed_avx512_bf16(size_t rows, size_t kc, const float *X, size_t ldx,
                                             float scale, uint16_t *dst);
 int attn_bf16_pack_avx512_bf16(size_t K, size_t N, const float *X, size_t ldx, uint16_t *B);
+int attn_bf16_pack16_avx512_bf16(size_t K, size_t N, const uint16_t *X, size_t ldx,
+                                 uint16_t *B);
 double attn_bf16_dot_avx512_bf16(const uint16_t *x, const uint16_t *y, size_t n);
 float attn_bf16_softmax_online_avx512_bf16(const float *s, uint16_t *p, size_t n_valid,
                                            size_t n_total, float scale, float *max, float *sum);

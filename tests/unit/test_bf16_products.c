@@ -2,8 +2,9 @@
  * test_bf16_products: the bf16 matrix products of the avx512-bf16 and amx
  * sets (kernels.h, attn_bf16_gemm_fn: vdpbf16ps and AMX-BF16 tiles) and the
  * packing of their B operand (attn_bf16_pack, attn_bf16_pack_transposed,
- * and their twins from bf16 bits, and each set's own pack, which must pack
- * the same bytes; the products read the set's),
+ * and their twins from bf16 bits, and each set's own packs from floats and
+ * from bf16 bits, which must pack the same bytes; the products read the
+ * set's),
  * against a double reference of the same bf16 numbers computed here.
  *
  *   C (M, N) = A (M, K) B (K, N), and C += A B, for B given as X^T (X (N,
@@ -123,7 +124,13 @@ static void one(const attn_bf16_products *set, const char *name, size_t M, size_
         check_true(finite && memcmp(B, Bs, nb * sizeof(uint16_t)) == 0,
                    "%s: M %zu N %zu K %zu: the set's pack differs (finite %d)", name, M, N, K,
                    finite);
-        B = Bs;
+        uint16_t *Bs16 = talloc(nb * sizeof(uint16_t));
+        memset(Bs16, 0xff, nb * sizeof(uint16_t));
+        const int finite16 = set->pack16(Kx, N, X16, ldx, Bs16);
+        check_true(finite16 && memcmp(B, Bs16, nb * sizeof(uint16_t)) == 0,
+                   "%s: M %zu N %zu K %zu: the set's pack from bf16 bits differs (finite %d)",
+                   name, M, N, K, finite16);
+        B = accumulate ? Bs16 : Bs; /* the products read both */
     }
     for (size_t i = 0; i < M; i++)
         for (size_t j = 0; j < N; j++) {
@@ -445,7 +452,8 @@ static void pack_finite(void **state)
                 for (int si = 0; si < 2 && !transposed; si++)
                     if (attn_isa_supported(sets[si]) &&
                         attn_bf16_products_of(sets[si]).pack != NULL)
-                        got_set &= attn_bf16_products_of(sets[si]).pack(K, N, X, ldx, B) == got;
+                        got_set &= attn_bf16_products_of(sets[si]).pack(K, N, X, ldx, B) == got &&
+                                   attn_bf16_products_of(sets[si]).pack16(K, N, X16, ldx, B) == got;
                 check_true(got == (at == rows * cols) && got16 == got && got_set == got,
                            "%s N %zu K %zu, %g at %zu: %d (from bf16 bits %d, the sets' %d)",
                            transposed ? "pack_transposed" : "pack", N, K,
@@ -469,7 +477,8 @@ static void others_have_none(void **state)
                            attn_bf16_products_of((attn_isa)i).softmax_online == NULL &&
                            attn_bf16_products_of((attn_isa)i).pack == NULL &&
                            attn_bf16_products_of((attn_isa)i).dot == NULL &&
-                           attn_bf16_products_of((attn_isa)i).round_scaled == NULL,
+                           attn_bf16_products_of((attn_isa)i).round_scaled == NULL &&
+                           attn_bf16_products_of((attn_isa)i).pack16 == NULL,
                        "%s has bf16 products", attn_isa_name((attn_isa)i));
 }
 

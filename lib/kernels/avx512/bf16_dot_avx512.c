@@ -64,17 +64,33 @@ void attn_bf16_gemm_avx512_bf16(size_t M, size_t N, size_t K, const uint16_t *A,
     }
 }
 
-/* kernels.h, attn_bf16_pack: a pair of rows of X at a time, 16 columns of
- * each, their floats' top halves interleaved into 16 words (X[k][j],
- * X[k + 1][j]); rows past K and columns past N zero. */
-int attn_bf16_pack_avx512_bf16(size_t K, size_t N, const float *X, size_t ldx, uint16_t *B)
+/* A word of the pack whose half (a bf16) is not finite: its exponent all
+ * ones carries into its sign bit. */
+static __mmask16 not_finite16(__m512i w)
+{
+    return _mm512_test_epi32_mask(
+        _mm512_add_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x7f807f80)),
+                         _mm512_set1_epi32(0x00800080)),
+        _mm512_set1_epi32((int)0x80008000u));
+}
+
+/* kernels.h, attn_bf16_pack and attn_bf16_pack_bf16 (bits16: X holds bf16
+ * bits): a pair of rows of X at a time, 16 columns of each, interleaved
+ * into 16 words (X[k][j], X[k + 1][j]); rows past K and columns past N
+ * zero. Floats give their top halves (exact for bf16 values). */
+static int pack_rows(size_t K, size_t N, const void *X, size_t ldx, int bits16, uint16_t *B)
 {
     const size_t Kp = (K + ATTN_BF16_K_STEP - 1) / ATTN_BF16_K_STEP * ATTN_BF16_K_STEP;
+    const size_t size = bits16 ? sizeof(uint16_t) : sizeof(float);
+    /* words 2i, 2i + 1 from lo's and hi's element i: the floats' top halves
+     * (16-bit elements 2i + 1), or the bf16s themselves (16 + i: hi in the
+     * upper half of one vector) */
     const __m512i tops = _mm512_set_epi16(63, 31, 61, 29, 59, 27, 57, 25, 55, 23, 53, 21, 51,
                                           19, 49, 17, 47, 15, 45, 13, 43, 11, 41, 9, 39, 7, 37,
                                           5, 35, 3, 33, 1);
-    const __m512i exponents = _mm512_set1_epi32(0x7f807f80), carry = _mm512_set1_epi32(0x00800080);
-    const __m512i signs = _mm512_set1_epi32((int)0x80008000u);
+    const __m512i pairs = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25,
+                                           9, 24, 8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2,
+                                           17, 1, 16, 0);
     __mmask16 bad = 0;
     for (size_t p = 0; p * NR < N; p++) {
         uint16_t *panel = B + p * Kp * NR;
@@ -82,18 +98,35 @@ int attn_bf16_pack_avx512_bf16(size_t K, size_t N, const float *X, size_t ldx, u
             for (size_t v = 0; v < NR / 16; v++) {
                 const size_t j = p * NR + 16 * v, n = j >= N ? 0 : N - j < 16 ? N - j : 16;
                 const __mmask16 m = (__mmask16)(n == 16 ? 0xFFFFu : (1u << n) - 1u);
-                const __m512i lo = k < K ? _mm512_maskz_loadu_epi32(m, X + k * ldx + j)
-                                         : _mm512_setzero_si512();
-                const __m512i hi = k + 1 < K ? _mm512_maskz_loadu_epi32(m, X + (k + 1) * ldx + j)
-                                             : _mm512_setzero_si512();
-                const __m512i w = _mm512_permutex2var_epi16(lo, tops, hi);
-                /* a half not finite: its exponent all ones carries into its sign bit */
-                bad |= _mm512_test_epi32_mask(
-                    _mm512_add_epi32(_mm512_and_si512(w, exponents), carry), signs);
+                const char *lo = k < K ? (const char *)X + (k * ldx + j) * size : NULL;
+                const char *hi = k + 1 < K ? (const char *)X + ((k + 1) * ldx + j) * size : NULL;
+                __m512i w;
+                if (bits16) {
+                    const __m256i l = lo ? _mm256_maskz_loadu_epi16(m, lo) : _mm256_setzero_si256();
+                    const __m256i h = hi ? _mm256_maskz_loadu_epi16(m, hi) : _mm256_setzero_si256();
+                    w = _mm512_permutexvar_epi16(
+                        pairs, _mm512_inserti64x4(_mm512_castsi256_si512(l), h, 1));
+                } else {
+                    const __m512i l = lo ? _mm512_maskz_loadu_epi32(m, lo) : _mm512_setzero_si512();
+                    const __m512i h = hi ? _mm512_maskz_loadu_epi32(m, hi) : _mm512_setzero_si512();
+                    w = _mm512_permutex2var_epi16(l, tops, h);
+                }
+                bad |= not_finite16(w);
                 _mm512_storeu_si512(panel + k * NR + 32 * v, w);
             }
     }
     return bad == 0;
+}
+
+int attn_bf16_pack_avx512_bf16(size_t K, size_t N, const float *X, size_t ldx, uint16_t *B)
+{
+    return pack_rows(K, N, X, ldx, 0, B);
+}
+
+int attn_bf16_pack16_avx512_bf16(size_t K, size_t N, const uint16_t *X, size_t ldx,
+                                 uint16_t *B)
+{
+    return pack_rows(K, N, X, ldx, 1, B);
 }
 
 /* 16 bf16 numbers (masked) as floats, exact. */
