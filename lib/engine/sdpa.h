@@ -47,16 +47,18 @@ typedef struct FN(attn_sdpa_run_args) {
      * window: every key tile starts on a panel of the packed K^T): Q's rows
      * in bf16 (strides in 16-bit elements), which the products copy as
      * they are; Q (float) is then not filled, and a row recomputed alone
-     * widens its own (widen_half). Or NULL. */
+     * widens its own (widen_half). A bf16 backward on bf16 products
+     * (sdpa_bf16_backward.h) reads Q's rows so too. Or NULL. */
     const uint16_t *Q_half;
     size_t sbq_half, shq_half, ldq_half;
     attn_half_widen_fn widen_half;
     /* K and V read in place in 16 bits (strides in 16-bit elements), or
      * NULL (K, V in `real`): a half plan's decode step, whose products all
      * go through the few-row kernels (these, on 16-bit rows), or the bf16
-     * forward of Q_half, which packs them and whose float copies are not
-     * filled but for the values of a (b, g) that are not all finite
-     * (widened by the pack phase for the float products). Single-query
+     * forward or backward of Q_half, which packs them and whose float
+     * copies are not filled but for a (b, g) whose values are not all
+     * finite (widened by the pack phase for the float products: V, in the
+     * backward K, Q and dout too). Single-query
      * blocks and rows recomputed alone read them with the few-row kernels. */
     const uint16_t *K16, *V16;
     size_t sbk16, shk16, ldk16, sbv16, shv16, ldv16;
