@@ -138,7 +138,7 @@ static HN(half_rows) HN(rows)(const attn_plan *plan, const attn_sdpa_checked *x,
 }
 
 /* The float call on the plan's copies, with Q widened unless `q_in_place`
- * (a bf16 forward whose products read Q, K and V in bf16), and K and V
+ * (a bf16 forward or backward whose products read Q, K and V in bf16), and K and V
  * too unless `in_place` (a decode step reads them in 16 bits) or
  * q_in_place. */
 static attn_sdpa_args_f32 HN(staged)(attn_plan *plan, const HN(half_args) *a,

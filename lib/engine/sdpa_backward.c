@@ -104,7 +104,7 @@ static const uint16_t *FN(q16_rows)(const FN(attn_sdpa_run_args) *a, size_t b, s
 static const uint16_t *FN(dout16_rows)(const FN(attn_sdpa_run_args) *a, size_t b, size_t h,
                                        size_t t0)
 {
-    return a->Q_half == NULL
+    return a->dout_bf16 == NULL
                ? NULL
                : a->dout_bf16 + b * a->sbo_bf16 + h * a->sho_bf16 + t0 * a->ldo_bf16;
 }
