@@ -39,9 +39,6 @@
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #define TILE_LD ATTN_SDPA_BACKWARD_LD
 #define KEYS ATTN_SDPA_BACKWARD_KEYS
-/* Below this |lse|, scale s - lse is exact enough that exp never exceeds 1
- * by more than rounding (f32: ulp(2^20) = 0.125). */
-#define LSE_EXACT 1048576.0
 
 typedef struct FN(sdpa_backward_phase) {
     const FN(attn_sdpa_run_args) *a;
@@ -149,12 +146,6 @@ static void FN(recompute_weights)(const FN(attn_sdpa_run_args) *a, const FN(attn
             a->softmax_from_lse(p, p, hi, kc, REAL_C(1.0), max, lse);
             memset(p, 0, lo * sizeof(real));
         }
-        /* A weight is at most 1, but scale s - lse of a row whose scores are
-         * huge carries lse's rounding (its ulp at 1e38 is 1e22): the exp may
-         * overflow. Such rows are clamped (a NaN stays NaN). */
-        if (fabs((double)lse) > LSE_EXACT && lse != (real)INFINITY)
-            for (size_t j = 0; j < kc; j++)
-                p[j] = p[j] > REAL_C(1.0) ? REAL_C(1.0) : p[j];
     }
     attn_profile_end(mm->profile, ATTN_PHASE_BACKWARD_RECOMPUTE, start, flops);
 }

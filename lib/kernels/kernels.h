@@ -235,7 +235,9 @@ attn_softmax_backward_f64_fn attn_softmax_backward_kernel_f64(attn_isa isa);
  * max is as exact as in the forward, which one rounded lse would not be
  * when scores are large); log_sum = -inf (or n_valid 0: no key seen) gives
  * zeros, max = +inf (a score reached +inf) the row kernel's limit (equal
- * shares of the +inf entries). s == p allowed.
+ * shares of the +inf entries). Where |max| or |log_sum| passes 2^20, s may
+ * differ from the forward's scores by more than exp tolerates (another
+ * product's rounding): weights are then clamped to 1. s == p allowed.
  */
 typedef void (*attn_softmax_from_lse_f32_fn)(const float *s, float *p, size_t n_valid,
                                              size_t n_total, float scale, float max,

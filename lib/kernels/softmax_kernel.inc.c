@@ -178,17 +178,29 @@ real SOFTMAX_ONLINE_NAME(const real *s, real *p, size_t n_valid, size_t n_total,
     return softmax_online_block(s, p, n_valid, n_total, scale, running_max, running_sum);
 }
 
+/* Below this |max| and |log_sum|, a recomputed score's rounding against the
+ * forward's (its ulp: 0.125 at 2^20 in f32) keeps exp within rounding of 1. */
+#define FROM_LSE_EXACT 1048576.0
+
 void SOFTMAX_FROM_LSE_NAME(const real *s, real *p, size_t n_valid, size_t n_total, real scale,
                            real max, real log_sum);
 void SOFTMAX_FROM_LSE_NAME(const real *s, real *p, size_t n_valid, size_t n_total, real scale,
                            real max, real log_sum)
 {
-    if (n_valid == 0 || log_sum == (real)-INFINITY) /* no key seen: weights 0 */
+    if (n_valid == 0 || log_sum == (real)-INFINITY) { /* no key seen: weights 0 */
         zero_tail(p, 0, n_total);
-    else if (max == (real)INFINITY) /* the row reached +inf: its limit */
+    } else if (max == (real)INFINITY) { /* the row reached +inf: its limit */
         softmax_row_with_infinity(s, p, n_valid, n_total, scale);
-    else
+    } else {
         (void)exp_shifted_row(s, p, n_valid, n_total, scale, max, log_sum, NULL);
+        /* The scores s are recomputed, by other products than the forward's
+         * perhaps: where they are huge, scale s - max carries their rounding
+         * (1e22 at 1e38) and the exp may pass 1, even overflow. A weight is
+         * at most 1: such rows are clamped to it (a NaN stays NaN). */
+        if (fabs((double)max) > FROM_LSE_EXACT || fabs((double)log_sum) > FROM_LSE_EXACT)
+            for (size_t j = 0; j < n_valid; j++)
+                p[j] = p[j] > REAL_C(1.0) ? REAL_C(1.0) : p[j];
+    }
 }
 
 real SOFTMAX_BACKWARD_NAME(const real *P, real *dP, size_t n_valid, size_t n_total,

@@ -99,6 +99,12 @@ seed("softmax_f64_65536_equal_terms", [0x00, 0x7D, 0x7D, 0x01, 0x00] + [0xE2] * 
 # f32 log-sum-exp of large scores, summed to 1 + 6e-3 (raw bytes)
 seed("plan_training_weights_large_scores",
      [5, 14, 7, 90, 0, 1, 4, 3, 1, 2, 0, 1, 0, 2, 3, 12, 0, 0, 254, 255, 255, 123] + [0] * 18)
+# found by libFuzzer: an f64 multi-head backward whose equal scores (~1e37,
+# Wk = -FLT_MAX) the backward recomputed one ulp (1e21) above the forward's
+# max at an edge tile, so that exp(s - lse) overflowed (raw bytes)
+seed("mha_backward_f64_huge_equal_scores",
+     [158, 15, 7, 50, 1, 205, 131, 0, 0, 15, 0, 0, 86, 43, 3, 219, 11, 128, 7, 0, 14, 7, 90,
+      0, 1, 1, 1, 0, 1, 0, 0, 0, 2, 0, 2, 0, 5, 14, 90, 0, 0, 0, 0, 80])
 seed("softmax_specials", head("softmax_rows"), dim(4), dim(5), [0x00], NO_NULL,
      each("nan", "1", "2", "3", "-3", "inf", "0", "inf", "-inf", "1", "-inf", "-inf", "-inf",
           "-inf", "-inf", "FLT_MAX", "-FLT_MAX", "FLT_MAX", "1e30", "FLT_TRUE_MIN"))

@@ -31,11 +31,20 @@
  *   integer_logits      heads with exact integer logits up to 1e4 and 1e6,
  *                       short (materialized) and T = 2100 (tiled), against
  *                       the reference.
+ *   huge_equal_scores_backward  a training plan's backward on a head whose
+ *                       scores are all equal and ~1e37 (K ~ REAL_MAX / 4):
+ *                       the backward recomputes them by other products
+ *                       than the forward (an edge tile at T = 257), one ulp
+ *                       (1e21) apart, and exp(s - lse) must not overflow:
+ *                       out against the reference, every gradient finite
+ *                       (their values are not determined at such scores: an
+ *                       ulp of a score moves its weight from 1/T to 1).
  *
  * Tolerances: p->tol (1e-5 f32, 1e-12 f64; precision.h) for residuals
  * against the double reference; exact comparisons where the result is
  * exactly representable and the computation exact (stated per case).
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -139,7 +148,7 @@ static void scale_overflow(void **state)
     expect_exact(masked.weights, zeros, 3, "all -inf row: weights");
     expect_exact(masked.out, zeros, 2, "all -inf row: out");
     /* ... even where v holds Inf and NaN (0, not 0 * Inf) */
-    const double v_bad[6] = {HUGE_VAL, NAN, -HUGE_VAL, 1, 2, 3};
+    const double v_bad[6] = {HUGE_VAL, (double)NAN, -HUGE_VAL, 1, 2, 3};
     lookup_run bad_v = lookup_with_weights(p, 1, 3, 1, 2, p->max, q_neg, k_pos, v_bad);
     expect_exact(bad_v.weights, zeros, 3, "all -inf row, v not finite: weights");
     expect_exact(bad_v.out, zeros, 2, "all -inf row, v not finite: out");
@@ -334,6 +343,45 @@ static void integer_logits(void **state)
     check_worst_report(p->name);
 }
 
+/* ---- huge equal scores through the backward ----------------------------------- */
+
+static void fill(double *x, size_t n, double value)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = value;
+}
+
+static void huge_equal_scores_backward(void **state)
+{
+    const test_prec *p = TEST_PREC(state);
+    test_rng rng;
+    rng_seed(&rng, 6008);
+    for (int causal = 0; causal <= 1; causal++) {
+        /* every X row and weight the same: Q = 4 x wq = 0.063 and K = 4 x
+         * wk = 0.23 max in each column, every score 0.5 * 4 * Q K = 0.029
+         * max (1e37 in f32), V rows identical (the reference's out: that
+         * row) */
+        mha_shape s = {2, 257, 4, 1, 4, 0.0, causal, 0};
+        mha_data d = mha_random(p, &rng, s, 1.0);
+        const size_t nw = mha_w_elems(&s);
+        fill(d.X, mha_x_elems(&s), (double)-0.0575421631f);
+        fill(d.Wq, nw, (double)-0.27323956f);
+        fill(d.Wk, nw, (double)-FLT_MAX);
+        fill(d.Wv, nw, 0.5);
+        mha_typed t = mha_typed_copy(p, &d);
+        attn_plan *plan = mha_plan(p, &s, 0);
+        mha_check_forward(p, &d, mha_plan_forward(p, plan, &s, &t, NULL), NULL, "huge scores");
+        for (int one_shot = 0; one_shot <= 1; one_shot++) {
+            mha_grads g = one_shot ? mha_one_shot_backward(p, &s, &t)
+                                   : mha_plan_backward(p, plan, &s, &t);
+            mha_grads got = mha_grads_doubles(p, &s, &g);
+            for (int i = 0; i < MHA_GRADS; i++)
+                if (got.g[i] != NULL)
+                    expect_all_finite(got.g[i], mha_grad_elems(&s, i), mha_grad_names[i]);
+        }
+    }
+}
+
 int main(void)
 {
     if (isa_variant_skipped(0))
@@ -346,6 +394,7 @@ int main(void)
         MHA_PREC_CASES(head_score_overflow),
         MHA_PREC_CASES(masked_rows_nonfinite_v),
         MHA_PREC_CASES(integer_logits),
+        MHA_PREC_CASES(huge_equal_scores_backward),
     };
     return cmocka_run_group_tests_name("numerical extremes: overflow", tests, NULL, NULL);
 }
