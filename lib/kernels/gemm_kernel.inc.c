@@ -57,6 +57,7 @@
 #define NV ATTN_GEMM_NV  /* vectors per row of the tile */
 #define NR (NV * VLEN) /* its columns */
 #define MR ATTN_GEMM_MR
+_Static_assert(MR >= 4 && MR <= 7, "micro_kernel_in_place has partial tiles of 1 .. MR - 1 rows");
 
 _Static_assert(NR <= ATTN_GEMM_NR_MAX && MR <= ATTN_GEMM_MR_MAX,
                "the micro-tile must fit the scratch sizes of kernels.h");
@@ -111,12 +112,13 @@ static void pack_b(const real *B, size_t ldb, int trans_b, size_t k0, size_t kc,
     }
 }
 
-/* The tile's arithmetic: acc (MR x NV vectors) = op(A) rows B_panel over kc,
- * op(A)'s element (r, k) at a[r][k * a_cs]. */
+/* The tile's arithmetic: acc (mr x NV vectors) = op(A) rows B_panel over kc,
+ * op(A)'s element (r, k) at a[r][k * a_cs]; mr <= MR is a constant in each
+ * inlined copy. */
 static inline __attribute__((always_inline)) void micro_accumulate(
-    size_t kc, const real *const *a, size_t a_cs, const real *b, vec acc[MR][NV])
+    const int mr, size_t kc, const real *const *a, size_t a_cs, const real *b, vec acc[MR][NV])
 {
-    for (int r = 0; r < MR; r++)
+    for (int r = 0; r < mr; r++)
         for (int v = 0; v < NV; v++)
             acc[r][v] = v_set1(REAL_C(0.0));
     /* Unrolled twice: on a Xeon (Sapphire Rapids) this took op(A) = A^T read
@@ -127,7 +129,7 @@ static inline __attribute__((always_inline)) void micro_accumulate(
         vec bv[NV];
         for (int v = 0; v < NV; v++)
             bv[v] = v_load(b + v * VLEN);
-        for (int r = 0; r < MR; r++) {
+        for (int r = 0; r < mr; r++) {
             const vec ar = v_set1(a[r][k * a_cs]);
             for (int v = 0; v < NV; v++)
                 acc[r][v] = v_fmadd(ar, bv[v], acc[r][v]);
@@ -157,8 +159,11 @@ static inline void micro_store(vec acc[MR][NV], real alpha, int add, real *C, si
 
 /* The same tile with op(A) read where it lies, its row r at rows_of_a[r]
  * and column k a_cs further on: op(A) = A (a_step lda, a_cs 1) or A^T
- * (a_step 1, a_cs lda), from row i and column k of op(A) at `a`. Missing
- * rows read the first again and are never stored. */
+ * (a_step 1, a_cs lda), from row i and column k of op(A) at `a`. A tile of
+ * fewer than MR rows (the last of a block whose rows are not a multiple of
+ * MR: 2 of attention's 128-row blocks with MR 6) has its own copy of the
+ * arithmetic for its row count, instead of the whole tile's work; the sums
+ * are the same. */
 static inline void micro_kernel_in_place(size_t kc, const real *a, size_t a_step, size_t a_cs,
                                          const real *b, real alpha, int add, real *C, size_t ldc,
                                          size_t rows, size_t cols)
@@ -172,7 +177,28 @@ static inline void micro_kernel_in_place(size_t kc, const real *a, size_t a_step
         for (size_t c = 0; c < cols; c += 64 / sizeof(real))
             __builtin_prefetch(C + r * ldc + c, 1, 3);
     vec acc[MR][NV];
-    micro_accumulate(kc, rows_of_a, a_cs, b, acc);
+    switch (rows) {
+#define PARTIAL_TILE(n)                                                                  \
+    case n:                                                                              \
+        micro_accumulate(n, kc, rows_of_a, a_cs, b, acc);                                \
+        break;
+        PARTIAL_TILE(1)
+        PARTIAL_TILE(2)
+        PARTIAL_TILE(3)
+#if MR > 4
+        PARTIAL_TILE(4)
+#endif
+#if MR > 5
+        PARTIAL_TILE(5)
+#endif
+#if MR > 6
+        PARTIAL_TILE(6)
+#endif
+#undef PARTIAL_TILE
+    default:
+        micro_accumulate(MR, kc, rows_of_a, a_cs, b, acc);
+        break;
+    }
     micro_store(acc, alpha, add, C, ldc, rows, cols);
 }
 

@@ -20,8 +20,8 @@
  * product and the triangular product (an assert: the child process that
  * calls them ends by SIGABRT); Release builds compile the check out.
  * Shapes cover both of the kernel's paths: the unpacked one (small M*N*K)
- * and the packed one with every edge: M across MR and MC, N across NR and
- * NC, K across KC.
+ * and the packed one with every edge: M across MR and MC (a last micro-tile
+ * of each row count), N across NR and NC, K across KC.
  */
 #define _POSIX_C_SOURCE 200809L /* fork, waitpid */
 
@@ -133,6 +133,19 @@ static void products(void **state)
                    "%s %s %zux%zux%zu trans %d%d alpha %g beta %g: error %.3g x the bound",
                    attn_isa_name(c->isa), c->prec->name, g.M, g.N, g.K, g.trans_a, g.trans_b,
                    g.alpha, g.beta, ratio);
+        worst = ratio > worst ? ratio : worst;
+    }
+    /* packed products whose last rows are a partial micro-tile of every
+     * row count below ATTN_GEMM_MR_MAX (the second MC block of 144 + r rows
+     * has r), A and A^T (read in place and packed: N > 2 panels) */
+    for (size_t r = 1; r < 8; r++) {
+        gemm_case g = {144 + r, 64 * r + 1, 40, (int)(r % 2), (int)(r / 2 % 2), alphas[r % 3],
+                       (double)(r / 4)};
+        packed++;
+        const double ratio = run_case(c, &g, &rng);
+        check_true(ratio <= 1.0, "%s %s %zux%zux%zu trans %d%d: error %.3g x the bound",
+                   attn_isa_name(c->isa), c->prec->name, g.M, g.N, g.K, g.trans_a, g.trans_b,
+                   ratio);
         worst = ratio > worst ? ratio : worst;
     }
     print_message("  %s/%s: worst error %.3g x the bound (%d unpacked, %d packed products)\n",
