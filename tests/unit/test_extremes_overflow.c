@@ -31,8 +31,9 @@
  *   integer_logits      heads with exact integer logits up to 1e4 and 1e6,
  *                       short (materialized) and T = 2100 (tiled), against
  *                       the reference.
- *   huge_equal_scores_backward  a training plan's backward on a head whose
- *                       scores are all equal and ~1e37 (K ~ REAL_MAX / 4):
+ *   huge_equal_scores_backward  a backward (plan and one-shot) on a head
+ *                       whose scores are all equal and ~1e37 (K ~ FLT_MAX / 4
+ *                       in both precisions: libFuzzer's finding):
  *                       the backward recomputes them by other products
  *                       than the forward (an edge tile at T = 257), one ulp
  *                       (1e21) apart, and exp(s - lse) must not overflow:
@@ -358,9 +359,9 @@ static void huge_equal_scores_backward(void **state)
     rng_seed(&rng, 6008);
     for (int causal = 0; causal <= 1; causal++) {
         /* every X row and weight the same: Q = 4 x wq = 0.063 and K = 4 x
-         * wk = 0.23 max in each column, every score 0.5 * 4 * Q K = 0.029
-         * max (1e37 in f32), V rows identical (the reference's out: that
-         * row) */
+         * wk = 0.23 FLT_MAX in each column, every score 0.5 * 4 * Q K =
+         * 0.029 FLT_MAX = 9.85e36, V rows identical (the reference's out:
+         * that row) */
         mha_shape s = {2, 257, 4, 1, 4, 0.0, causal, 0};
         mha_data d = mha_random(p, &rng, s, 1.0);
         const size_t nw = mha_w_elems(&s);
