@@ -62,6 +62,32 @@ _Static_assert(MR >= 4 && MR <= 7, "micro_kernel_in_place has partial tiles of 1
 _Static_assert(NR <= ATTN_GEMM_NR_MAX && MR <= ATTN_GEMM_MR_MAX,
                "the micro-tile must fit the scratch sizes of kernels.h");
 
+/* dst[k * NR + j] = src[j * lds + k] for j < nj, k < nk: VLEN x VLEN blocks
+ * transposed in registers (element by element, a 16 x 16 square took most
+ * of the packing of sdpa's K^T: 6.5% of a T = 1024, 12 heads, hs 64 causal
+ * forward on 2 threads, AMD EPYC Zen 5), the edges element by element. */
+static inline void transpose_square(const real *src, size_t lds, size_t nj, size_t nk, real *dst)
+{
+    size_t j = 0;
+    for (; j + VLEN <= nj; j += VLEN) {
+        size_t k = 0;
+        for (; k + VLEN <= nk; k += VLEN) {
+            vec r[VLEN];
+            for (size_t i = 0; i < VLEN; i++)
+                r[i] = v_load(src + (j + i) * lds + k);
+            v_transpose(r);
+            for (size_t i = 0; i < VLEN; i++)
+                v_store(dst + (k + i) * NR + j, r[i]);
+        }
+        for (; k < nk; k++)
+            for (size_t i = 0; i < VLEN; i++)
+                dst[k * NR + j + i] = src[(j + i) * lds + k];
+    }
+    for (; j < nj; j++)
+        for (size_t k = 0; k < nk; k++)
+            dst[k * NR + j] = src[j * lds + k];
+}
+
 /* op(B)[k0 + k][j0 + j] for k < kc, j < nc, as micro-panels of NR columns:
  * panel p holds columns [p*NR, p*NR + NR) at pack + p*kc*NR, row k at k*NR. */
 static void pack_b(const real *B, size_t ldb, int trans_b, size_t k0, size_t kc, size_t j0,
@@ -100,11 +126,9 @@ static void pack_b(const real *B, size_t ldb, int trans_b, size_t k0, size_t kc,
                 for (size_t k = 0; k < kc; k += 64 / sizeof(real))
                     __builtin_prefetch(B + (j0 + p * NR + j) * ldb + k0 + k, 0, 3);
             for (size_t kt = 0; kt < kc; kt += TRANS_TILE)
-                for (size_t j = jt; j < jt + TRANS_TILE && j < cols; j++) {
-                    const real *src = B + (j0 + p * NR + j) * ldb + k0;
-                    for (size_t k = kt; k < kt + TRANS_TILE && k < kc; k++)
-                        panel[k * NR + j] = src[k];
-                }
+                transpose_square(B + (j0 + p * NR + jt) * ldb + k0 + kt, ldb,
+                                 cols - jt < TRANS_TILE ? cols - jt : TRANS_TILE,
+                                 kc - kt < TRANS_TILE ? kc - kt : TRANS_TILE, panel + kt * NR + jt);
         }
         for (size_t k = 0; k < kc && cols < NR; k++)
             for (size_t j = cols; j < NR; j++)

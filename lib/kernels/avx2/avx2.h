@@ -48,6 +48,27 @@ static inline real v_hsum(vec v)
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
+/* r[i] lane j <- r[j] lane i (8 x 8): rows interleaved within 128-bit
+ * lanes until lane L of v[4q + c] holds column 4L + c of rows 4q .. 4q+3,
+ * then the lanes of v[c] and v[4 + c] paired. */
+static inline void v_transpose(vec r[VLEN])
+{
+    vec u[VLEN], v[VLEN];
+    for (int i = 0; i < VLEN; i += 2) {
+        u[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        u[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < VLEN; i += 4)
+        for (int h = 0; h < 2; h++) {
+            const __m256d x = _mm256_castps_pd(u[i + h]), y = _mm256_castps_pd(u[i + h + 2]);
+            v[i + 2 * h] = _mm256_castpd_ps(_mm256_unpacklo_pd(x, y));
+            v[i + 2 * h + 1] = _mm256_castpd_ps(_mm256_unpackhi_pd(x, y));
+        }
+    for (int c = 0; c < 4; c++) {
+        r[c] = _mm256_permute2f128_ps(v[c], v[4 + c], 0x20);
+        r[4 + c] = _mm256_permute2f128_ps(v[c], v[4 + c], 0x31);
+    }
+}
 
 #else /* double */
 
@@ -94,6 +115,17 @@ static inline real v_hsum(vec v)
 {
     __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
     return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+/* r[i] lane j <- r[j] lane i (4 x 4): pairs interleaved within 128-bit
+ * lanes, then the lanes paired. */
+static inline void v_transpose(vec r[VLEN])
+{
+    const vec t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+    const vec t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+    r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
 }
 
 #endif

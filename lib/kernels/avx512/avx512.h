@@ -57,6 +57,51 @@ static inline vec v_scale2_normal(vec p, vec n) { return v_scale2(p, n); }
 static inline real v_hmax(vec v) { return ATTN_V(_mm512_reduce_max)(v); }
 static inline real v_hsum(vec v) { return ATTN_V(_mm512_reduce_add)(v); }
 
+/* r[i] lane j <- r[j] lane i: a VLEN x VLEN block transposed in registers.
+ * Rows interleaved within 128-bit lanes until 128-bit lane L of v[S*q + c]
+ * (q < 4, S = VLEN / 4) holds column S*L + c of rows S*q .. S*q + S - 1;
+ * then column S*L + c is lane L of v[c], v[S+c], v[2S+c], v[3S+c]. 64
+ * shuffles for f32's 16 x 16, 32 for f64's 8 x 8. */
+#if ATTN_REAL_BITS == 32
+#define ATTN_LANES4(a, b, imm) _mm512_shuffle_f32x4((a), (b), (imm))
+#else
+#define ATTN_LANES4(a, b, imm) _mm512_shuffle_f64x2((a), (b), (imm))
+#endif
+static inline void v_transpose(vec r[VLEN])
+{
+    enum { S = VLEN / 4 };
+    vec v[VLEN];
+#if ATTN_REAL_BITS == 32
+    vec u[VLEN];
+    for (int i = 0; i < VLEN; i += 2) {
+        u[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);     /* columns 4L, 4L+1 of rows i, i+1 */
+        u[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]); /* columns 4L+2, 4L+3 */
+    }
+    for (int i = 0; i < VLEN; i += 4)
+        for (int h = 0; h < 2; h++) {
+            const __m512d x = _mm512_castps_pd(u[i + h]), y = _mm512_castps_pd(u[i + h + 2]);
+            v[i + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(x, y));     /* column 4L+2h */
+            v[i + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)); /* 4L+2h+1 */
+        }
+#else
+    for (int i = 0; i < VLEN; i += 2) {
+        v[i] = _mm512_unpacklo_pd(r[i], r[i + 1]);     /* column 2L of rows i, i+1 */
+        v[i + 1] = _mm512_unpackhi_pd(r[i], r[i + 1]); /* column 2L+1 */
+    }
+#endif
+    for (int c = 0; c < S; c++) {
+        const vec a = ATTN_LANES4(v[c], v[S + c], 0x44);         /* lanes 0, 1 of each */
+        const vec b = ATTN_LANES4(v[c], v[S + c], 0xEE);         /* lanes 2, 3 */
+        const vec d = ATTN_LANES4(v[2 * S + c], v[3 * S + c], 0x44);
+        const vec e = ATTN_LANES4(v[2 * S + c], v[3 * S + c], 0xEE);
+        r[c] = ATTN_LANES4(a, d, 0x88);         /* lane 0 of the four */
+        r[S + c] = ATTN_LANES4(a, d, 0xDD);     /* lane 1 */
+        r[2 * S + c] = ATTN_LANES4(b, e, 0x88); /* lane 2 */
+        r[3 * S + c] = ATTN_LANES4(b, e, 0xDD); /* lane 3 */
+    }
+}
+#undef ATTN_LANES4
+
 /* The 32-bit integer lanes of attention dropout's Philox
  * (dropout_kernel.inc.c; README.md): 16 counters at once. */
 typedef __m512i uvec;

@@ -110,6 +110,22 @@ static inline real v_hmax(vec v)
     return lanes[0];
 }
 static inline real v_hsum(vec v) { return ATTN_V(vaddvq)(v); }
+/* r[i] lane j <- r[j] lane i: f32 4 x 4 by pairs transposed (trn) and
+ * their halves recombined; f64 2 x 2 by zip. */
+static inline void v_transpose(vec r[VLEN])
+{
+#if ATTN_REAL_BITS == 32
+    const float32x4x2_t a = vtrnq_f32(r[0], r[1]), b = vtrnq_f32(r[2], r[3]);
+    r[0] = vcombine_f32(vget_low_f32(a.val[0]), vget_low_f32(b.val[0]));
+    r[1] = vcombine_f32(vget_low_f32(a.val[1]), vget_low_f32(b.val[1]));
+    r[2] = vcombine_f32(vget_high_f32(a.val[0]), vget_high_f32(b.val[0]));
+    r[3] = vcombine_f32(vget_high_f32(a.val[1]), vget_high_f32(b.val[1]));
+#else
+    const vec lo = vzip1q_f64(r[0], r[1]), hi = vzip2q_f64(r[0], r[1]);
+    r[0] = lo;
+    r[1] = hi;
+#endif
+}
 
 /* The 32-bit integer lanes of attention dropout's Philox
  * (dropout_kernel.inc.c; README.md): 4 counters at once. */

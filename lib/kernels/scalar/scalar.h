@@ -27,6 +27,7 @@ static inline vec v_max(vec a, vec b) { return a > b ? a : b; }
 static inline vec v_zero_below(vec v, vec x, vec t) { return x < t ? REAL_C(0.0) : v; }
 static inline real v_hmax(vec v) { return v; }
 static inline real v_hsum(vec v) { return v; }
+static inline void v_transpose(vec r[VLEN]) { (void)r; } /* 1 x 1 */
 
 #if ATTN_REAL_BITS == 32
 typedef int32_t attn_bits;
