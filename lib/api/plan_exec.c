@@ -35,6 +35,41 @@ static real *FN(plan_vt)(const attn_plan *plan)
     return kt != NULL && !plan->inference ? kt + plan->kt_elements : NULL;
 }
 
+/* The sdpa engine's arguments for the heads of a forward (forward.h's
+ * args.sdpa) into *r, true when the plan computes them so: a projected
+ * inference plan with sdpa_heads (plan.h) on own threads, without weights.
+ * Q, K, V of each head lie in the plan's (B,T,NH*hs) buffers; the heads go
+ * to `heads` of the same layout. */
+static int FN(sdpa_heads_args)(const attn_plan *plan, const real *weights, real *heads,
+                               FN(attn_sdpa_run_args) *r)
+{
+    real *packed = FN(plan_kt)(plan);
+    if (!plan->sdpa_heads || packed == NULL || weights != NULL)
+        return 0;
+    const attn_shape s = plan->shape;
+    const size_t D = s.NH * s.hs, sb = s.T * D;
+    const FN(attn_sdpa_run_args) args = {
+        .layout = plan->sdpa,
+        .scale = attn_real_scale(plan->scale),
+        .causal = plan->causal,
+        .softmax_online = FN(attn_softmax_online_kernel)(plan->isa),
+        .softmax_row = FN(attn_softmax_row_kernel)(plan->isa),
+        .softmax_from_lse = FN(attn_softmax_from_lse_kernel)(plan->isa),
+        .rows_dot = FN(attn_rows_dot_kernel)(plan->isa),
+        .rows_axpy = FN(attn_rows_axpy_kernel)(plan->isa),
+        .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
+        .ldq = D, .ldk = D, .ldv = D, .ldo = D,
+        .sbq = sb, .sbk = sb, .sbv = sb, .sbo = sb,
+        .shq = s.hs, .shk = s.hs, .shv = s.hs, .sho = s.hs,
+        .out = heads,
+        .dropout = &plan->dropout,
+        .dropout_mask = FN(attn_dropout_mask_kernel)(plan->isa),
+        .packed = packed,
+        .panel = FN(attn_gemm_panel_kernel)(plan->isa)()};
+    *r = args;
+    return attn_sdpa_packs_of(&plan->sdpa, 0, &r->packs); /* checked by the plan */
+}
+
 attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, const real *Wk,
                              const real *Wv, const real *Wo, real *out, real *weights)
 {
@@ -56,11 +91,15 @@ attn_status FN(attn_forward)(attn_plan *plan, const real *X, const real *Wq, con
         return status;
 
     const attn_shape s = plan->shape;
+    FN(attn_sdpa_run_args) heads;
+    const int sdpa_heads =
+        FN(sdpa_heads_args)(plan, weights, Wo != NULL ? PLAN_BUFFER(plan, HEADS) : out, &heads);
     const FN(attn_forward_args) args = {
         .B = s.B, .T = s.T, .C = s.C, .NH = s.NH, .hs = s.hs,
         .scale = attn_real_scale(plan->scale),
         .causal = plan->causal,
         .tiled = plan->tiled,
+        .sdpa = sdpa_heads ? &heads : NULL,
         .softmax_rows = FN(attn_softmax_rows_kernel)(plan->isa),
         .softmax_online = FN(attn_softmax_online_kernel)(plan->isa),
         .softmax_from_lse = FN(attn_softmax_from_lse_kernel)(plan->isa),

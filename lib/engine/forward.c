@@ -9,7 +9,10 @@
  *     Y_bh[t0:t1] = softmax_rows(scale * Q_bh[t0:t1] K_bh^T [+ causal mask]) V_bh
  *   out = Y Wo (B*T, C) with Wo, else out = Y (B*T, D)
  * Three phases of work items (engine.h): the projections, the query blocks
- * of every head, the output projection.
+ * of every head, the output projection. An inference forward on the tiled
+ * path on own threads hands the heads to the sdpa engine instead
+ * (forward.h: args.sdpa, Q, K, V read in place; sdpa_forward.c), which
+ * packs each head's K^T and V once for all its query blocks.
  *
  * Two paths compute a query block:
  *  - materialized: S = Q_blk K^T (rows, keys) as one product, the fused row
@@ -345,9 +348,13 @@ void FN(attn_forward_run)(const FN(attn_forward_args) *a, const FN(attn_engine) 
                       FN(pack_item), &f);
     attn_pool_run(e->pool, f.projections.row_blocks * f.projections.col_blocks,
                   FN(projection_item), &f);
-    if (a->KT != NULL)
-        attn_pool_run(e->pool, a->B * a->NH, FN(transpose_item), &f);
-    attn_pool_run(e->pool, a->B * a->NH * f.query_blocks, FN(query_block_item), &f);
+    if (a->sdpa != NULL) {
+        FN(attn_sdpa_forward_run)(a->sdpa, e);
+    } else {
+        if (a->KT != NULL)
+            attn_pool_run(e->pool, a->B * a->NH, FN(transpose_item), &f);
+        attn_pool_run(e->pool, a->B * a->NH * f.query_blocks, FN(query_block_item), &f);
+    }
     if (f.Y != a->out)
         attn_pool_run(e->pool, f.output.row_blocks * f.output.col_blocks, FN(output_item), &f);
 }

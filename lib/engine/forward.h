@@ -12,6 +12,7 @@
 #include "engine/engine.h"
 #include "kernels/kernels.h"
 #include "core/real.h"
+#include "engine/sdpa.h"
 
 typedef struct FN(attn_forward_args) {
     size_t B, T, C, NH, hs;
@@ -37,11 +38,17 @@ typedef struct FN(attn_forward_args) {
     real *KT;        /* (B,NH,hs,T) each head's K transposed, or NULL: scores as Q K^T */
     const attn_dropout *dropout; /* training: the plan's (off: p = 0); or NULL */
     attn_dropout_mask_fn dropout_mask; /* its draws (kernels.h); with dropout on */
+    /* An inference forward without P on the tiled path, on own threads:
+     * the heads by the sdpa engine (sdpa_forward.c) on these arguments
+     * (Q, K, V and the heads in place, rows D apart, K^T and V packed
+     * once in the plan's KT buffer), instead of the query blocks below;
+     * or NULL. */
+    const FN(attn_sdpa_run_args) *sdpa;
 } FN(attn_forward_args);
 
 /* Worker tiles must hold attn_block_workspace(T) elements, or
  * attn_tiled_workspace(T) when args.stats is set, or args.tiled and args.P is
- * NULL (tiling.h). */
+ * NULL (tiling.h); with args.sdpa, attn_sdpa_tile_elements of its layout. */
 void FN(attn_forward_run)(const FN(attn_forward_args) *args, const FN(attn_engine) *engine);
 
 #endif /* ATTN_FORWARD_H */

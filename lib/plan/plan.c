@@ -73,14 +73,21 @@ static int packed_weight_elements(size_t C, size_t D, size_t *elements)
 }
 
 /* The own threads' buffers of a projected plan (plan.h): KT of *kt elements
- * (B*T*D rounded up), VT as many in training, 4 slots of packed weights of
- * *slot elements; *own in all, rounded up to ATTN_WORKER_ROUND. Every step
- * checked: false on overflow. */
-static int own_buffer_elements(attn_shape s, int inference, size_t *kt, size_t *slot, size_t *own)
+ * (B*T*D rounded up; with heads, the sdpa engine's layout of them, at
+ * least its packed K^T and V), VT as many in training, 4 slots of packed
+ * weights of *slot elements; *own in all, rounded up to ATTN_WORKER_ROUND.
+ * Every step checked: false on overflow. */
+static int own_buffer_elements(attn_shape s, int inference, const attn_sdpa_layout *heads,
+                               size_t *kt, size_t *slot, size_t *own)
 {
     size_t D, slots, transposes;
+    attn_sdpa_packs packs;
     if (!attn_mul(s.NH, s.hs, &D) || !attn_mul3(s.B, s.T, D, kt) ||
-        !attn_add(*kt, ATTN_WORKER_ROUND - 1, kt))
+        (heads != NULL && !attn_sdpa_packs_of(heads, 0, &packs)))
+        return 0;
+    if (heads != NULL && packs.total > *kt)
+        *kt = packs.total;
+    if (!attn_add(*kt, ATTN_WORKER_ROUND - 1, kt))
         return 0;
     *kt = *kt / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND;
     if (!attn_mul(inference ? 1 : 2, *kt, &transposes) ||
@@ -120,14 +127,17 @@ static int buffer_elements(attn_shape s, unsigned flags, size_t counts[ATTN_BUF_
  * any product of the plan (no dimension exceeds the largest of B*T, C and
  * D), then the tile of one query block: the tiled path's (which a training
  * forward takes too, and which holds the backward's tiles), or a block of
- * scores (materialized inference). False on overflow. */
-static int worker_elements(attn_shape s, int tiled, size_t *pack, size_t *total)
+ * scores (materialized inference); each part at least the sdpa engine's on
+ * the layout `heads` when there is one. False on overflow. */
+static int worker_elements(attn_shape s, int tiled, const attn_sdpa_layout *heads, size_t *pack,
+                           size_t *total)
 {
-    size_t rows, D, tile;
+    size_t rows, D, tile, sdpa_pack = 0, sdpa_total = 0;
     const int ok = attn_mul(s.B, s.T, &rows) && attn_mul(s.NH, s.hs, &D) &&
                    (tiled ? attn_add(attn_tiled_workspace(0), s.T, &tile)
                           : attn_mul(ATTN_QUERY_BLOCK, s.T, &tile)) &&
-                   attn_add(tile, ATTN_WORKER_ROUND, &tile);
+                   attn_add(tile, ATTN_WORKER_ROUND, &tile) &&
+                   (heads == NULL || attn_sdpa_worker_elements(heads, &sdpa_pack, &sdpa_total));
     if (!ok)
         return 0;
     size_t largest = rows > s.C ? rows : s.C;
@@ -135,7 +145,12 @@ static int worker_elements(attn_shape s, int tiled, size_t *pack, size_t *total)
     /* at most a few hundred thousand: KC (NC + MC + ...), or the direct bound */
     *pack = attn_gemm_pack_bound(largest, largest, largest) / ATTN_WORKER_ROUND *
                 ATTN_WORKER_ROUND + ATTN_WORKER_ROUND;
-    return attn_add(*pack, tile / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND, total);
+    tile = tile / ATTN_WORKER_ROUND * ATTN_WORKER_ROUND;
+    if (sdpa_total - sdpa_pack > tile) /* both multiples of ATTN_WORKER_ROUND */
+        tile = sdpa_total - sdpa_pack;
+    if (sdpa_pack > *pack)
+        *pack = sdpa_pack;
+    return attn_add(*pack, tile, total);
 }
 
 /* The scratch allocation of `plan` on `threads` threads (see plan.h), 64-byte
@@ -152,7 +167,8 @@ static void *new_scratch(const attn_plan *plan, unsigned threads, size_t *own_el
     size_t bytes, own = 0, kt = 0, slot, total;
     /* KT, VT and the packed weights: projected plans on own threads only */
     if (threads > 0 && plan->kind == ATTN_PLAN_PROJECTED && !plan->alone &&
-        !own_buffer_elements(s, plan->inference, &kt, &slot, &own)) {
+        !own_buffer_elements(s, plan->inference, plan->sdpa_heads ? &plan->sdpa : NULL, &kt,
+                             &slot, &own)) {
         *status = ATTN_ERR_SIZE_OVERFLOW;
         return NULL;
     }
@@ -219,15 +235,26 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     const int inference = (flags & ATTN_INFERENCE) != 0;
     /* a training forward takes the tiled path and keeps each row's statistics */
     const int tiled = !inference || takes_tiled_path(T, flags);
+    /* an inference forward on the tiled path computes its heads with the
+     * sdpa engine on own threads (forward.h), where it packs K^T and V once
+     * (many queries) and needs no merge of key splits */
+    const attn_sdpa_shape heads_shape = {B, NH, NH, T, T, hs, hs};
+    size_t heads_rows; /* the layout divides by its item count: no overflow first */
+    const int heads_fit = attn_mul3(B, NH, T, &heads_rows);
+    const attn_sdpa_layout heads =
+        heads_fit ? attn_sdpa_layout_of(heads_shape) : (attn_sdpa_layout){.shape = heads_shape};
+    const int sdpa_heads = heads_fit && inference && tiled && attn_sdpa_prepacks(&heads) &&
+                           heads.splits == 1;
+    const attn_sdpa_layout *heads_layout = sdpa_heads ? &heads : NULL;
     const size_t element_size = dtype == ATTN_F32 ? sizeof(float) : sizeof(double);
     size_t counts[ATTN_BUF_COUNT], offsets[ATTN_BUF_COUNT], arena_bytes, rows, D;
     size_t X_bytes, W_bytes, out_bytes, pack_elements, worker_total, kt, slot, own;
     /* the own threads' buffers too (before any allocation: a plan may be
      * set to own threads at any time), in elements and in bytes */
     if (!buffer_elements(shape, flags, counts) ||
-        !own_buffer_elements(shape, inference, &kt, &slot, &own) ||
+        !own_buffer_elements(shape, inference, heads_layout, &kt, &slot, &own) ||
         !attn_mul(own, element_size, &own) ||
-        !worker_elements(shape, tiled, &pack_elements, &worker_total) ||
+        !worker_elements(shape, tiled, heads_layout, &pack_elements, &worker_total) ||
         !attn_plan_layout(counts, element_size, offsets, &arena_bytes) || !attn_mul(B, T, &rows) ||
         !attn_mul(NH, hs, &D) || !attn_mul3(rows, C, element_size, &X_bytes) ||
         !attn_mul3(C, D, element_size, &W_bytes) ||
@@ -242,6 +269,8 @@ attn_status attn_plan_create(attn_plan **plan, attn_dtype dtype, size_t B, size_
     attn_plan fields = {0};
     fields.dtype = dtype;
     fields.tiled = tiled;
+    fields.sdpa_heads = sdpa_heads;
+    fields.sdpa = heads;
     fields.worker_elements = worker_total;
     fields.pack_elements = pack_elements;
     fields.packed_slot_elements = slot;

@@ -56,7 +56,10 @@ struct attn_plan {
     attn_plan_kind kind;
     attn_dtype dtype;
     attn_shape shape;         /* projected plans */
-    attn_sdpa_layout sdpa;    /* sdpa plans: shape and work items */
+    attn_sdpa_layout sdpa;    /* sdpa plans: shape and work items; projected plans with
+                               * sdpa_heads: those of their heads */
+    int sdpa_heads; /* a projected inference plan on the tiled path whose heads, on own
+                     * threads, the sdpa engine computes (forward.h) */
     size_t window;            /* sdpa plans: 0 or the sliding window */
     double scale; /* resolved: never <= 0 */
     int causal;
@@ -80,7 +83,8 @@ struct attn_plan {
     double *profile;       /* ATTN_MAX_THREADS rows of profile.h, or NULL: not profiling */
     /* One allocation, replaced by attn_plan_set_threads: with threads >= 1
      * first the own threads' buffers, KT (B,NH,hs,T: K of each head
-     * transposed), for a training plan VT (V of each head transposed, the
+     * transposed; with sdpa_heads the sdpa engine's packed K^T and V,
+     * sdpa_layout.h, where they are larger), for a training plan VT (V of each head transposed, the
      * same size), then 4 slots of packed weights (Wq, Wk, Wv, Wo or their
      * transposes) of packed_slot_elements each; then the scratch of
      * max(threads, 1) workers, worker_elements each. In elements of dtype. */
@@ -131,6 +135,11 @@ attn_status attn_plan_build(const attn_plan *fields, size_t arena_bytes,
  * 64-byte aligned (absent when a count is 0); false on overflow. */
 int attn_plan_layout(const size_t counts[ATTN_BUF_COUNT], size_t element_size,
                      size_t offsets[ATTN_BUF_COUNT], size_t *total);
+
+/* For plan.c (sdpa_plan.c's): elements of one worker's scratch of the sdpa
+ * engines on layout l, *pack of the own kernel's packing, then the tile
+ * (sdpa_layout.h), in *total; false on overflow. */
+int attn_sdpa_worker_elements(const attn_sdpa_layout *l, size_t *pack, size_t *total);
 
 /* Base address of a buffer, or NULL when the plan has none. */
 static inline void *attn_plan_buffer(const attn_plan *plan, attn_buffer buffer)

@@ -53,10 +53,10 @@ static int sdpa_buffer_elements(const attn_sdpa_layout *l, int inference, int ha
     return !half || sdpa_stage_elements(s, inference, counts);
 }
 
-/* Elements of one worker's scratch: the own kernel's packing for every
- * product of the engines (no dimension above max(Tk, hs, hs_v,
+/* Elements of one worker's scratch (plan.h): the own kernel's packing for
+ * every product of the engines (no dimension above max(Tk, hs, hs_v,
  * ATTN_TILE_KEYS)), then the tile (sdpa_layout.h). False on overflow. */
-static int sdpa_worker_elements(const attn_sdpa_layout *l, size_t *pack, size_t *total)
+int attn_sdpa_worker_elements(const attn_sdpa_layout *l, size_t *pack, size_t *total)
 {
     const attn_sdpa_shape s = l->shape;
     size_t largest = s.Tk > s.hs ? s.Tk : s.hs;
@@ -109,7 +109,7 @@ attn_status attn_sdpa_plan_create(attn_plan **plan, attn_dtype dtype,
         !attn_mul3(q_rows, q_width > o_width ? q_width : o_width, element_size, &extent) ||
         !attn_mul3(k_rows, k_width, element_size, &extent) ||
         !sdpa_buffer_elements(&layout, inference, attn_is_half(dtype), counts) ||
-        !sdpa_worker_elements(&layout, &pack, &worker) ||
+        !attn_sdpa_worker_elements(&layout, &pack, &worker) ||
         !attn_plan_layout(counts, element_size, offsets, &arena_bytes))
         return ATTN_ERR_SIZE_OVERFLOW;
     const size_t blas_dims[] = {s.Tk, s.hs, layout.shape.hs_v, q_width, k_width, o_width};

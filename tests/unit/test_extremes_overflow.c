@@ -24,7 +24,8 @@
  *                       and out exactly the chosen v row.
  *   head_score_overflow a head whose Q K^T products overflow to +-inf
  *                       (C = hs = 1, |x| = 2^(emax/2 + 4)): the same rules,
- *                       on the materialized, workspace and tiled paths.
+ *                       on the materialized, workspace and tiled paths, at
+ *                       T = 5 and T = 1000 (tiled: the sdpa engine's heads).
  *   masked_rows_nonfinite_v  heads whose every score is -inf while V is
  *                       +inf, and a lookup whose v holds Inf and NaN: out
  *                       exactly 0 (not 0 * Inf), on every path.
@@ -238,34 +239,45 @@ static void overflow_head_expected(const test_prec *p, const double *X, size_t T
 static void head_score_overflow(void **state)
 {
     const test_prec *p = TEST_PREC(state);
-    enum { T = 5 };
     /* big^2 > max >= 2 big: 2^(emax/2 + 4), emax = 128 (f32) / 1024 (f64) */
     const double big = ldexp(1.0, ilogb(p->max) / 2 + 5);
-    const double X[T] = {big, -big, 1.0, big, 0.5}, one[1] = {1.0};
-    void *tX = prec_typed(p, X, T), *tW = prec_typed(p, one, 1);
-    for (int causal = 0; causal <= 1; causal++) {
-        double *want_w = talloc_doubles(T * T), *want_out = talloc_doubles(T);
-        overflow_head_expected(p, X, T, causal, want_w, want_out);
-        /* one-shot with weights, one-shot without (score workspace), a
-         * plan forced onto the tiled path (its +inf rows are redone) */
-        for (int path = 0; path < 3; path++) {
-            void *out = typed_output(p, T), *w = path == 0 ? typed_output(p, T * T) : NULL;
-            attn_status st;
-            if (path < 2) {
-                st = p->self_attention(1, T, 1, 1, causal, tX, tW, tW, tW, out, w);
-            } else {
-                mha_shape s = {1, T, 1, 1, 1, 0.0, causal, 0};
-                st = p->forward(mha_plan(p, &s, ATTN_INFERENCE | ATTN_TILED), tX, tW, tW, tW, NULL,
-                                out, NULL);
+    const double pattern[5] = {big, -big, 1.0, big, 0.5}, one[1] = {1.0};
+    /* T = 5, and T = 1000 (X the pattern repeated): a plan large enough to
+     * share its work, whose tiled heads are the sdpa engine's (8 query
+     * blocks, no key split: forward.h) */
+    const size_t sizes[2] = {5, 1000};
+    for (size_t n = 0; n < 2; n++) {
+        const size_t T = sizes[n];
+        double *X = talloc_doubles(T);
+        for (size_t t = 0; t < T; t++)
+            X[t] = pattern[t % 5];
+        void *tX = prec_typed(p, X, T), *tW = prec_typed(p, one, 1);
+        for (int causal = 0; causal <= 1; causal++) {
+            double *want_w = talloc_doubles(T * T), *want_out = talloc_doubles(T);
+            overflow_head_expected(p, X, T, causal, want_w, want_out);
+            /* one-shot with weights, one-shot without (score workspace, or
+             * the tiled path from ATTN_TILED_MIN_T), a plan forced onto the
+             * tiled path (its +inf rows are redone) */
+            for (int path = 0; path < 3; path++) {
+                void *out = typed_output(p, T), *w = path == 0 ? typed_output(p, T * T) : NULL;
+                attn_status st;
+                if (path < 2) {
+                    st = p->self_attention(1, T, 1, 1, causal, tX, tW, tW, tW, out, w);
+                } else {
+                    mha_shape s = {1, T, 1, 1, 1, 0.0, causal, 0};
+                    st = p->forward(mha_plan(p, &s, ATTN_INFERENCE | ATTN_TILED), tX, tW, tW, tW,
+                                    NULL, out, NULL);
+                }
+                check_true(st == ATTN_OK, "path %d: %s", path, attn_status_string(st));
+                double *got = prec_doubles(p, out, T);
+                expect_all_finite(got, T, "overflowing scores: out");
+                check_residual(residual_scaled(got, want_out, T, big), p->tol,
+                               "overflowing scores: out, T %zu causal %d path %d", T, causal,
+                               path);
+                if (w != NULL)
+                    check_residual(residual_rows(prec_doubles(p, w, T * T), want_w, T, T), p->tol,
+                                   "overflowing scores: weights, T %zu causal %d", T, causal);
             }
-            check_true(st == ATTN_OK, "path %d: %s", path, attn_status_string(st));
-            double *got = prec_doubles(p, out, T);
-            expect_all_finite(got, T, "overflowing scores: out");
-            check_residual(residual_scaled(got, want_out, T, big), p->tol,
-                           "overflowing scores: out, causal %d path %d", causal, path);
-            if (w != NULL)
-                check_residual(residual_rows(prec_doubles(p, w, T * T), want_w, T, T), p->tol,
-                               "overflowing scores: weights, causal %d", causal);
         }
     }
 }

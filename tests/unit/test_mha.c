@@ -223,7 +223,10 @@ static void single_head_is_self_attention(void **state)
     check_worst_report(p->name);
 }
 
-/* The one-shots are plans: forward and backward agree to the bit. */
+/* The one-shots are plans: forward and backward agree to the bit. (An
+ * inference plan's tiled forward is not the training forward's bits: on
+ * own threads its heads are the sdpa engine's, forward.h; each is checked
+ * against the reference.) */
 static void check_plan_is_one_shot(const test_prec *p, const mha_data *d, const mha_typed *t,
                                    void *context)
 {
@@ -234,12 +237,12 @@ static void check_plan_is_one_shot(const test_prec *p, const mha_data *d, const 
     void *inference = forward_on_new_plan(p, d, t, ATTN_INFERENCE);
     attn_plan *training = mha_plan(p, s, 0u);
     void *trained = mha_plan_forward(p, training, s, t, NULL);
-    /* a training plan always takes the tiled path */
     void *tiled = forward_on_new_plan(p, d, t, ATTN_INFERENCE | ATTN_TILED);
-    check_true(memcmp(one_shot, inference, bytes) == 0 && memcmp(tiled, trained, bytes) == 0,
+    check_true(memcmp(one_shot, inference, bytes) == 0,
                "forward: plan and one-shot differ (T %zu causal %d Wo %d)", s->T, s->causal,
                s->with_Wo);
     mha_check_forward(p, d, trained, NULL, "training plan");
+    mha_check_forward(p, d, tiled, NULL, "tiled inference plan");
     mha_grads g_plan = mha_plan_backward(p, training, s, t);
     mha_grads g_one = mha_one_shot_backward(p, s, t);
     check_true(mha_grads_identical(p, s, &g_plan, &g_one),
