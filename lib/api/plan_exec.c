@@ -12,6 +12,7 @@
 #include "plan/plan.h"
 #include "plan/plan_engine.h"
 #include "core/scale.h"
+#include "api/sdpa_run_args.h"
 #include "api/validate.h"
 
 #if ATTN_REAL_BITS == 32
@@ -48,25 +49,13 @@ static int FN(sdpa_heads_args)(const attn_plan *plan, const real *weights, real 
         return 0;
     const attn_shape s = plan->shape;
     const size_t D = s.NH * s.hs, sb = s.T * D;
-    const FN(attn_sdpa_run_args) args = {
-        .layout = plan->sdpa,
-        .scale = attn_real_scale(plan->scale),
-        .causal = plan->causal,
-        .softmax_online = FN(attn_softmax_online_kernel)(plan->isa),
-        .softmax_row = FN(attn_softmax_row_kernel)(plan->isa),
-        .softmax_from_lse = FN(attn_softmax_from_lse_kernel)(plan->isa),
-        .rows_dot = FN(attn_rows_dot_kernel)(plan->isa),
-        .rows_axpy = FN(attn_rows_axpy_kernel)(plan->isa),
-        .Q = PLAN_BUFFER(plan, Q), .K = PLAN_BUFFER(plan, K), .V = PLAN_BUFFER(plan, V),
-        .ldq = D, .ldk = D, .ldv = D, .ldo = D,
-        .sbq = sb, .sbk = sb, .sbv = sb, .sbo = sb,
-        .shq = s.hs, .shk = s.hs, .shv = s.hs, .sho = s.hs,
-        .out = heads,
-        .dropout = &plan->dropout,
-        .dropout_mask = FN(attn_dropout_mask_kernel)(plan->isa),
-        .packed = packed,
-        .panel = FN(attn_gemm_panel_kernel)(plan->isa)()};
-    *r = args;
+    *r = FN(attn_plan_sdpa_run_args)(plan);
+    r->Q = PLAN_BUFFER(plan, Q), r->K = PLAN_BUFFER(plan, K), r->V = PLAN_BUFFER(plan, V);
+    r->ldq = r->ldk = r->ldv = r->ldo = D;
+    r->sbq = r->sbk = r->sbv = r->sbo = sb;
+    r->shq = r->shk = r->shv = r->sho = s.hs;
+    r->out = heads;
+    r->packed = packed;
     return attn_sdpa_packs_of(&plan->sdpa, 0, &r->packs); /* checked by the plan */
 }
 

@@ -14,6 +14,7 @@
 #include "core/scale.h"
 #include "api/sdpa_check.h"
 #include "api/sdpa_exec.h"
+#include "api/sdpa_run_args.h"
 #include "engine/sdpa.h"
 
 #if ATTN_REAL_BITS == 32
@@ -34,34 +35,21 @@ static real *FN(sdpa_packed)(const attn_plan *plan)
 static FN(attn_sdpa_run_args) FN(run_args)(const attn_plan *plan, const FN(sdpa_args) *a,
                                           const attn_sdpa_checked *x)
 {
-    FN(attn_sdpa_run_args) r = {
-        .layout = plan->sdpa,
-        .scale = attn_real_scale(plan->scale),
-        .causal = plan->causal,
-        .window = plan->window,
-        .softmax_online = FN(attn_softmax_online_kernel)(plan->isa),
-        .softmax_row = FN(attn_softmax_row_kernel)(plan->isa),
-        .softmax_from_lse = FN(attn_softmax_from_lse_kernel)(plan->isa),
-        .softmax_backward = FN(attn_softmax_backward_kernel)(plan->isa),
-        .rows_dot = FN(attn_rows_dot_kernel)(plan->isa),
-        .rows_axpy = FN(attn_rows_axpy_kernel)(plan->isa),
-        .Q = a->Q, .K = a->K, .V = a->V,
-        .ldq = x->st[ATTN_SDPA_Q].ld, .ldk = x->st[ATTN_SDPA_K].ld, .ldv = x->st[ATTN_SDPA_V].ld,
-        .sbq = x->st[ATTN_SDPA_Q].sb, .shq = x->st[ATTN_SDPA_Q].sh,
-        .sbk = x->st[ATTN_SDPA_K].sb, .shk = x->st[ATTN_SDPA_K].sh,
-        .sbv = x->st[ATTN_SDPA_V].sb, .shv = x->st[ATTN_SDPA_V].sh,
-        .sbo = x->st[ATTN_SDPA_OUT].sb, .sho = x->st[ATTN_SDPA_OUT].sh,
-        .mask = a->mask, .mask_ld = a->mask_ld, .mask_sb = a->mask_sb, .mask_sh = a->mask_sh,
-        .key_lengths = a->key_lengths,
-        .out = a->out, .ldo = x->st[ATTN_SDPA_OUT].ld,
-        .lse = a->lse,
-        .dropout = &plan->dropout,
-        .dropout_mask = FN(attn_dropout_mask_kernel)(plan->isa),
-        .packed = FN(sdpa_packed)(plan),
-        .panel = FN(attn_gemm_panel_kernel)(plan->isa)(),
-        .partials = (real *)attn_plan_buffer(plan, ATTN_BUF_PARTIALS),
-        .rowdot = (real *)attn_plan_buffer(plan, ATTN_BUF_ROWDOT),
-        .dQ_parts = (real *)attn_plan_buffer(plan, ATTN_BUF_DQ_PARTS)};
+    FN(attn_sdpa_run_args) r = FN(attn_plan_sdpa_run_args)(plan);
+    r.Q = a->Q, r.K = a->K, r.V = a->V;
+    r.ldq = x->st[ATTN_SDPA_Q].ld, r.ldk = x->st[ATTN_SDPA_K].ld, r.ldv = x->st[ATTN_SDPA_V].ld;
+    r.sbq = x->st[ATTN_SDPA_Q].sb, r.shq = x->st[ATTN_SDPA_Q].sh;
+    r.sbk = x->st[ATTN_SDPA_K].sb, r.shk = x->st[ATTN_SDPA_K].sh;
+    r.sbv = x->st[ATTN_SDPA_V].sb, r.shv = x->st[ATTN_SDPA_V].sh;
+    r.sbo = x->st[ATTN_SDPA_OUT].sb, r.sho = x->st[ATTN_SDPA_OUT].sh;
+    r.mask = a->mask, r.mask_ld = a->mask_ld, r.mask_sb = a->mask_sb, r.mask_sh = a->mask_sh;
+    r.key_lengths = a->key_lengths;
+    r.out = a->out, r.ldo = x->st[ATTN_SDPA_OUT].ld;
+    r.lse = a->lse;
+    r.packed = FN(sdpa_packed)(plan);
+    r.partials = (real *)attn_plan_buffer(plan, ATTN_BUF_PARTIALS);
+    r.rowdot = (real *)attn_plan_buffer(plan, ATTN_BUF_ROWDOT);
+    r.dQ_parts = (real *)attn_plan_buffer(plan, ATTN_BUF_DQ_PARTS);
     if (r.packed != NULL) /* checked when the scratch was laid out */
         (void)attn_sdpa_packs_of(&plan->sdpa, !plan->inference, &r.packs);
     return r;
