@@ -136,7 +136,7 @@ static void one(const attn_bf16_products *set, const char *name, size_t M, size_
         for (size_t j = 0; j < N; j++) {
             double s = accumulate ? (double)C[i * ldc + j] : 0.0, m = fabs(s);
             for (size_t k = 0; k < K; k++) {
-                const double x = transposed ? X[j * ldx + k] : X[k * ldx + j];
+                const double x = (double)(transposed ? X[j * ldx + k] : X[k * ldx + j]);
                 s += (double)A[i * K + k] * x;
                 m += fabs((double)A[i * K + k] * x);
             }

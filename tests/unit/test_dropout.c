@@ -359,7 +359,7 @@ static void statuses(void **state)
                      ATTN_OK);
     sdpa_keep_plan(inf_sdpa);
     sdpa_keep_plan(inf_proj);
-    const double any[] = {0.0, 0.5, NAN, 2.0};
+    const double any[] = {0.0, 0.5, (double)NAN, 2.0};
     for (size_t i = 0; i < N_OF(any); i++) {
         assert_int_equal(attn_plan_set_dropout(inf_sdpa, any[i], 1, 2), ATTN_ERR_INFERENCE_PLAN);
         assert_int_equal(attn_plan_set_dropout(inf_proj, any[i], 1, 2), ATTN_ERR_INFERENCE_PLAN);
@@ -380,7 +380,7 @@ static void statuses(void **state)
     a.out = before;
     assert_int_equal(attn_sdpa_forward_f64(plan, &a), ATTN_OK);
     assert_memory_not_equal(before, fresh, sizeof fresh);
-    const double bad[] = {-0.1, -1e-300, 1.0, 1.5, NAN, INFINITY, -INFINITY};
+    const double bad[] = {-0.1, -1e-300, 1.0, 1.5, (double)NAN, HUGE_VAL, -HUGE_VAL};
     for (size_t i = 0; i < N_OF(bad); i++)
         assert_int_equal(attn_plan_set_dropout(plan, bad[i], 1, 2), ATTN_ERR_BAD_DROPOUT);
     a.out = after;

@@ -36,9 +36,9 @@ static int reference_keep(const attn_dropout *d, size_t b, size_t h, size_t t, s
 static double input(size_t i)
 {
     if (i % 17 == 3)
-        return NAN;
+        return (double)NAN;
     if (i % 23 == 5)
-        return i % 2 ? INFINITY : -INFINITY;
+        return i % 2 ? HUGE_VAL : -HUGE_VAL;
     return ((double)(i % 13) - 6.25) / 3.0;
 }
 
@@ -54,7 +54,8 @@ static void check_segment(const isa_case *c, const attn_dropout *d, size_t b, si
     for (size_t i = 0; i <= n; i++) {
         xd[i] = input(i);
         xf[i] = (float)xd[i];
-        fd[i] = ff[i] = -7.0f; /* sentinels */
+        fd[i] = -7.0; /* sentinels */
+        ff[i] = -7.0f;
     }
     if (single)
         attn_dropout_mask_kernel_f32(c->isa)(d, b, h, t, j0, n, with_x ? xf : NULL,

@@ -62,7 +62,7 @@ static double run_case(const isa_case *c, const gemm_case *g, test_rng *rng)
     prec_round_array(p, C0, M * ldc + 1);
     if (g->beta == 0.0)
         for (size_t i = 0; i < M * ldc; i++)
-            C0[i] = NAN; /* must not be read */
+            C0[i] = (double)NAN; /* must not be read */
     const double alpha = p->round(g->alpha);
 
     const size_t c_bytes = (M * ldc + 1) * p->size;
@@ -172,10 +172,10 @@ static void lower_product(void **state)
             prec_round_array(p, B, M * ldb);
             for (size_t i = 0; i < M; i++) /* never read: above the diagonal */
                 for (size_t k = i + 1; k < M; k++)
-                    A[i * lda + k] = NAN;
+                    A[i * lda + k] = (double)NAN;
             const size_t poisoned = M / 2; /* B's rows from here on hold a NaN */
             for (size_t k = poisoned; k < M; k++)
-                B[k * ldb + (k % N)] = NAN;
+                B[k * ldb + (k % N)] = (double)NAN;
             void *At = prec_typed(p, A, M * lda), *Bt = prec_typed(p, B, M * ldb);
             void *Ct = talloc(M * ldc * p->size);
             void *pack = talloc(attn_gemm_pack_elements(M, N, M) * p->size + 64);

@@ -111,7 +111,7 @@ static double *widen(const float *x, size_t n)
 {
     double *d = test_malloc(n * sizeof *d);
     for (size_t i = 0; i < n; i++)
-        d[i] = x[i];
+        d[i] = (double)x[i];
     return d;
 }
 
