@@ -221,6 +221,47 @@ int bench_fma_peak_measure(bench_fma_peak *peak, const size_t *threads, size_t t
     return result;
 }
 
+int bench_fma_peak_remeasure(const bench_fma_peak *header, bench_fma_peak *again)
+{
+    *again = *header;
+    int result = 0;
+    for (size_t i = 0; i < again->count; ++i) {
+        bench_fma_peak_entry *e = &again->entries[i];
+        const bench_fma_isa isa = e->kind >= BENCH_FMA_BF16_DOT ? BENCH_FMA_AVX512 : again->isa;
+        if (bench_fma_peak_rate(isa, e->kind, e->threads, BENCH_FMA_ITERATIONS,
+                                BENCH_FMA_PASSES, &e->gflops, &e->median_gflops) != 0)
+            result = -1;
+    }
+    return result;
+}
+
+size_t bench_fma_peak_print_recheck(FILE *out, const bench_fma_peak *header,
+                                    const bench_fma_peak *again)
+{
+    if (header->count == 0 || again->count != header->count)
+        return 0;
+    fputs("# FMA peak after the run (the header's method again):", out);
+    for (size_t i = 0; i < again->count; ++i) {
+        const bench_fma_peak_entry *e = &again->entries[i];
+        fprintf(out, "%s %s, %zu thread%s: %.1f GFLOP/s", i ? ";" : "",
+                bench_fma_kind_names[e->kind], e->threads, e->threads == 1 ? "" : "s", e->gflops);
+    }
+    fputc('\n', out);
+    size_t above = 0;
+    for (size_t i = 0; i < again->count; ++i) {
+        const bench_fma_peak_entry *h = &header->entries[i], *e = &again->entries[i];
+        if (!(h->gflops > 0.0) || !(e->gflops > BENCH_FMA_RECHECK_SLACK * h->gflops))
+            continue;
+        fprintf(out,
+                "# FMA peak: %s, %zu thread%s measured %.2fx higher after the run than in the "
+                "header (a busy moment then): the peak%% of its rows may overstate by as much\n",
+                bench_fma_kind_names[e->kind], e->threads, e->threads == 1 ? "" : "s",
+                e->gflops / h->gflops);
+        above++;
+    }
+    return above;
+}
+
 double bench_fma_peak_gflops(const bench_fma_peak *peak, bench_fma_kind kind, size_t threads)
 {
     for (size_t i = 0; i < peak->count; ++i)
@@ -241,8 +282,10 @@ void bench_fma_peak_print_help(FILE *out)
             "threads (bf16 rows: the tiles' when the library runs its amx set,\n"
             "vdpbf16ps' on its avx512-bf16 set, else f32's: float products), blas%%\n"
             "against the GEMM ceiling (information: OpenBLAS may run another core's\n"
-            "kernels).\n",
-            BENCH_FMA_CHAINS, BENCH_FMA_PASSES);
+            "kernels). Measured again after the run (a footer line); where that comes\n"
+            "out more than %.0f%% above the header's, a busy moment lowered the header's\n"
+            "and a footer line says by how much its rows' peak%% may overstate.\n",
+            BENCH_FMA_CHAINS, BENCH_FMA_PASSES, (BENCH_FMA_RECHECK_SLACK - 1.0) * 100.0);
 }
 
 void bench_fma_peak_print(FILE *out, const bench_fma_peak *peak)

@@ -91,6 +91,24 @@ typedef struct bench_fma_peak {
     size_t count;
 } bench_fma_peak;
 
+/* After a run: the entries of `header` (the run's, measured at its start)
+ * measured again into *again, the same kinds and threads in the same
+ * order. A busy moment during the header's measurement lowers its peak and
+ * raises every share column against it (126% of "the peak" was seen); the
+ * second measurement shows it. 0, or -1 when one failed (its entry 0). */
+int bench_fma_peak_remeasure(const bench_fma_peak *header, bench_fma_peak *again);
+
+/* Re-measured entries above the header's by more than this factor are
+ * reported: their rows' shares overstate by up to the ratio. */
+#define BENCH_FMA_RECHECK_SLACK 1.10
+
+/* The footer line of the second measurement ("# FMA peak after the run:
+ * ..."), and for each entry that came out above the header's by more than
+ * BENCH_FMA_RECHECK_SLACK a line saying by how much the share columns of
+ * its rows may overstate. Returns the count of such entries. */
+size_t bench_fma_peak_print_recheck(FILE *out, const bench_fma_peak *header,
+                                    const bench_fma_peak *again);
+
 /* One measurement: `passes` passes of `iterations` per thread on `threads`
  * threads; best and median GFLOP/s. Returns 0, or -1 (not on this CPU, or a
  * thread could not be started: that pass ran on fewer). */

@@ -23,6 +23,8 @@ void bench_run_record_stop(bench_run_record *record, const int *asked)
     bench_cpu_snapshot_take(&end);
     record->wall_seconds = end.wall_s - record->start.wall_s;
     record->other_load_cpus = bench_other_load(&record->start, &end);
+    /* a failed entry is 0, and the footer leaves it be */
+    (void)bench_fma_peak_remeasure(&record->fma_peak, &record->fma_peak_after);
 }
 
 void bench_run_record_print_footer(FILE *out, const bench_run_record *record, size_t measured,
@@ -33,6 +35,7 @@ void bench_run_record_print_footer(FILE *out, const bench_run_record *record, si
         if (summary->status && strcmp(summary->status, "ran") == 0 && summary->note[0])
             fprintf(out, "# %s peer: first error: %s\n", summary->name, summary->note);
     }
+    bench_fma_peak_print_recheck(out, &record->fma_peak, &record->fma_peak_after);
     bench_other_load_print(out, record->other_load_cpus, &record->machine);
     fprintf(out, "# %zu configurations measured", measured);
     if (resumed)

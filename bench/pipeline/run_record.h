@@ -50,6 +50,7 @@ typedef struct bench_run_record {
     bench_machine machine;
     bench_ceiling ceiling;
     bench_fma_peak fma_peak;    /* the share columns' denominator */
+    bench_fma_peak fma_peak_after; /* measured again when the run stops (machine/fma_peak.h) */
     int has_bandwidth;          /* the JSON has "bandwidth" (measured or not) */
     bench_bandwidth bandwidth;  /* per thread count */
     size_t bandwidth_bytes;     /* the buffer's; 0: not measured */

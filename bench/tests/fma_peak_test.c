@@ -7,8 +7,13 @@
  * counted here from the vector width -- and the measured peaks are positive
  * and finite at 1 and 2 threads; a kind or instruction set this CPU lacks
  * (the bf16 dot product without AVX512_BF16) gives nothing and says so.
+ * After a run the peak is measured again (bench_fma_peak_remeasure: the
+ * same entries, positive) and the footer (bench_fma_peak_print_recheck)
+ * names exactly the entries that came out more than
+ * BENCH_FMA_RECHECK_SLACK above the header's, on made-up numbers.
  * Exits 1 on the first assertion that does not hold.
  */
+#include <string.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -25,6 +30,46 @@ static int failures;
             failures++;                                                                        \
         }                                                                                      \
     } while (0)
+
+/* The footer of a header whose f32 peak at 2 threads met a busy moment
+ * (300 against 500 GFLOP/s after: 1.67x) while f32 at 1 thread (250 and
+ * 270: within the slack) and f64 (130 and 125) did not: exactly one
+ * warning, naming that entry and the ratio. */
+static void recheck_footer(void)
+{
+    bench_fma_peak header = {.isa = BENCH_FMA_AVX512, .count = 3};
+    header.entries[0] = (bench_fma_peak_entry){BENCH_FMA_F32, 1, 250.0, 240.0};
+    header.entries[1] = (bench_fma_peak_entry){BENCH_FMA_F32, 2, 300.0, 290.0};
+    header.entries[2] = (bench_fma_peak_entry){BENCH_FMA_F64, 2, 130.0, 120.0};
+    bench_fma_peak after = header;
+    after.entries[0].gflops = 270.0;
+    after.entries[1].gflops = 500.0;
+    after.entries[2].gflops = 125.0;
+    char text[2048] = {0};
+    FILE *out = tmpfile();
+    EXPECT(out != NULL, "tmpfile");
+    if (!out)
+        return;
+    const size_t above = bench_fma_peak_print_recheck(out, &header, &after);
+    rewind(out);
+    const size_t n = fread(text, 1, sizeof text - 1, out);
+    fclose(out);
+    text[n] = '\0';
+    EXPECT(above == 1, "print_recheck: %zu entries above the header's, 1 expected", above);
+    EXPECT(strstr(text, "f32, 2 threads measured 1.67x higher") != NULL &&
+               strstr(text, "f32, 1 thread measured") == NULL &&
+               strstr(text, "f64, 2 threads measured") == NULL,
+           "print_recheck: the warning names f32 at 2 threads alone:\n%s", text);
+    EXPECT(strstr(text, "f32, 1 thread: 270.0 GFLOP/s; f32, 2 threads: 500.0 GFLOP/s; f64, 2 "
+                        "threads: 125.0 GFLOP/s") != NULL,
+           "print_recheck: every re-measured entry in the footer:\n%s", text);
+    after.entries[1].gflops = 320.0; /* 1.07x: within the slack */
+    out = tmpfile();
+    EXPECT(out != NULL && bench_fma_peak_print_recheck(out, &header, &after) == 0,
+           "print_recheck: no warning within the slack");
+    if (out)
+        fclose(out);
+}
 
 /* The recurrence in the kernel's precision and rounding, one chain, one lane. */
 static double recurrence(int f32, int fused, size_t iterations)
@@ -114,6 +159,13 @@ int main(void)
                (bench_fma_peak_gflops(&peak, BENCH_FMA_BF16_DOT, 1) > 0.0) == bench_fma_has_bf16_dot() &&
                (bench_fma_peak_gflops(&peak, BENCH_FMA_AMX_BF16, 1) > 0.0) == bench_fma_has_amx_bf16(),
            "bench_fma_peak_measure at 1 thread");
+    bench_fma_peak again;
+    EXPECT(bench_fma_peak_remeasure(&peak, &again) == 0 && again.count == peak.count &&
+               again.entries[0].kind == peak.entries[0].kind &&
+               again.entries[0].threads == peak.entries[0].threads &&
+               again.entries[0].gflops > 0.0,
+           "bench_fma_peak_remeasure: the header's entries measured again");
+    recheck_footer();
     printf("%d failure%s\n", failures, failures == 1 ? "" : "s");
     return failures ? 1 : 0;
 }
