@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/option_table.h"
 
@@ -28,6 +29,34 @@ static int read_timing(const bench_option_values *values, bench_common_options *
     return 0;
 }
 
+/* --csv none: the rows still go to a file, since the JSON and --report are
+ * made from it, a temporary one (TMPDIR, else /tmp) that
+ * bench_common_options_free removes. */
+static int make_csv_scratch(const bench_option_values *values, bench_common_options *common)
+{
+    const char *dir = getenv("TMPDIR");
+    if (dir == NULL || dir[0] == '\0')
+        dir = "/tmp";
+    const size_t size = strlen(dir) + sizeof "/attn-bench-csv-XXXXXX";
+    common->csv_scratch = malloc(size);
+    if (common->csv_scratch == NULL) {
+        snprintf(values->error, values->error_size, "out of memory");
+        return -1;
+    }
+    snprintf(common->csv_scratch, size, "%s/attn-bench-csv-XXXXXX", dir);
+    const int fd = mkstemp(common->csv_scratch);
+    if (fd < 0) {
+        snprintf(values->error, values->error_size,
+                 "--csv none: cannot make a temporary file in %s for the rows", dir);
+        free(common->csv_scratch);
+        common->csv_scratch = NULL;
+        return -1;
+    }
+    close(fd);
+    common->csv_path = common->csv_scratch;
+    return 0;
+}
+
 int bench_common_options_read(const bench_option_values *values, bench_common_options *common)
 {
     if (read_timing(values, common) != 0 ||
@@ -37,7 +66,9 @@ int bench_common_options_read(const bench_option_values *values, bench_common_op
         bench_option_dropouts(values, BENCH_OPT_DROPOUT, common->dropouts, BENCH_MAX_DROPOUTS,
                               &common->dropout_count) != 0)
         return -1;
-    common->csv_path = bench_option_text(values, BENCH_OPT_CSV);
+    common->csv_path = common->csv_name = bench_option_text(values, BENCH_OPT_CSV);
+    if (strcmp(common->csv_name, "none") == 0 && make_csv_scratch(values, common) != 0)
+        return -1;
     common->json_path = bench_option_text(values, BENCH_OPT_JSON);
     if (strcmp(common->json_path, "none") == 0)
         common->json_path = NULL;
@@ -75,5 +106,9 @@ void bench_common_options_free(bench_common_options *common)
     bench_size_list_free(&common->threads);
     free(common->command_line);
     free(common->sweep_text);
+    if (common->csv_scratch != NULL)
+        unlink(common->csv_scratch);
+    free(common->csv_scratch);
+    common->csv_scratch = NULL;
     common->command_line = common->sweep_text = NULL;
 }

@@ -23,7 +23,9 @@ typedef struct bench_common_options {
     bench_repeat_policy repeat;          /* attn's calls and the peers' */
     uint64_t seed;                       /* of the inputs */
     size_t ceiling_n[BENCH_DTYPE_COUNT]; /* sgemm, dgemm sizes of the ceiling; 0: none */
-    const char *csv_path;
+    const char *csv_path;  /* the file the rows go to (and the JSON and --report read) */
+    const char *csv_name;  /* as --csv gave it: csv_path, or "none" */
+    char *csv_scratch;     /* --csv none: csv_path, a temporary file removed by _free */
     const char *json_path; /* NULL: no JSON */
     bench_progress_mode progress;
     int list; /* --list: print the configurations, run nothing */

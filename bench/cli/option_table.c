@@ -220,10 +220,12 @@ static const option_row rows[BENCH_OPT_COUNT] = {
                                 "ceiling; 0 = none"}),
     [BENCH_OPT_CSV] = EACH(R({"csv", "PATH", "attn-bench.csv", NULL,
                               "CSV output, one row per configuration, written as\n"
-                              "each one is done"}),
+                              "each one is done; none = no CSV file (the JSON\n"
+                              "and --report are still made)"}),
                            S({"csv", "PATH", "attn-bench-sdpa.csv", NULL,
                               "CSV output, one row per configuration, written as\n"
-                              "each one is done"})),
+                              "each one is done; none = no CSV file (the JSON\n"
+                              "and --report are still made)"})),
     [BENCH_OPT_JSON] = EACH(R({"json", "PATH", "attn-bench.json", NULL,
                                "JSON output: the header's record (the machine, its\n"
                                "ceiling, the peers) and every CSV row; none = no JSON"}),

@@ -41,7 +41,7 @@ void bench_run_record_print_footer(FILE *out, const bench_run_record *record, si
     if (resumed)
         fprintf(out, ", %zu kept from the CSV", resumed);
     fprintf(out, ", in %.1f s wall time (%s included); CSV: %s\n",
-            record->wall_seconds, included, record->csv_path);
+            record->wall_seconds, included, record->csv_name);
 }
 
 static void write_bandwidth(FILE *out, const bench_run_record *r)
@@ -110,7 +110,7 @@ static void write_profile(FILE *out, const bench_csv_table *table, size_t r,
 static void write_body(FILE *out, const bench_csv_table *table, const void *context)
 {
     const bench_run_record *record = context;
-    bench_json_write_head(out, record->mode, record->command_line, record->csv_path);
+    bench_json_write_head(out, record->mode, record->command_line, record->csv_name);
     if (record->write_settings)
         record->write_settings(out, record->settings_context);
     bench_json_write_machine(out, &record->machine);

@@ -43,7 +43,8 @@ typedef void (*bench_run_settings_fn)(FILE *out, const void *context);
 
 typedef struct bench_run_record {
     const char *mode; /* the JSON's "mode"; NULL: none (the run command) */
-    const char *command_line, *csv_path;
+    const char *command_line, *csv_path; /* csv_path: the rows' file, read for the JSON */
+    const char *csv_name;                 /* --csv as given (a path, or "none") */
     bench_run_settings_fn write_settings;
     const void *settings_context;
 

@@ -297,6 +297,7 @@ static void describe(void *context, bench_sweep_plan *plan, bench_run_record *re
     *plan = (bench_sweep_plan){run->sweep->count, o->common.progress, o->common.json_path};
     record->command_line = o->common.command_line;
     record->csv_path = o->common.csv_path;
+    record->csv_name = o->common.csv_name;
     record->write_settings = write_settings;
     record->settings_context = o;
     record->profile_key_columns = BENCH_CSV_KEY_COLUMNS;
@@ -410,6 +411,12 @@ static int run_configured(const bench_options *o, const bench_sweep *sweep)
     run->options = o;
     run->sweep = sweep;
     char error[512];
+    if (o->resume && o->common.csv_scratch != NULL) {
+        fprintf(stderr, "attn-bench: --resume keeps the rows of a --csv file: not with --csv "
+                        "none\n");
+        free(run);
+        return EXIT_BAD_ARGUMENTS;
+    }
     if (o->resume &&
         bench_resume_load(o->common.csv_path, &run->resume, error, sizeof error) != 0) {
         fprintf(stderr, "attn-bench: %s\n", error);

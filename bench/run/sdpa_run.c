@@ -195,6 +195,7 @@ static void describe(void *context, bench_sweep_plan *plan, bench_run_record *re
     *plan = (bench_sweep_plan){run->sweep->count, o->common.progress, o->common.json_path};
     record->mode = "sdpa";
     record->csv_path = o->common.csv_path;
+    record->csv_name = o->common.csv_name;
     record->command_line = o->common.command_line;
     record->write_settings = bench_sdpa_write_json_settings;
     record->settings_context = o;

@@ -31,6 +31,24 @@ pass "the table has athr, peak%, blas% and each peer's thr; the header the f32 a
 grep -q 'sgemm n=128' out.txt || fail "no ceiling line in the output"
 grep -q 'numpy peer: not asked for' out.txt || fail "no note for the skipped peer"
 
+# --csv none: no CSV file left behind (the rows go to a temporary one in
+# TMPDIR for the JSON), in either command; --resume needs a real CSV.
+mkdir -p scratch && before=$(ls | sort)
+for cmd in run sdpa; do
+  [ "$cmd" = run ] && args="--T 16" || args="sdpa --Tq 16 --Tk 16"
+  TMPDIR="$PWD/scratch" "$BENCH" $args --quick --peers none --csv none --json none.json \
+    >none.txt 2>err.txt || fail "$cmd --csv none failed: $(head -c 300 err.txt)"
+  grep -q 'CSV: none$' none.txt || fail "$cmd --csv none: footer $(tail -n 1 none.txt)"
+  [ -z "$(ls scratch)" ] || fail "$cmd --csv none left $(ls scratch) in TMPDIR"
+  [ -s none.json ] && grep -q '"csv": "none"' none.json && grep -q '"rows": \[' none.json \
+    || fail "$cmd --csv none: the JSON lacks its rows or says another CSV"
+  rm none.json
+done
+rm none.txt
+[ "$(ls | sort)" = "$before" ] || fail "--csv none wrote files: $(ls)"
+pass "--csv none: no CSV file anywhere, the JSON still has the rows, footer 'CSV: none'"
+expect_status 2 'not with --csv none' --quick --csv none --resume --json none
+
 command -v python3 >/dev/null 2>&1 || { echo "skip: no python3 to parse the JSON"; exit 77; }
 python3 - <<'PY' || fail "JSON schema"
 import csv, json
