@@ -57,7 +57,27 @@
 #define NV ATTN_GEMM_NV  /* vectors per row of the tile */
 #define NR (NV * VLEN) /* its columns */
 #define MR ATTN_GEMM_MR
-_Static_assert(MR >= 4 && MR <= 7, "micro_kernel_in_place has partial tiles of 1 .. MR - 1 rows");
+_Static_assert(MR >= 4 && MR <= 7, "SWITCH_ROWS has cases for 1 .. MR - 1 rows");
+
+/* CALL(m) with m = rows (1 .. MR) a constant in each case: tiles of fewer
+ * rows than MR get their own unrolled copies of the arithmetic. */
+#define AT_MOST_MR(m) ((m) < MR ? (m) : MR)
+#define SWITCH_ROWS(rows, CALL)                                                            \
+    switch (rows) {                                                                        \
+    case 1: CALL(1); break;                                                                \
+    case 2: CALL(2); break;                                                                \
+    case 3: CALL(3); break;                                                                \
+    case 4: CALL(AT_MOST_MR(4)); break;                                                    \
+    case 5: CALL(AT_MOST_MR(5)); break;                                                    \
+    case 6: CALL(AT_MOST_MR(6)); break;                                                    \
+    default: CALL(MR); break;                                                              \
+    }
+
+/* The n > 0 columns at p, as many as a vector holds, 0 past them. */
+static inline vec load_cols(const real *p, size_t n)
+{
+    return n >= VLEN ? v_load(p) : v_load_part(p, n, REAL_C(0.0));
+}
 
 _Static_assert(NR <= ATTN_GEMM_NR_MAX && MR <= ATTN_GEMM_MR_MAX,
                "the micro-tile must fit the scratch sizes of kernels.h");
@@ -201,28 +221,9 @@ static inline void micro_kernel_in_place(size_t kc, const real *a, size_t a_step
         for (size_t c = 0; c < cols; c += 64 / sizeof(real))
             __builtin_prefetch(C + r * ldc + c, 1, 3);
     vec acc[MR][NV];
-    switch (rows) {
-#define PARTIAL_TILE(n)                                                                  \
-    case n:                                                                              \
-        micro_accumulate(n, kc, rows_of_a, a_cs, b, acc);                                \
-        break;
-        PARTIAL_TILE(1)
-        PARTIAL_TILE(2)
-        PARTIAL_TILE(3)
-#if MR > 4
-        PARTIAL_TILE(4)
-#endif
-#if MR > 5
-        PARTIAL_TILE(5)
-#endif
-#if MR > 6
-        PARTIAL_TILE(6)
-#endif
+#define PARTIAL_TILE(m) micro_accumulate(m, kc, rows_of_a, a_cs, b, acc)
+    SWITCH_ROWS(rows, PARTIAL_TILE)
 #undef PARTIAL_TILE
-    default:
-        micro_accumulate(MR, kc, rows_of_a, a_cs, b, acc);
-        break;
-    }
     micro_store(acc, alpha, add, C, ldc, rows, cols);
 }
 
@@ -499,6 +500,44 @@ void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *
  * for 3% of its arithmetic (Xeon SPR). */
 #define LOWER_DIRECT_ROWS 32
 
+/* The triangle of a group of `rows` <= MR rows from diagonal element (g, g),
+ * columns [j, j + n), 0 < n <= NR: row r adds a_{r,k} b_k for k = g .. g + r
+ * in increasing k, one multiplication and one addition each, onto C (fresh:
+ * C's old values not read, the first term alone). The rows' NV vectors stay
+ * in registers through the k, so that their additions overlap: a row at a
+ * time, with C loaded and stored for each k, a causal diagonal's 128-row
+ * triangle of 64 columns took 7.4 us, now 6.7 (AMD EPYC Zen 5, avx512). */
+static inline __attribute__((always_inline)) void lower_group(
+    const int rows, const real *A, size_t lda, const real *B, size_t ldb, int fresh, real *C,
+    size_t ldc, size_t n)
+{
+    vec acc[MR][NV];
+    for (int r = 0; r < rows; r++)
+        for (size_t v = 0, at = 0; v < NV; v++, at += VLEN) {
+            const vec x = v_mul(v_set1(A[(size_t)r * lda]), n > at ? load_cols(B + at, n - at)
+                                                                  : v_set1(REAL_C(0.0)));
+            const real *c = C + (size_t)r * ldc + at;
+            acc[r][v] = fresh || n <= at ? x : v_add(load_cols(c, n - at), x);
+        }
+    for (int k = 1; k < rows; k++) {
+        vec bv[NV];
+        for (size_t v = 0, at = 0; v < NV; v++, at += VLEN)
+            bv[v] = n > at ? load_cols(B + (size_t)k * ldb + at, n - at) : v_set1(REAL_C(0.0));
+        for (int r = k; r < rows; r++) {
+            const vec a = v_set1(A[(size_t)r * lda + (size_t)k]);
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = v_add(acc[r][v], v_mul(a, bv[v]));
+        }
+    }
+    for (int r = 0; r < rows; r++)
+        for (size_t v = 0, at = 0; v < NV && at < n; v++, at += VLEN) {
+            if (n - at >= VLEN)
+                v_store(C + (size_t)r * ldc + at, acc[r][v]);
+            else
+                v_store_part(C + (size_t)r * ldc + at, acc[r][v], n - at);
+        }
+}
+
 void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *B, size_t ldb,
                      real beta, real *C, size_t ldc, real *pack)
 {
@@ -516,24 +555,13 @@ void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *
         const size_t rows = M - g < MR ? M - g : MR;
         GEMM_NAME(0, 0, rows, N, g, REAL_C(1.0), A + g * lda, lda, B, ldb, beta, C + g * ldc, ldc,
                   pack);
-        for (size_t i = g; i < g + rows; i++) {
-            real *c = C + i * ldc;
-            const int fresh = g == 0 && beta == REAL_C(0.0);
-            for (size_t k = g; k <= i; k++) {
-                const vec a = v_set1(A[i * lda + k]);
-                const real *b = B + k * ldb;
-                const int first = fresh && k == g;
-                size_t j = 0;
-                for (; j + VLEN <= N; j += VLEN) {
-                    vec x = v_mul(a, v_load(b + j));
-                    v_store(c + j, first ? x : v_add(v_load(c + j), x));
-                }
-                if (j < N) {
-                    vec x = v_mul(a, v_load_part(b + j, N - j, REAL_C(0.0)));
-                    v_store_part(c + j, first ? x : v_add(v_load_part(c + j, N - j, REAL_C(0.0)), x),
-                                 N - j);
-                }
-            }
+        const int fresh = g == 0 && beta == REAL_C(0.0);
+        for (size_t j = 0; j < N; j += NR) {
+            const size_t n = N - j < NR ? N - j : NR;
+#define LOWER_GROUP(m) lower_group(m, A + g * lda + g, lda, B + g * ldb + j, ldb, fresh, \
+                                   C + g * ldc + j, ldc, n)
+            SWITCH_ROWS(rows, LOWER_GROUP)
+#undef LOWER_GROUP
         }
     }
 }
@@ -543,3 +571,5 @@ void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *
 #undef MR
 #undef DIRECT_ROWS
 #undef CHECK_BETA
+#undef SWITCH_ROWS
+#undef AT_MOST_MR
