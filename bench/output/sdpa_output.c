@@ -270,7 +270,7 @@ static const char *const csv_columns[][2] = {
     {"python_repeats", "the python peer's timed calls (empty: not measured)"},
     {"python_median_ms", "its median: attn's drop-in, C call and binding"},
     {"python_min_ms", "its fastest call"},
-    {"python_overhead_us", "python median - attn median, us: the binding"},
+    {"python_overhead_us", "python median - attn median, us: at most the binding"},
     {"python_check_error", "the python peer's own check of its output (PEERS)"},
     {"python_note", "why the python peer has no numbers, when known"},
     {"fma_peak_gflops", "the FMA peak of this dtype and threads (bf16: FMA PEAK)"},
