@@ -1,5 +1,6 @@
 #include "measure/options.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,11 @@ static int resolve_scalars(const bench_option_values *values, bench_options *o)
     o->with_weights = values->given[BENCH_OPT_WEIGHTS] != NULL;
     o->sequential = values->given[BENCH_OPT_SEQUENTIAL] != NULL;
     o->resume = values->given[BENCH_OPT_RESUME] != NULL;
+    if (o->resume && o->common.csv_scratch != NULL) { /* read after the common options */
+        snprintf(values->error, values->error_size,
+                 "--resume keeps the rows of a --csv file: not with --csv none");
+        return -1;
+    }
     o->python = bench_option_text(values, BENCH_OPT_PYTHON);
     o->numpy_script = bench_option_text(values, BENCH_OPT_NUMPY_SCRIPT);
     o->report_dir = bench_option_text(values, BENCH_OPT_REPORT);

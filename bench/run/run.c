@@ -411,12 +411,6 @@ static int run_configured(const bench_options *o, const bench_sweep *sweep)
     run->options = o;
     run->sweep = sweep;
     char error[512];
-    if (o->resume && o->common.csv_scratch != NULL) {
-        fprintf(stderr, "attn-bench: --resume keeps the rows of a --csv file: not with --csv "
-                        "none\n");
-        free(run);
-        return EXIT_BAD_ARGUMENTS;
-    }
     if (o->resume &&
         bench_resume_load(o->common.csv_path, &run->resume, error, sizeof error) != 0) {
         fprintf(stderr, "attn-bench: %s\n", error);
