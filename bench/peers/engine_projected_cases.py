@@ -81,7 +81,7 @@ def serve_projected(header_lines, candidates_of, args, threads):
         require_supported(shape)
         arrays = peer_common.make_inputs(np, shape, args.seed)
         return engine.EngineCase(shape, None, candidates_of(shape, arrays), warm, threads,
-                                 error_of=lambda out: reference_error(shape, arrays, out))
+                                 check_of=lambda out: (reference_error(shape, arrays, out), None))
 
     def more_words(case, error):
         return [f"{error:.3e}", case.description, str(case.threads), case.kernel]

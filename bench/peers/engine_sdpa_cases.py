@@ -5,18 +5,24 @@ its masks, and the choice among an engine's ways of computing it.
 An engine offers candidates for a configuration: each a kernel or operator
 name, the mask it got, and a call returning out as a (B, NH, Tq, hs_v) array
 or view. EngineCase checks every candidate once against the float64
-reference (sdpa_peer_protocol.reference_error) BEFORE any timing; one whose
-error is above its tolerance (TOLERANCE; a half-precision K/V cache:
-HALF_TOLERANCE) is dropped, and if none is left the configuration is an
-error (the notes say why). With more than one left, each is timed for a
+reference (sdpa_peer_protocol.reference_check) BEFORE any timing; one whose
+error is above its tolerance (TOLERANCE; a half-precision K/V cache of an
+f32 row: HALF_TOLERANCE; an f16 row: attn.h's bound, as for the torch peer)
+is dropped, and if none is left the configuration is an error (the notes
+say why). With more than one left, each is timed for a
 short trial (TRIAL_CALLS calls) and the fastest is the one timed in the
 rounds: the peer's number is the engine's best for the case, and the result
 line names it (KERNEL).
 
+An f16 row's inputs are drawn as float32 and rounded to float16 here
+(half_inputs): ONNX Runtime and OpenVINO get float16 arrays and models of
+float16 tensors, ggml its Q in F32 holding the rounded values and K, V in
+F16 (llama.cpp's arrangement); every check is against those rounded inputs.
+
 What the engines do not compute here (Unsupported): f64 (their attention
-operators are float32 or lower), bf16 and f16 Q, K, V (not wired up: ggml's
-F16 K/V cache is a candidate of f32 rows), backward (inference engines), and the
-decode loop (one call per configuration), except where an engine serves it
+operators are float32 or lower), bf16 (NumPy has no bfloat16 to hand them;
+PyTorch takes those rows), backward (inference engines), and the decode loop
+(one call per configuration), except where an engine serves it
 (serve_engine's loop_case_of: OpenVINO's stateful model).
 """
 import statistics
@@ -35,15 +41,29 @@ TRIAL_CALLS = 3
 def require_supported(c, loops=False):
     """Unsupported for what no engine peer computes (above); loops: the
     engine runs decode loops (OpenVINO's stateful model)."""
-    if c.half:
-        raise peer_common.Unsupported("f32 only: half-precision Q, K, V are not wired up for "
-                                      "the engines here (ggml's F16 K/V of f32 rows is)")
-    if c.dtype != "f32":
-        raise peer_common.Unsupported("f32 only: the engines' attention operators have no f64")
+    if c.dtype == "bf16":
+        raise peer_common.Unsupported("f32 and f16 only: NumPy has no bfloat16 to hand the "
+                                      "engines half-precision bf16 inputs")
+    if c.dtype not in ("f32", "f16"):
+        raise peer_common.Unsupported("f32 and f16 only: the engines' attention operators "
+                                      "have no f64")
     if c.op != "forward":
         raise peer_common.Unsupported("forward only: an inference engine")
     if c.loop and not loops:
         raise peer_common.Unsupported("one call per configuration (no decode loop)")
+
+
+def element(c):
+    """The NumPy type of the engines' tensors for the row: float16 or float32."""
+    return np.float16 if c.dtype == "f16" else np.float32
+
+
+def half_inputs(c, inputs):
+    """(Q, K, V, bias) of an f16 row rounded to float16 (the bias too: the
+    engines take masks in the inputs' type); other rows as they are."""
+    if c.dtype != "f16":
+        return inputs
+    return tuple(None if X is None else X.astype(np.float16) for X in inputs)
 
 
 def plain_causal(c):
@@ -54,14 +74,16 @@ def plain_causal(c):
 
 
 def additive_mask(c, bias):
-    """float32 (B, 1 or NH, Tq or 1, Tk): 0 where visible, -inf elsewhere, plus
-    the bias (MASK full); None when every key is visible and there is no bias."""
+    """(B, 1 or NH, Tq or 1, Tk) in the row's element type: 0 where visible,
+    -inf elsewhere, plus the bias (MASK full); None when every key is visible
+    and there is no bias."""
     seen = sdpa_peer_protocol.visibility(c)
     if bias is None and bool(seen.all()):
         return None
-    mask = np.where(seen, np.float32(0), np.float32(-np.inf)).astype(np.float32)
+    kind = element(c)
+    mask = np.where(seen, kind(0), kind(-np.inf)).astype(kind)
     if bias is not None:
-        mask = (mask + bias).astype(np.float32)
+        mask = (mask + bias).astype(kind)
     return mask
 
 
@@ -101,33 +123,36 @@ class Candidate:
 
 class EngineCase:
     """A configuration on an engine: the candidates checked, the fastest kept.
-    error_of(out) (None: the sdpa reference of inputs, (Q, K, V, bias)) is
-    a candidate's check error (engine_projected_cases.py passes its own)."""
+    check_of(out) (None: the sdpa reference of inputs, (Q, K, V, bias)) is
+    a candidate's (check error, bound or None: the usual tolerance);
+    engine_projected_cases.py passes its own."""
 
-    def __init__(self, c, inputs, candidates, flush, threads, error_of=None):
+    def __init__(self, c, inputs, candidates, flush, threads, check_of=None):
         self.c, self.flush, self.threads = c, flush, threads
-        if error_of is None:
+        if check_of is None:
             Q, K, V, bias = inputs
 
-            def error_of(out):
-                return sdpa_peer_protocol.reference_error(c, Q, K, V, bias, out)
+            def check_of(out):
+                return sdpa_peer_protocol.reference_check(c, Q, K, V, bias, out)
         kept, notes = [], []
         for candidate in candidates:
             try:
-                error = error_of(candidate.call())
+                out = candidate.call()
+                error, bound = check_of(out)
             except Exception as exc:  # an operator the engine refuses for this case
                 notes.append(f"{candidate.kernel}: {type(exc).__name__}: {exc}"[:200])
                 continue
-            tolerance = HALF_TOLERANCE if candidate.half else TOLERANCE
+            tolerance = bound if bound is not None else (
+                HALF_TOLERANCE if candidate.half else TOLERANCE)
             if not error <= tolerance:
-                notes.append(f"{candidate.kernel}: check error {error:.2e} > {tolerance:.0e}")
+                notes.append(f"{candidate.kernel}: check error {error:.2e} > {tolerance:.1e}")
                 continue
-            kept.append((candidate, error))
+            kept.append((candidate, error, str(np.asarray(out).dtype)))
         if not kept:
             raise RuntimeError("no operator passed the check: " + "; ".join(notes))
         if len(kept) > 1:
-            kept.sort(key=lambda pair: self.trial(pair[0]))
-        self.chosen, self.error = kept[0]
+            kept.sort(key=lambda chosen: self.trial(chosen[0]))
+        self.chosen, self.error, self.out_dtype = kept[0]
         self.kernel = self.chosen.kernel
         self.description = self.chosen.mask
 
@@ -157,7 +182,7 @@ class EngineCase:
 
     def check(self):
         """(the check's error, taken before the timing; the output's dtype)."""
-        return self.error, "float32"
+        return self.error, self.out_dtype
 
 
 def serve_engine(header_lines, candidates_of, args, threads, loop_case_of=None):
@@ -173,7 +198,7 @@ def serve_engine(header_lines, candidates_of, args, threads, loop_case_of=None):
                                                                     c.cache == "cold"))
         if c.loop:
             return loop_case_of(c, flush)
-        inputs = sdpa_peer_protocol.Inputs(c, args.seed).qkv_bias()
+        inputs = half_inputs(c, sdpa_peer_protocol.Inputs(c, args.seed).qkv_bias())
         return EngineCase(c, inputs, candidates_of(c, inputs), flush, threads)
 
     sdpa_peer_protocol.serve_in_rounds(header_lines, make_case, args)

@@ -11,7 +11,8 @@ build_ggml.sh). The graph is built once per configuration and computed on
 Q is F32; K and V are stored as F32 or as F16 (the KV cache llama.cpp keeps
 by default), two candidates (engine_sdpa_cases.py: each checked against the
 float64 reference before any timing, the F16 one to a half-precision
-tolerance; the faster kept, KERNEL says which). Tensors in the
+tolerance; the faster kept, KERNEL says which); an f16 row's Q is F32
+holding its float16 values and K and V are F16 alone (out F32). Tensors in the
 configuration's layout (bshd storage viewed permuted, as llama.cpp's cache);
 grouped heads natively; the mask an F16 (B, 1 or NH, Tq, Tk) additive one
 (0 / -inf, plus the bias) unless every key is visible.
@@ -139,14 +140,14 @@ def main():
     def candidates_of(c, inputs):
         made = []
         for kv_f16, name in ((False, "ggml_flash_attn_ext-KV-F32"),
-                             (True, "ggml_flash_attn_ext-KV-F16")):
+                             (True, "ggml_flash_attn_ext-KV-F16"))[c.dtype == "f16":]:
             graph = Graph(shim, c, inputs, kv_f16, threads)
             mask = engine.mask_text("f16", graph.mask)
             made.append(engine.Candidate(name, mask, graph, half=kv_f16))
         return made
 
     impl = ("ggml_flash_attn_ext on ggml's CPU backend (Q F32; the faster of K/V F32 and F16, "
-            "KERNEL per row), the graph built once, computed with n_threads; F16 additive mask "
+            "KERNEL per row; f16 rows: K/V F16), the graph built once, computed with n_threads; F16 additive mask "
             "unless every key is visible; scale 1/sqrt(hs), accumulation F32")
     engine.serve_engine(header_lines(args.shim, impl, threads), candidates_of, args, threads)
 

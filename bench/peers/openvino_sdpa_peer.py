@@ -9,7 +9,10 @@ drop to bf16 where the CPU has it), INFERENCE_NUM_THREADS = --threads,
 NUM_STREAMS 1 and the LATENCY hint, run by one infer request whose input
 tensors share the arrays' memory. Inputs come in the configuration's layout:
 bhsd as (B, H, T, d) parameters, bshd as (B, T, H, d) parameters transposed
-in the model (as a converted model does; OpenVINO fuses the transposes).
+in the model (as a converted model does; OpenVINO fuses the transposes). An
+f16 row's model has f16 parameters, mask and output (computed at the same
+f32 hint), and its stateful form an f16 cache only; its decode loops are
+not run (f32 rows only).
 Grouped heads (NH_kv < NH), the candidates (engine_sdpa_cases.py: each
 checked against the float64 reference before any timing, the fastest kept):
   repeat     K and V repeated to NH heads in the model (Broadcast, Reshape),
@@ -74,10 +77,15 @@ def placed(c, X):
     return np.ascontiguousarray(X if c.layout == "bhsd" else X.transpose(0, 2, 1, 3))
 
 
+def float_type(c):
+    """The models' float element type for the row: f16 (an f16 row) or f32."""
+    return ov.Type.f16 if c.dtype == "f16" else ov.Type.f32
+
+
 def parameter(c, name, X):
     """The parameter of X in the layout and its (B, H, T, d) node."""
     stored = placed(c, X)
-    node = ops.parameter(list(stored.shape), ov.Type.f32, name=name)
+    node = ops.parameter(list(stored.shape), float_type(c), name=name)
     return node, (node if c.layout == "bhsd" else ops.transpose(node, [0, 2, 1, 3]))
 
 
@@ -101,10 +109,10 @@ def build(c, Q, K, V, mask, form):
     elif form == "broadcast":
         q = ops.reshape(q, constant([c.B, c.NH_kv, group, c.Tq, c.hs]), False)
         k, v = (ops.unsqueeze(node, constant([2])) for node in (k, v))
-    scale = ops.constant(np.float32(1.0 / c.hs ** 0.5))
+    scale = ops.constant(engine.element(c)(1.0 / c.hs ** 0.5))
     causal = engine.plain_causal(c)
     if mask is not None:
-        m_param = ops.parameter(list(mask.shape), ov.Type.f32, name="mask")
+        m_param = ops.parameter(list(mask.shape), float_type(c), name="mask")
         params.append(m_param)
         m = m_param if form != "broadcast" else ops.reshape(
             m_param, constant([mask.shape[0], mask.shape[1] if mask.shape[1] == 1 else c.NH_kv,
@@ -134,16 +142,17 @@ def build_stateful(c):
     def rows(H, d, T):
         return [c.B, H, T, d] if bhsd else [c.B, T, H, d]
     group = c.NH // c.NH_kv
-    q = ops.parameter(rows(c.NH, c.hs, 1), ov.Type.f32, name="q")
+    kind = float_type(c)
+    q = ops.parameter(rows(c.NH, c.hs, 1), kind, name="q")
     beam = ops.parameter([c.B], ov.Type.i32, name="beam_idx")
     params, sinks, variables, kv = [q], [], [], []
     for name, d in (("k", c.hs), ("v", c.hs_v)):
-        new = ops.parameter(rows(c.NH_kv, d, 1), ov.Type.f32, name=name)
+        new = ops.parameter(rows(c.NH_kv, d, 1), kind, name=name)
         info = ov.op.util.VariableInfo()
         info.data_shape = ov.PartialShape(rows(c.NH_kv, d, -1))
-        info.data_type, info.variable_id = ov.Type.f32, "past_" + name
+        info.data_type, info.variable_id = kind, "past_" + name
         variable = ov.op.util.Variable(info)
-        past = ops.read_value(ops.constant(np.zeros(rows(c.NH_kv, d, 0), np.float32)),
+        past = ops.read_value(ops.constant(np.zeros(rows(c.NH_kv, d, 0), engine.element(c))),
                               variable)
         present = ops.concat([ops.gather(past, beam, constant(0)), new], 2 if bhsd else 1)
         sinks.append(ops.assign(present, variable))
@@ -280,7 +289,7 @@ def main():
             return request.get_output_tensor(0).data
         call.keep = (compiled, request, arrays)
         words = "causal" if mask is None and engine.plain_causal(c) else engine.mask_text(
-            "float32", mask)
+            "none" if mask is None else str(mask.dtype), mask)
         return engine.Candidate(f"ScaledDotProductAttention-{form}", words, call)
 
     def stateful_candidate(c, inputs, cache):
@@ -311,6 +320,9 @@ def main():
                                 call, half=cache != "f32", before=before)
 
     def loop_case_of(c, flush):
+        if c.dtype != "f32":
+            raise peer_common.Unsupported("decode loops of f32 rows only")
+
         def compile_for(cache):
             return core.compile_model(build_stateful(c), "CPU",
                                       dict(config, KV_CACHE_PRECISION=cache))
@@ -320,7 +332,8 @@ def main():
         forms = ["repeat", "broadcast"] if c.NH_kv < c.NH else ["heads"]
         found = [candidate(c, inputs, form) for form in forms]
         if decode_step(c):
-            found += [stateful_candidate(c, inputs, cache) for cache in ("f32", "f16")]
+            caches = ("f32", "f16") if c.dtype == "f32" else ("f16",)  # never wider than the row
+            found += [stateful_candidate(c, inputs, cache) for cache in caches]
         return found
 
     probe = core.compile_model(build(sdpa_peer_protocol.Config(
@@ -332,6 +345,7 @@ def main():
     impl = ("OpenVINO ScaledDotProductAttention (opset 13) compiled for CPU, f32 precision hint; "
             "grouped heads: the faster of K/V repeated in the model and 5-D broadcast heads "
             "(KERNEL per row); causal flag for causal squares, else an additive mask; "
+            "f16 rows: models of f16 tensors; "
             "decode steps: also the stateful form (ReadValue/Assign KV cache, f32 or f16, "
             "fused by the CPU plugin), the fastest checked candidate timed; decode loops: "
             "that stateful form, each step appending its k and v in the model")

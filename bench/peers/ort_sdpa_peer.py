@@ -23,7 +23,8 @@ before any timing):
 The operators take their own layouts ((B, T, H*d) for the com.microsoft
 ones, (B, H, T, d) for Attention): the inputs are given in them (untimed),
 whatever the configuration's layout. Inputs are bound once (io_binding),
-so a timed call is session.run_with_iobinding alone.
+so a timed call is session.run_with_iobinding alone. An f16 row's graph has
+float16 inputs, mask and output (tensor(float16), as its operators take).
 """
 import os
 import sys
@@ -39,7 +40,11 @@ from onnx import TensorProto, helper  # noqa: E402
 import engine_sdpa_cases as engine  # noqa: E402
 import sdpa_peer_protocol  # noqa: E402
 
-FLOAT = TensorProto.FLOAT
+
+
+def float_type(c):
+    """The graph's float tensor type for the row: FLOAT16 (f16) or FLOAT."""
+    return TensorProto.FLOAT16 if c.dtype == "f16" else TensorProto.FLOAT
 
 
 def session_of(nodes, inputs, outputs, opsets, threads, initializers=()):
@@ -65,21 +70,22 @@ def header_lines(impl, threads):
 
 
 def value_info(name, array):
-    type_ = TensorProto.BOOL if array.dtype == np.bool_ else (
-        TensorProto.INT32 if array.dtype == np.int32 else FLOAT)
+    type_ = {np.dtype(np.bool_): TensorProto.BOOL, np.dtype(np.int32): TensorProto.INT32,
+             np.dtype(np.float16): TensorProto.FLOAT16}.get(array.dtype, TensorProto.FLOAT)
     return helper.make_tensor_value_info(name, type_, list(array.shape))
 
 
-def bound_call(session, feeds, output_shape, to_bhsd, shared=()):
-    """A call of session on feeds bound once; returns out as (B, NH, Tq, hs_v)
-    via to_bhsd. shared: (input, output) names bound to one buffer."""
+def bound_call(session, feeds, output, to_bhsd, shared=()):
+    """A call of session on feeds bound once; returns out, an array like
+    `output` (shape and dtype), as (B, NH, Tq, hs_v) via to_bhsd. shared:
+    (input, output) names bound to one buffer."""
     binding = session.io_binding()
     values = {name: ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(a))
               for name, a in feeds.items()}
     for name, value in values.items():
         binding.bind_ortvalue_input(name, value)
-    out = np.empty(output_shape, dtype=np.float32)
-    binding.bind_output("out", "cpu", 0, np.float32, list(out.shape), out.ctypes.data)
+    out = np.empty_like(output)
+    binding.bind_output("out", "cpu", 0, out.dtype, list(out.shape), out.ctypes.data)
     for input_name, output_name in shared:
         binding.bind_ortvalue_output(output_name, values[input_name])
 
@@ -88,6 +94,11 @@ def bound_call(session, feeds, output_shape, to_bhsd, shared=()):
         return to_bhsd(out)
     call.keep = (values, binding, out)
     return call
+
+
+def out_like(c, shape):
+    """An array of the output's shape and the row's element type."""
+    return np.empty(shape, dtype=engine.element(c))
 
 
 def rows(X):
@@ -129,12 +140,14 @@ def gqa(c, Q, K, V, threads):
     node = helper.make_node("GroupQueryAttention", names, ["out", "present_key", "present_value"],
                             domain="com.microsoft", **attrs)
     kv_shape = list(feeds["past_key"].shape) if not prefill else [c.B, c.NH_kv, c.Tk, c.hs]
-    outputs = [helper.make_tensor_value_info("out", FLOAT, [c.B, c.Tq, c.NH * c.hs_v]),
-               helper.make_tensor_value_info("present_key", FLOAT, kv_shape),
-               helper.make_tensor_value_info("present_value", FLOAT, kv_shape[:3] + [c.hs_v])]
+    kind = float_type(c)
+    outputs = [helper.make_tensor_value_info("out", kind, [c.B, c.Tq, c.NH * c.hs_v]),
+               helper.make_tensor_value_info("present_key", kind, kv_shape),
+               helper.make_tensor_value_info("present_value", kind, kv_shape[:3] + [c.hs_v])]
     session = session_of([node], [value_info(n, feeds[n]) for n in names if n], outputs,
                          [("", 21), ("com.microsoft", 1)], threads)
-    call = bound_call(session, feeds, (c.B, c.Tq, c.NH * c.hs_v), from_rows(c), shared)
+    call = bound_call(session, feeds, out_like(c, (c.B, c.Tq, c.NH * c.hs_v)), from_rows(c),
+                      shared)
     mask = "causal" if prefill else f"seqlens_k({c.B})"
     return engine.Candidate("com.microsoft.GroupQueryAttention", mask, call)
 
@@ -154,10 +167,10 @@ def mha(c, Q, K, V, bias, threads):
     node = helper.make_node("MultiHeadAttention", names, ["out"], domain="com.microsoft",
                             num_heads=c.NH, unidirectional=int(unidirectional),
                             scale=1.0 / c.hs ** 0.5)
-    outputs = [helper.make_tensor_value_info("out", FLOAT, [c.B, c.Tq, c.NH * c.hs_v])]
+    outputs = [helper.make_tensor_value_info("out", float_type(c), [c.B, c.Tq, c.NH * c.hs_v])]
     session = session_of([node], [value_info(n, feeds[n]) for n in names if n], outputs,
                          [("", 21), ("com.microsoft", 1)], threads)
-    call = bound_call(session, feeds, (c.B, c.Tq, c.NH * c.hs_v), from_rows(c))
+    call = bound_call(session, feeds, out_like(c, (c.B, c.Tq, c.NH * c.hs_v)), from_rows(c))
     words = "unidirectional" if unidirectional else engine.mask_text("attention_bias", mask)
     return engine.Candidate("com.microsoft.MultiHeadAttention", words + (
         f",KV-repeated-x{group}" if group > 1 else ""), call)
@@ -177,14 +190,13 @@ def onnx_attention(c, Q, K, V, bias, threads):
             names.append("attn_mask")
     node = helper.make_node("Attention", names, ["out"], is_causal=int(is_causal),
                             q_num_heads=c.NH, kv_num_heads=c.NH_kv, scale=1.0 / c.hs ** 0.5)
-    outputs = [helper.make_tensor_value_info("out", FLOAT, [c.B, c.NH, c.Tq, c.hs_v])]
+    outputs = [helper.make_tensor_value_info("out", float_type(c), [c.B, c.NH, c.Tq, c.hs_v])]
     session = session_of([node], [value_info(n, feeds[n]) for n in names], outputs,
                          [("", 23)], threads)
-    call = bound_call(session, feeds, (c.B, c.NH, c.Tq, c.hs_v), lambda out: out)
-    words = "is_causal" if is_causal else (
-        engine.mask_text("bool" if feeds.get("attn_mask", bias) is not None and
-                         feeds["attn_mask"].dtype == np.bool_ else "float32",
-                         feeds.get("attn_mask")))
+    call = bound_call(session, feeds, out_like(c, (c.B, c.NH, c.Tq, c.hs_v)), lambda out: out)
+    mask = feeds.get("attn_mask")
+    words = "is_causal" if is_causal else engine.mask_text(
+        "none" if mask is None else "bool" if mask.dtype == np.bool_ else str(mask.dtype), mask)
     return engine.Candidate("Attention-23", words, call)
 
 
@@ -204,7 +216,7 @@ def main():
     impl = ("ONNX Runtime CPU execution provider: the fastest of com.microsoft "
             "GroupQueryAttention, MultiHeadAttention and ONNX Attention (opset 23) that expresses "
             "the case and passes the check (KERNEL per row); the operators' own layouts; "
-            "inputs bound once (io_binding)")
+            "inputs bound once (io_binding); f16 rows in float16 tensors")
     engine.serve_engine(header_lines(impl, threads), candidates_of, args, threads)
 
 

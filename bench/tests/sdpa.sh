@@ -369,6 +369,43 @@ PY
   pass "an engine candidate's untimed before(): after the check, before every trial, warmup and timed call, then the flush; decode loops only for an engine that serves them"
 fi
 
+# an f16 row on the engines (engine_sdpa_cases.py): inputs and masks rounded to float16, every
+# candidate held to attn.h's bound on those inputs, the output's dtype reported as it is
+if python3 -c "import numpy" 2>/dev/null; then
+  PYTHONPATH="$PEERS" python3 - <<'PY' || fail "an engine's f16 row"
+import numpy as np
+import engine_sdpa_cases as engine, sdpa_peer_protocol as proto
+c = proto.Config("f16 forward 1 2 1 3 8 4 4 1 0 none 6 warm bhsd call 0 1/1".split())
+engine.require_supported(c)
+Q, K, V, bias = engine.half_inputs(c, proto.Inputs(c, 1).qkv_bias())
+assert Q.dtype == K.dtype == V.dtype == np.float16 and bias is None, (Q.dtype, bias)
+mask = engine.additive_mask(c, None)  # 6 of 8 keys, causal: every query sees a different set
+assert mask.dtype == np.float16 and np.isneginf(mask[0, 0, 0, 5]) and mask[0, 0, 2, 5] == 0
+exact = np.zeros((1, 2, 3, 4))
+for h in range(2):
+    for t in range(3):
+        s = K[0, 0, :4 + t].astype(np.float64) @ Q[0, h, t].astype(np.float64) / 2.0
+        w = np.exp(s - s.max())
+        exact[0, h, t] = (w / w.sum()) @ V[0, 0, :4 + t].astype(np.float64)
+# 1% off: above attn.h's bound here (~1e-3), below the 2e-2 of an f32 row's F16 K/V cache
+off = exact.copy(); off[0, 1, 2, 1] += 0.01 * np.abs(exact).max()
+assert proto.reference_check(c, Q, K, V, None, exact)[1] < 0.005
+flush = proto.Flush(1, False)
+def made(name, out):
+    return engine.Candidate(name, "none", lambda: out)
+case = engine.EngineCase(c, (Q, K, V, None), [made("off", off.astype(np.float32)),
+                                              made("exact", exact.astype(np.float16))], flush, 1)
+assert case.kernel == "exact" and case.check()[1] == "float16" and case.error < 2.0 ** -11, (
+    case.kernel, case.check())
+try:
+    engine.EngineCase(c, (Q, K, V, None), [made("off", off.astype(np.float16))], flush, 1)
+    raise AssertionError("an output 1% off passed an f16 row's check")
+except RuntimeError as exc:
+    assert "off: check error" in str(exc), exc
+PY
+  pass "the engines' f16 rows: inputs and masks in float16, attn.h's bound held, the output's dtype reported"
+fi
+
 "$BENCH" sdpa --torch-script does-not-exist.py --peers torch --Tq 1 --Tk 8 --NH 2 --NH-kv 2 --hs 4 --ceiling 0 \
   --bandwidth-mib 0 --repeats 1 --min-time 0 --csv none.csv --json none >none.txt 2>err.txt \
   || fail "a missing peer script failed the run: $(head -c 300 err.txt)"
