@@ -20,20 +20,21 @@
  * nonzero beta would act as 1), so debug builds (no NDEBUG) assert it at
  * every entry point (CHECK_BETA).
  * Loops, outermost first (BLIS's names):
- *   pc: K in blocks of ATTN_GEMM_KC; jc: N in blocks of ATTN_GEMM_NC, op(B)
- *   block (kc x nc) packed into NR-column micro-panels (the last one
- *   zero-padded); ic: M in blocks of ATTN_GEMM_MC rows of op(A); jr, ir: the
- *   micro-kernel on one MR x NR tile, C += op(A) rows x B_panel over kc,
- *   stored for the rows and columns that exist. The first K block applies
- *   beta, later ones add. Several products with the same op(A) (X Wq, X Wk,
+ *   pc: K in spans of ATTN_GEMM_KSPAN; jc: N in blocks of ATTN_GEMM_NC, the
+ *   span's K blocks of ATTN_GEMM_KC (kc x nc) of op(B) packed into
+ *   NR-column micro-panels (the last one zero-padded); ic: M in blocks of
+ *   ATTN_GEMM_MC rows of op(A); jr, ir: the micro-kernel on one MR x NR
+ *   tile, C += op(A) rows x B_panels over the span's blocks, stored for the
+ *   rows and columns that exist. The first span applies beta, later ones
+ *   add. Several products with the same op(A) (X Wq, X Wk,
  *   X Wv) run through each block of its rows together (the fused
  *   projection).
  * Order of the sums (the same whatever the thread that computes a product:
  * results depend on the shape and the kernel set only):
- *   packed path: for each K block [k0, k0 + kc) in increasing k0, the block's
+ *   packed path: for each span [s0, s0 + ks) in increasing s0, the span's
  *     products are accumulated in increasing k into one accumulator per
- *     element, from 0 (the vocabulary's v_fmadd); the block's sum times
- *     alpha is then stored (first block, beta 0) or added to C;
+ *     element, from 0 (the vocabulary's v_fmadd); the span's sum times
+ *     alpha is then stored (first span, beta 0) or added to C;
  *   unpacked path (attn_gemm_is_direct): two accumulators per element, one
  *     over even k and one over odd k, each in increasing k; C = alpha (even
  *     + odd) (+ C when beta is 1);
@@ -156,15 +157,12 @@ static void pack_b(const real *B, size_t ldb, int trans_b, size_t k0, size_t kc,
     }
 }
 
-/* The tile's arithmetic: acc (mr x NV vectors) = op(A) rows B_panel over kc,
- * op(A)'s element (r, k) at a[r][k * a_cs]; mr <= MR is a constant in each
- * inlined copy. */
+/* The tile's arithmetic: acc (mr x NV vectors) += op(A) rows B_panel over
+ * kc, op(A)'s element (r, k) at a[r][k * a_cs]; mr <= MR is a constant in
+ * each inlined copy. */
 static inline __attribute__((always_inline)) void micro_accumulate(
     const int mr, size_t kc, const real *const *a, size_t a_cs, const real *b, vec acc[MR][NV])
 {
-    for (int r = 0; r < mr; r++)
-        for (int v = 0; v < NV; v++)
-            acc[r][v] = v_set1(REAL_C(0.0));
     /* Unrolled twice: on a Xeon (Sapphire Rapids) this took op(A) = A^T read
      * in place (a stride of lda per k) from 140 to 172 GFLOP/s and A from
      * 194 to 199 on one core (1024x64x768 TN, 144x768x768 NN, f32). */
@@ -201,16 +199,53 @@ static inline void micro_store(vec acc[MR][NV], real alpha, int add, real *C, si
     }
 }
 
-/* The same tile with op(A) read where it lies, its row r at rows_of_a[r]
- * and column k a_cs further on: op(A) = A (a_step lda, a_cs 1) or A^T
- * (a_step 1, a_cs lda), from row i and column k of op(A) at `a`. A tile of
- * fewer than MR rows (the last of a block whose rows are not a multiple of
- * MR: 2 of attention's 128-row blocks with MR 6) has its own copy of the
- * arithmetic for its row count, instead of the whole tile's work; the sums
- * are the same. */
-static inline void micro_kernel_in_place(size_t kc, const real *a, size_t a_step, size_t a_cs,
-                                         const real *b, real alpha, int add, real *C, size_t ldc,
-                                         size_t rows, size_t cols)
+/* A span: up to ATTN_GEMM_KSPAN consecutive k of op(B), packed K block by
+ * K block (the layout of PACK_B_NAME: a span never changes it); block s,
+ * kc[s] rows, has the micro-panel of the columns from jr at
+ * panel[s] + jr * kc[s]. */
+#define SPAN_BLOCKS (ATTN_GEMM_KSPAN / ATTN_GEMM_KC)
+_Static_assert(ATTN_GEMM_KSPAN % ATTN_GEMM_KC == 0, "a span is whole K blocks");
+typedef struct span_panels {
+    size_t blocks, kc[SPAN_BLOCKS];
+    const real *panel[SPAN_BLOCKS];
+} span_panels;
+
+/* The tile's arithmetic over a span: acc = op(A) rows B over every block
+ * in turn, one accumulator per element from 0, so that C is read and
+ * written once a span, not once a K block (the outputs of the GPT-2
+ * block's projections, three 128 x 768 tiles, came to the kernel from L3
+ * and went back between K blocks: 226-231 GFLOP/s against 277-278 with
+ * the span of 768, one thread, AMD EPYC Zen 5). op(A)'s element (r, k) at
+ * a[r][k * a_cs], k from the span's start. */
+static inline __attribute__((always_inline)) void span_accumulate(
+    const int mr, const span_panels *span, size_t jr, const real *const *a, size_t a_cs,
+    vec acc[MR][NV])
+{
+    for (int r = 0; r < mr; r++)
+        for (int v = 0; v < NV; v++)
+            acc[r][v] = v_set1(REAL_C(0.0));
+    /* the first block apart: a span of one (sdpa's scores, K = hs) costs
+     * nothing more than the block alone (the loop's copy of the row
+     * pointers took 2-4% of a 128 x 256 x 64 product) */
+    micro_accumulate(mr, span->kc[0], a, a_cs, span->panel[0] + jr * span->kc[0], acc);
+    for (size_t s = 1; s < span->blocks; s++) {
+        const real *rows[MR];
+        for (int r = 0; r < mr; r++)
+            rows[r] = a[r] + s * ATTN_GEMM_KC * a_cs;
+        micro_accumulate(mr, span->kc[s], rows, a_cs, span->panel[s] + jr * span->kc[s], acc);
+    }
+}
+
+/* The tile of the columns from jr over a span, op(A) read where it lies,
+ * its row r at rows_of_a[r] and column k a_cs further on: op(A) = A (a_step
+ * lda, a_cs 1) or A^T (a_step 1, a_cs lda), from row i and the span's first
+ * column of op(A) at `a`. A tile of fewer than MR rows (the last of a block
+ * whose rows are not a multiple of MR: 2 of attention's 128-row blocks with
+ * MR 6) has its own copy of the arithmetic for its row count, instead of the
+ * whole tile's work; the sums are the same. */
+static inline void micro_kernel_in_place(const span_panels *span, size_t jr, const real *a,
+                                         size_t a_step, size_t a_cs, real alpha, int add,
+                                         real *C, size_t ldc, size_t rows, size_t cols)
 {
     const real *rows_of_a[MR];
     for (size_t r = 0; r < MR; r++)
@@ -221,116 +256,13 @@ static inline void micro_kernel_in_place(size_t kc, const real *a, size_t a_step
         for (size_t c = 0; c < cols; c += 64 / sizeof(real))
             __builtin_prefetch(C + r * ldc + c, 1, 3);
     vec acc[MR][NV];
-#define PARTIAL_TILE(m) micro_accumulate(m, kc, rows_of_a, a_cs, b, acc)
+#define PARTIAL_TILE(m) span_accumulate(m, span, jr, rows_of_a, a_cs, acc)
     SWITCH_ROWS(rows, PARTIAL_TILE)
 #undef PARTIAL_TILE
     micro_store(acc, alpha, add, C, ldc, rows, cols);
 }
 
-/* Small products skip the packing: rows of C in groups of DIRECT_ROWS, each
- * a vector of columns at a time, op(A) broadcast from where it lies and op(B)
- * rows loaded in place (op(B) = B^T is first copied to the scratch as a
- * K x N row-major block). Even and odd k go to two accumulators per row, so
- * that 2 * DIRECT_ROWS dependency chains overlap; they are added at the end.
- * Each group size (the last group of M rows may be smaller) has its own
- * unrolled copy. */
-#define DIRECT_ROWS ATTN_GEMM_DIRECT_ROWS
-_Static_assert(DIRECT_ROWS == 4 || DIRECT_ROWS == 8, "direct_group has cases for 4 or 8 rows");
-
-/* One vector of columns j .. j+cols of a group's `rows` rows; `rows` and
- * `full` (cols == VLEN) are constants in each inlined copy, so the k loop
- * has no branch and the accumulators stay in registers. */
-static inline __attribute__((always_inline)) void direct_columns(
-    const int rows, int full, size_t cols, size_t K, vec valpha, const real *const *a,
-    size_t a_cs, const real *B, size_t ldb, int add, real *C, size_t ldc)
-{
-    vec even[DIRECT_ROWS], odd[DIRECT_ROWS];
-    for (int r = 0; r < rows; r++)
-        even[r] = odd[r] = v_set1(REAL_C(0.0));
-    size_t k = 0;
-    for (; k + 2 <= K; k += 2) {
-        const real *b = B + k * ldb;
-        const vec b0 = full ? v_load(b) : v_load_part(b, cols, REAL_C(0.0));
-        const vec b1 = full ? v_load(b + ldb) : v_load_part(b + ldb, cols, REAL_C(0.0));
-        for (int r = 0; r < rows; r++) {
-            even[r] = v_fmadd(v_set1(a[r][k * a_cs]), b0, even[r]);
-            odd[r] = v_fmadd(v_set1(a[r][(k + 1) * a_cs]), b1, odd[r]);
-        }
-    }
-    if (k < K) {
-        const real *b = B + k * ldb;
-        const vec b0 = full ? v_load(b) : v_load_part(b, cols, REAL_C(0.0));
-        for (int r = 0; r < rows; r++)
-            even[r] = v_fmadd(v_set1(a[r][k * a_cs]), b0, even[r]);
-    }
-    for (int r = 0; r < rows; r++) {
-        real *c = C + r * ldc;
-        const vec x = v_mul(v_add(even[r], odd[r]), valpha);
-        if (full)
-            v_store(c, add ? v_add(v_load(c), x) : x);
-        else
-            v_store_part(c, add ? v_add(v_load_part(c, cols, REAL_C(0.0)), x) : x, cols);
-    }
-}
-
-static inline __attribute__((always_inline)) void direct_rows(
-    const int rows, size_t N, size_t K, real alpha, const real *A, size_t a_rs, size_t a_cs,
-    const real *B, size_t ldb, int add, real *C, size_t ldc)
-{
-    const real *a[DIRECT_ROWS];
-    for (int r = 0; r < rows; r++)
-        a[r] = A + (size_t)r * a_rs;
-    const vec valpha = v_set1(alpha);
-    size_t j = 0;
-    for (; j + VLEN <= N; j += VLEN)
-        direct_columns(rows, 1, VLEN, K, valpha, a, a_cs, B + j, ldb, add, C + j, ldc);
-    if (j < N)
-        direct_columns(rows, 0, N - j, K, valpha, a, a_cs, B + j, ldb, add, C + j, ldc);
-}
-
-/* A group of 1 .. DIRECT_ROWS rows, each count its own copy of the code. */
-static void direct_group(size_t rows, size_t N, size_t K, real alpha, const real *A, size_t a_rs,
-                         size_t a_cs, const real *B, size_t ldb, int add, real *C, size_t ldc)
-{
-    switch (rows) {
-#define DIRECT_CASE(n)                                                                 \
-    case n:                                                                            \
-        direct_rows(n, N, K, alpha, A, a_rs, a_cs, B, ldb, add, C, ldc);               \
-        break;
-        DIRECT_CASE(1)
-        DIRECT_CASE(2)
-        DIRECT_CASE(3)
-        DIRECT_CASE(4)
-#if DIRECT_ROWS > 4
-        DIRECT_CASE(5)
-        DIRECT_CASE(6)
-        DIRECT_CASE(7)
-        DIRECT_CASE(8)
-#endif
-#undef DIRECT_CASE
-    default:
-        break;
-    }
-}
-
-static void gemm_direct(int trans_a, int trans_b, size_t M, size_t N, size_t K, real alpha,
-                        const real *A, size_t lda, const real *B, size_t ldb, real beta, real *C,
-                        size_t ldc, real *pack)
-{
-    if (trans_b) {
-        for (size_t k = 0; k < K; k++)
-            for (size_t j = 0; j < N; j++)
-                pack[k * N + j] = B[j * ldb + k];
-        B = pack;
-        ldb = N;
-    }
-    const size_t a_rs = trans_a ? 1 : lda, a_cs = trans_a ? lda : 1;
-    for (size_t i = 0; i < M; i += DIRECT_ROWS) {
-        const size_t rows = M - i < DIRECT_ROWS ? M - i : DIRECT_ROWS;
-        direct_group(rows, N, K, alpha, A + i * a_rs, a_rs, a_cs, B, ldb, beta != REAL_C(0.0),
-                     C + i * ldc, ldc);
-    }
-}
+#include "kernels/gemm_direct.inc.c"
 
 /* Columns of a K block of a whole packed op(B): N rounded up to panels. */
 static inline size_t packed_width(size_t N)
@@ -338,7 +270,7 @@ static inline size_t packed_width(size_t N)
     return (N + NR - 1) / NR * NR;
 }
 
-/* Rows [i0, i0+mc) of op(A) = A^T over the K block [k0, k0+kc), packed as
+/* Rows [i0, i0+mc) of op(A) = A^T over the span [k0, k0+kc), packed as
  * MR-row micro-panels: panel ir at apack + ir*kc, element (r, k) at
  * [k*MR + r] (rows past mc not written: the micro-kernel never reads them).
  * Each k is a run of consecutive elements of one row of A. */
@@ -372,8 +304,9 @@ static inline void prefetch_rows(const real *x, size_t ld, size_t rows, size_t n
 }
 
 /* C_m = alpha op(A) op(B_m) + beta C_m for m < count, op(A) shared. Loops:
- * pc (K), m, jc (N: pack op(B_m) once, unless `prepacked` holds it whole:
- * see PACK_B_NAME), ic (M: op(A) = A^T packed when op(B) has more than two
+ * pc (K, a span of up to ATTN_GEMM_KSPAN at a time), m, jc (N: the span's K
+ * blocks of op(B_m) packed once, unless `prepacked` holds them: see
+ * PACK_B_NAME), ic (M: op(A) = A^T packed when op(B) has more than two
  * panels to share it: read in place, its rows lie lda apart, and with lda a
  * multiple of 256 bytes (C = 768, T = 1024) they fill a few cache sets of
  * L1 and are read from L2 for every panel; see pack_a below), jr, ir. */
@@ -391,38 +324,47 @@ static void gemm_packed(int trans_a, int trans_b, size_t M, size_t N, size_t K, 
      * (f32, one core, Xeon model 207). Either way the sums are the same. */
     const int pack_a = trans_a && (N > 2 * NR || lda * sizeof(real) % 1024 == 0);
     real *apack = pack + attn_gemm_pack_b_elements(N, K);
-    for (size_t k0 = 0; k0 < K; k0 += ATTN_GEMM_KC) {
-        const size_t kc = K - k0 < ATTN_GEMM_KC ? K - k0 : ATTN_GEMM_KC;
-        const int add = k0 > 0 || beta != REAL_C(0.0);
+    /* one packed K block of the scratch: KC rows of up to NC + NR columns */
+    const size_t block_elements = ATTN_GEMM_KC * (attn_gemm_min(N, ATTN_GEMM_NC) + NR);
+    for (size_t s0 = 0; s0 < K; s0 += ATTN_GEMM_KSPAN) {
+        const size_t ks = K - s0 < ATTN_GEMM_KSPAN ? K - s0 : ATTN_GEMM_KSPAN;
+        const int add = s0 > 0 || beta != REAL_C(0.0);
+        span_panels span = {.blocks = (ks + ATTN_GEMM_KC - 1) / ATTN_GEMM_KC};
         for (size_t m = 0; m < count; m++) {
             for (size_t j0 = 0; j0 < N; j0 += ATTN_GEMM_NC) {
                 const size_t nc = N - j0 < ATTN_GEMM_NC ? N - j0 : ATTN_GEMM_NC;
-                const real *panels = pack;
-                if (prepacked != NULL)
-                    panels = prepacked[m] + k0 * packed_width(N) + j0 * kc;
-                else
-                    pack_b(B[m], ldb, trans_b, k0, kc, j0, nc, pack);
+                for (size_t b = 0; b < span.blocks; b++) {
+                    const size_t k0 = s0 + b * ATTN_GEMM_KC;
+                    span.kc[b] = K - k0 < ATTN_GEMM_KC ? K - k0 : ATTN_GEMM_KC;
+                    if (prepacked != NULL) {
+                        span.panel[b] = prepacked[m] + k0 * packed_width(N) + j0 * span.kc[b];
+                    } else {
+                        pack_b(B[m], ldb, trans_b, k0, span.kc[b], j0, nc,
+                               pack + b * block_elements);
+                        span.panel[b] = pack + b * block_elements;
+                    }
+                }
                 for (size_t i0 = 0; i0 < M; i0 += ATTN_GEMM_MC) {
                     const size_t mc = M - i0 < ATTN_GEMM_MC ? M - i0 : ATTN_GEMM_MC;
                     if (pack_a)
-                        pack_a_transposed(A, lda, k0, kc, i0, mc, apack);
+                        pack_a_transposed(A, lda, s0, ks, i0, mc, apack);
                     for (size_t jr = 0; jr < nc; jr += NR) {
-                        const real *b = panels + jr * kc;
                         const size_t cols = nc - jr < NR ? nc - jr : NR;
                         for (size_t ir = 0; ir < mc; ir += MR) {
                             const size_t rows = mc - ir < MR ? mc - ir : MR;
                             const size_t i = i0 + ir;
+                            real *tile = C[m] + i * ldc + j0 + jr;
                             if (!trans_a && jr == 0 && ir + MR < mc)
-                                prefetch_rows(A + (i + MR) * lda + k0, lda,
-                                              mc - ir - MR < MR ? mc - ir - MR : MR, kc);
+                                prefetch_rows(A + (i + MR) * lda + s0, lda,
+                                              mc - ir - MR < MR ? mc - ir - MR : MR, ks);
                             if (pack_a)
-                                micro_kernel_in_place(kc, apack + ir * kc, 1, MR, b, alpha, add,
-                                                      C[m] + i * ldc + j0 + jr, ldc, rows, cols);
+                                micro_kernel_in_place(&span, jr, apack + ir * ks, 1, MR, alpha,
+                                                      add, tile, ldc, rows, cols);
                             else
                                 micro_kernel_in_place(
-                                    kc, trans_a ? A + k0 * lda + i : A + i * lda + k0,
-                                    trans_a ? 1 : lda, trans_a ? lda : 1, b, alpha, add,
-                                    C[m] + i * ldc + j0 + jr, ldc, rows, cols);
+                                    &span, jr, trans_a ? A + s0 * lda + i : A + i * lda + s0,
+                                    trans_a ? 1 : lda, trans_a ? lda : 1, alpha, add, tile, ldc,
+                                    rows, cols);
                         }
                     }
                 }
@@ -570,7 +512,6 @@ void GEMM_LOWER_NAME(size_t M, size_t N, const real *A, size_t lda, const real *
 #undef NR
 #undef NV
 #undef MR
-#undef DIRECT_ROWS
 #undef CHECK_BETA
 #undef SWITCH_ROWS
 #undef AT_MOST_MR

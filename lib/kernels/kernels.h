@@ -99,10 +99,11 @@ typedef double (*attn_softmax_online_f64_fn)(const double *s, double *p, size_t 
  * Single-threaded; `pack` is scratch of attn_gemm_pack_elements(M, N, K)
  * elements. Order of the sums: a product small enough for the unpacked path
  * (attn_gemm_is_direct) sums each C element in two accumulators, even k and
- * odd k, each in increasing k, added at the end; a larger one sums each K
- * block of ATTN_GEMM_KC in increasing k into one accumulator, and adds the
- * blocks' sums, each times alpha, to C in increasing k0 (the first written
- * when beta is 0). Either way results depend on the shape and the kernel
+ * odd k, each in increasing k, added at the end; a larger one sums each
+ * span of ATTN_GEMM_KSPAN k (the last one shorter) in increasing k into one
+ * accumulator, and adds the spans' sums, each times alpha, to C in
+ * increasing order (the first written when beta is 0); a prepacked op(B)
+ * gives the same sums. Either way results depend on the shape and the kernel
  * set only (not on threads, nor on where the product's rows lie), and the
  * order is not simply increasing k.
  */
@@ -157,9 +158,12 @@ typedef void (*attn_gemm_lower_f64_fn)(size_t M, size_t N, const double *A, size
                                        size_t ldc, double *pack);
 
 /* Blocking of the product (the same for every kernel set; see
- * gemm_kernel.inc.c): K blocks of KC, op(B) blocks of NC columns, blocks of
- * MC rows of op(A); MR x NR micro-tiles of at most the _MAX sizes. */
+ * gemm_kernel.inc.c): op(B) packed in K blocks of KC, a micro-tile summing
+ * a span of up to KSPAN k (whole K blocks) before it reads and writes C,
+ * op(B) blocks of NC columns, blocks of MC rows of op(A); MR x NR
+ * micro-tiles of at most the _MAX sizes. */
 #define ATTN_GEMM_KC ((size_t)256)
+#define ATTN_GEMM_KSPAN ((size_t)768)
 #define ATTN_GEMM_NC ((size_t)512)
 #define ATTN_GEMM_MC ((size_t)144) /* rows of op(A) per sweep of a packed op(B) block */
 #define ATTN_GEMM_MR_MAX ((size_t)16)
@@ -177,22 +181,24 @@ static inline int attn_gemm_is_direct(size_t M, size_t N, size_t K)
     return M * N <= ATTN_GEMM_DIRECT_MAX_MN && M * N * K <= ATTN_GEMM_DIRECT_MAX_MNK;
 }
 
-/* Elements of the packed op(B) block (packed products), and of the whole
- * scratch of a product. */
+/* Elements of the packed op(B) blocks of a span (packed products), and of
+ * the whole scratch of a product. */
 static inline size_t attn_gemm_pack_b_elements(size_t N, size_t K)
 {
-    return attn_gemm_min(K, ATTN_GEMM_KC) * (attn_gemm_min(N, ATTN_GEMM_NC) + ATTN_GEMM_NR_MAX);
+    return attn_gemm_min(K, ATTN_GEMM_KSPAN) *
+           (attn_gemm_min(N, ATTN_GEMM_NC) + ATTN_GEMM_NR_MAX);
 }
 /* Elements of a whole packed op(B) (K,N): N rounded up to a micro-tile. */
 static inline size_t attn_gemm_packed_b_elements(size_t K, size_t N)
 {
     return K * (N + ATTN_GEMM_NR_MAX);
 }
-/* ... and of a packed op(A) = A^T block (after the op(B) block): up to MC
- * rows rounded up to whole micro-panels. */
+/* ... and of a packed op(A) = A^T block over a span (after the op(B)
+ * blocks): up to MC rows rounded up to whole micro-panels. */
 static inline size_t attn_gemm_pack_a_elements(size_t M, size_t K)
 {
-    return (attn_gemm_min(M, ATTN_GEMM_MC) + ATTN_GEMM_MR_MAX) * attn_gemm_min(K, ATTN_GEMM_KC);
+    return (attn_gemm_min(M, ATTN_GEMM_MC) + ATTN_GEMM_MR_MAX) *
+           attn_gemm_min(K, ATTN_GEMM_KSPAN);
 }
 static inline size_t attn_gemm_pack_elements(size_t M, size_t N, size_t K)
 {
