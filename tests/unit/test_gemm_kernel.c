@@ -148,6 +148,19 @@ static void products(void **state)
                    ratio);
         worst = ratio > worst ? ratio : worst;
     }
+    /* K beyond one span of ATTN_GEMM_KSPAN: a second span added to C, its
+     * own blocks a whole one and a part (1030 = 768 + 256 + 6), or a
+     * single k (769); A and A^T, in place and packed (N > 2 panels) */
+    for (int t = 0; t < 4; t++) {
+        gemm_case g = {13 + (size_t)t, t < 2 ? 70 : 200, t % 2 ? 769 : 1030, t % 2, t / 2,
+                       alphas[t % 3], (double)(t % 2)};
+        packed++;
+        const double ratio = run_case(c, &g, &rng);
+        check_true(ratio <= 1.0, "%s %s %zux%zux%zu trans %d%d: error %.3g x the bound",
+                   attn_isa_name(c->isa), c->prec->name, g.M, g.N, g.K, g.trans_a, g.trans_b,
+                   ratio);
+        worst = ratio > worst ? ratio : worst;
+    }
     print_message("  %s/%s: worst error %.3g x the bound (%d unpacked, %d packed products)\n",
                   attn_isa_name(c->isa), c->prec->name, worst, direct, packed);
     check_true(direct > 0 && packed > 0, "both paths ran");
@@ -202,11 +215,13 @@ static void shared_and_prepacked(void **state)
 {
     const isa_case *c = isa_case_enter(state);
     const test_prec *p = c->prec;
-    /* unpacked, packed within one block, and across K, M and N blocks */
-    static const size_t shapes[][3] = {{5, 9, 7}, {48, 64, 100}, {150, 600, 300}, {1, 33, 257}};
+    /* unpacked, packed within one block, across K, M and N blocks, and
+     * across two spans of K */
+    static const size_t shapes[][3] = {{5, 9, 7}, {48, 64, 100}, {150, 600, 300}, {1, 33, 257},
+                                       {20, 70, 1030}};
     test_rng rng;
     rng_seed(&rng, 921 + (uint64_t)c->isa);
-    for (size_t s = 0; s < 4; s++) {
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const size_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
         for (int trans = 0; trans < 4; trans++) {
             const int ta = trans & 1, tb = trans >> 1;
