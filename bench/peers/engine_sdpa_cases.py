@@ -17,13 +17,17 @@ line names it (KERNEL).
 An f16 row's inputs are drawn as float32 and rounded to float16 here
 (half_inputs): ONNX Runtime and OpenVINO get float16 arrays and models of
 float16 tensors, ggml its Q in F32 holding the rounded values and K, V in
-F16 (llama.cpp's arrangement); every check is against those rounded inputs.
+F16 (llama.cpp's arrangement). A bf16 row's are rounded to bfloat16 and
+kept in float32 arrays (NumPy has no bfloat16), which an engine that takes
+bf16 rows (serve_engine's half_types: OpenVINO) turns into its own bf16
+tensors. Every check is against those rounded inputs.
 
 What the engines do not compute here (Unsupported): f64 (their attention
-operators are float32 or lower), bf16 (NumPy has no bfloat16 to hand them;
-PyTorch takes those rows), backward (inference engines), and the decode loop
-(one call per configuration), except where an engine serves it
-(serve_engine's loop_case_of: OpenVINO's stateful model).
+operators are float32 or lower), bf16 but where an engine says so (ONNX
+Runtime's CPU operators and ggml's shim take none; PyTorch takes those
+rows), backward (inference engines), and the decode loop (one call per
+configuration), except where an engine serves it (serve_engine's
+loop_case_of: OpenVINO's stateful model).
 """
 import statistics
 import time
@@ -38,13 +42,14 @@ HALF_TOLERANCE = 2e-2
 TRIAL_CALLS = 3
 
 
-def require_supported(c, loops=False):
+def require_supported(c, loops=False, half_types=("f16",)):
     """Unsupported for what no engine peer computes (above); loops: the
-    engine runs decode loops (OpenVINO's stateful model)."""
-    if c.dtype == "bf16":
-        raise peer_common.Unsupported("f32 and f16 only: NumPy has no bfloat16 to hand the "
-                                      "engines half-precision bf16 inputs")
-    if c.dtype not in ("f32", "f16"):
+    engine runs decode loops (OpenVINO's stateful model); half_types: the
+    half types it takes."""
+    if c.half and c.dtype not in half_types:
+        raise peer_common.Unsupported(f"{c.dtype}: this engine takes no half-precision "
+                                      f"{c.dtype} inputs here (f32 and {', '.join(half_types)})")
+    if c.dtype not in ("f32",) + tuple(half_types):
         raise peer_common.Unsupported("f32 and f16 only: the engines' attention operators "
                                       "have no f64")
     if c.op != "forward":
@@ -54,16 +59,29 @@ def require_supported(c, loops=False):
 
 
 def element(c):
-    """The NumPy type of the engines' tensors for the row: float16 or float32."""
+    """The NumPy type of the engines' arrays for the row: float16 for f16,
+    else float32 (a bf16 row's values, rounded, in float32)."""
     return np.float16 if c.dtype == "f16" else np.float32
 
 
+def bf16_rounded(X):
+    """float32 X rounded to the nearest bfloat16 (ties to even; NaN and inf
+    kept), still float32."""
+    bits = np.ascontiguousarray(X, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16).astype(np.uint32)
+    out = rounded.view(np.float32)
+    return np.where(np.isnan(X), X, out).astype(np.float32)
+
+
 def half_inputs(c, inputs):
-    """(Q, K, V, bias) of an f16 row rounded to float16 (the bias too: the
-    engines take masks in the inputs' type); other rows as they are."""
-    if c.dtype != "f16":
-        return inputs
-    return tuple(None if X is None else X.astype(np.float16) for X in inputs)
+    """(Q, K, V, bias) of a half row rounded to its type (the bias too: the
+    engines take masks in the inputs' type): float16 arrays for f16,
+    float32 arrays of bfloat16 values for bf16; other rows as they are."""
+    if c.dtype == "f16":
+        return tuple(None if X is None else X.astype(np.float16) for X in inputs)
+    if c.dtype == "bf16":
+        return tuple(None if X is None else bf16_rounded(X) for X in inputs)
+    return inputs
 
 
 def plain_causal(c):
@@ -116,9 +134,12 @@ class Candidate:
     cache brought back to the configuration's length), and before the
     cold-cache flush."""
 
-    def __init__(self, kernel, mask, call, half=False, before=None):
+    def __init__(self, kernel, mask, call, half=False, before=None, out_dtype=None,
+                 widen=None):
         self.kernel, self.mask, self.call, self.half = kernel, mask, call, half
         self.before = before
+        self.out_dtype = out_dtype  # None: the dtype of what call returns
+        self.widen = widen  # None, or what makes call's output an array to check (untimed)
 
 
 class EngineCase:
@@ -138,6 +159,8 @@ class EngineCase:
         for candidate in candidates:
             try:
                 out = candidate.call()
+                if candidate.widen is not None:
+                    out = candidate.widen(out)
                 error, bound = check_of(out)
             except Exception as exc:  # an operator the engine refuses for this case
                 notes.append(f"{candidate.kernel}: {type(exc).__name__}: {exc}"[:200])
@@ -147,7 +170,7 @@ class EngineCase:
             if not error <= tolerance:
                 notes.append(f"{candidate.kernel}: check error {error:.2e} > {tolerance:.1e}")
                 continue
-            kept.append((candidate, error, str(np.asarray(out).dtype)))
+            kept.append((candidate, error, candidate.out_dtype or str(np.asarray(out).dtype)))
         if not kept:
             raise RuntimeError("no operator passed the check: " + "; ".join(notes))
         if len(kept) > 1:
@@ -185,15 +208,17 @@ class EngineCase:
         return self.error, self.out_dtype
 
 
-def serve_engine(header_lines, candidates_of, args, threads, loop_case_of=None):
+def serve_engine(header_lines, candidates_of, args, threads, loop_case_of=None,
+                 half_types=("f16",)):
     """Serves the configurations: candidates_of(c, inputs) lists an engine's
     candidates for configuration c and its (Q, K, V, bias); loop_case_of(c,
     flush) (None: decode loops are unsupported) makes a decode loop's case,
-    with EngineCase's block, check, description, threads and kernel."""
+    with EngineCase's block, check, description, threads and kernel;
+    half_types: the half types whose rows the engine takes."""
     flushes = {}
 
     def make_case(c):
-        require_supported(c, loops=loop_case_of is not None)
+        require_supported(c, loops=loop_case_of is not None, half_types=half_types)
         flush = flushes.setdefault(c.cache, sdpa_peer_protocol.Flush(args.flush_mib,
                                                                     c.cache == "cold"))
         if c.loop:

@@ -11,8 +11,9 @@ tensors share the arrays' memory. Inputs come in the configuration's layout:
 bhsd as (B, H, T, d) parameters, bshd as (B, T, H, d) parameters transposed
 in the model (as a converted model does; OpenVINO fuses the transposes). An
 f16 row's model has f16 parameters, mask and output (computed at the same
-f32 hint), and its stateful form an f16 cache only; its decode loops are
-not run (f32 rows only).
+f32 hint), and its stateful form an f16 cache only; a bf16 row's has bf16
+ones, compiled at the f32 hint and at the bf16 hint (two candidates), and
+no stateful form; decode loops are run for f32 rows only.
 Grouped heads (NH_kv < NH), the candidates (engine_sdpa_cases.py: each
 checked against the float64 reference before any timing, the fastest kept):
   repeat     K and V repeated to NH heads in the model (Broadcast, Reshape),
@@ -78,8 +79,24 @@ def placed(c, X):
 
 
 def float_type(c):
-    """The models' float element type for the row: f16 (an f16 row) or f32."""
-    return ov.Type.f16 if c.dtype == "f16" else ov.Type.f32
+    """The models' float element type for the row: f16, bf16 or f32."""
+    return {"f16": ov.Type.f16, "bf16": ov.Type.bf16}.get(c.dtype, ov.Type.f32)
+
+
+def tensor_of(c, array):
+    """An input tensor of the row's type: the array's memory shared, or for
+    a bf16 row (float32 arrays holding bfloat16 values) a bf16 copy."""
+    if c.dtype != "bf16":
+        return ov.Tensor(array, shared_memory=True)
+    tensor = ov.Tensor(ov.Type.bf16, list(array.shape))
+    bits = np.ascontiguousarray(array, dtype=np.float32).view(np.uint32) >> 16
+    tensor.data.view(np.uint16)[...] = bits.astype(np.uint16)
+    return tensor
+
+
+def widened(data):
+    """A bf16 output (OpenVINO shows its bits as a float16 array) as float32."""
+    return (np.asarray(data).view(np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
 def parameter(c, name, X):
@@ -109,7 +126,7 @@ def build(c, Q, K, V, mask, form):
     elif form == "broadcast":
         q = ops.reshape(q, constant([c.B, c.NH_kv, group, c.Tq, c.hs]), False)
         k, v = (ops.unsqueeze(node, constant([2])) for node in (k, v))
-    scale = ops.constant(engine.element(c)(1.0 / c.hs ** 0.5))
+    scale = ops.convert(ops.constant(np.float32(1.0 / c.hs ** 0.5)), float_type(c))
     causal = engine.plain_causal(c)
     if mask is not None:
         m_param = ops.parameter(list(mask.shape), float_type(c), name="mask")
@@ -275,22 +292,27 @@ def main():
     core = ov.Core()
     config = compile_config(threads)
 
-    def candidate(c, inputs, form):
+    def candidate(c, inputs, form, hint="f32"):
         Q, K, V, bias = inputs
         mask = None if engine.plain_causal(c) else engine.additive_mask(c, bias)
-        compiled = core.compile_model(build(c, Q, K, V, mask, form), "CPU", config)
+        compiled = core.compile_model(build(c, Q, K, V, mask, form), "CPU",
+                                      dict(config, INFERENCE_PRECISION_HINT=hint))
         request = compiled.create_infer_request()
         arrays = [placed(c, X) for X in (Q, K, V)] + ([mask] if mask is not None else [])
-        for i, array in enumerate(arrays):
-            request.set_input_tensor(i, ov.Tensor(array, shared_memory=True))
+        tensors = [tensor_of(c, array) for array in arrays]
+        for i, tensor in enumerate(tensors):
+            request.set_input_tensor(i, tensor)
 
         def call():
             request.infer()
             return request.get_output_tensor(0).data
-        call.keep = (compiled, request, arrays)
+        call.keep = (compiled, request, arrays, tensors)
         words = "causal" if mask is None and engine.plain_causal(c) else engine.mask_text(
-            "none" if mask is None else str(mask.dtype), mask)
-        return engine.Candidate(f"ScaledDotProductAttention-{form}", words, call)
+            "none" if mask is None else "bf16" if c.dtype == "bf16" else str(mask.dtype), mask)
+        named = "" if c.dtype != "bf16" else f",{hint}-hint"
+        return engine.Candidate(f"ScaledDotProductAttention-{form}{named}", words, call,
+                                out_dtype="bfloat16" if c.dtype == "bf16" else None,
+                                widen=widened if c.dtype == "bf16" else None)
 
     def stateful_candidate(c, inputs, cache):
         Q, K, V, _ = inputs
@@ -330,8 +352,9 @@ def main():
 
     def candidates_of(c, inputs):
         forms = ["repeat", "broadcast"] if c.NH_kv < c.NH else ["heads"]
-        found = [candidate(c, inputs, form) for form in forms]
-        if decode_step(c):
+        hints = ("f32", "bf16") if c.dtype == "bf16" else ("f32",)
+        found = [candidate(c, inputs, form, hint) for form in forms for hint in hints]
+        if decode_step(c) and c.dtype != "bf16":
             caches = ("f32", "f16") if c.dtype == "f32" else ("f16",)  # never wider than the row
             found += [stateful_candidate(c, inputs, cache) for cache in caches]
         return found
@@ -345,12 +368,13 @@ def main():
     impl = ("OpenVINO ScaledDotProductAttention (opset 13) compiled for CPU, f32 precision hint; "
             "grouped heads: the faster of K/V repeated in the model and 5-D broadcast heads "
             "(KERNEL per row); causal flag for causal squares, else an additive mask; "
-            "f16 rows: models of f16 tensors; "
+            "f16 and bf16 rows: models of f16 or bf16 tensors (bf16: also the bf16 hint, "
+            "and no stateful form); "
             "decode steps: also the stateful form (ReadValue/Assign KV cache, f32 or f16, "
             "fused by the CPU plugin), the fastest checked candidate timed; decode loops: "
             "that stateful form, each step appending its k and v in the model")
     engine.serve_engine(header_lines(core, impl, precision, threads_used), candidates_of, args,
-                        threads_used, loop_case_of)
+                        threads_used, loop_case_of, half_types=("f16", "bf16"))
 
 
 if __name__ == "__main__":

@@ -120,8 +120,9 @@ static const char help_half[] =
     "the bias rounded too) and hold their own check to the same bound on their\n"
     "rounded inputs: beyond it the row's peer has an error note and no numbers.\n"
     "ort and openvino get an f16 row as float16 tensors, ggml as Q F32 holding its\n"
-    "values and K, V F16, each held to the same bound; they skip bf16 rows with a\n"
-    "note (NumPy has no bfloat16).\n";
+    "values and K, V F16, each held to the same bound; openvino a bf16 row as bf16\n"
+    "tensors (at its f32 and bf16 hints, the faster), ort and ggml skip it with a\n"
+    "note.\n";
 
 static const char help_body2[] =
     "\n"
@@ -212,9 +213,9 @@ static const char help_body3[] =
     "on that form alone),\n"
     "ggml_sdpa_peer.py (ggml_flash_attn_ext, K/V F32 or F16, the faster, with\n"
     "n_threads = --threads). Each checks every candidate against float64 loops\n"
-    "before timing it (PEER_check_error), times f32 and f16 forward calls only\n"
-    "(bf16, f64, backward rows, and decode loops but OpenVINO's f32 ones: a\n"
-    "note), and\n"
+    "before timing it (PEER_check_error), times f32 and f16 forward calls (and\n"
+    "openvino bf16 ones; f64, backward rows, and decode loops but OpenVINO's f32\n"
+    "ones: a note), and\n"
     "reports the threads it ran on and the operator (PEER_threads, PEER_kernel).\n";
 
 static const char help_dropout[] =

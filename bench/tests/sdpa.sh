@@ -374,19 +374,23 @@ fi
 if python3 -c "import numpy" 2>/dev/null; then
   PYTHONPATH="$PEERS" python3 - <<'PY' || fail "an engine's f16 row"
 import numpy as np
-import engine_sdpa_cases as engine, sdpa_peer_protocol as proto
+import engine_sdpa_cases as engine, peer_common, sdpa_peer_protocol as proto
 c = proto.Config("f16 forward 1 2 1 3 8 4 4 1 0 none 6 warm bhsd call 0 1/1".split())
 engine.require_supported(c)
 Q, K, V, bias = engine.half_inputs(c, proto.Inputs(c, 1).qkv_bias())
 assert Q.dtype == K.dtype == V.dtype == np.float16 and bias is None, (Q.dtype, bias)
 mask = engine.additive_mask(c, None)  # 6 of 8 keys, causal: every query sees a different set
 assert mask.dtype == np.float16 and np.isneginf(mask[0, 0, 0, 5]) and mask[0, 0, 2, 5] == 0
-exact = np.zeros((1, 2, 3, 4))
-for h in range(2):
-    for t in range(3):
-        s = K[0, 0, :4 + t].astype(np.float64) @ Q[0, h, t].astype(np.float64) / 2.0
-        w = np.exp(s - s.max())
-        exact[0, h, t] = (w / w.sum()) @ V[0, 0, :4 + t].astype(np.float64)
+def exact_of(Q, K, V):
+    """the row's out in float64: query t of both heads sees keys 0 .. 3 + t"""
+    exact = np.zeros((1, 2, 3, 4))
+    for h in range(2):
+        for t in range(3):
+            s = K[0, 0, :4 + t].astype(np.float64) @ Q[0, h, t].astype(np.float64) / 2.0
+            w = np.exp(s - s.max())
+            exact[0, h, t] = (w / w.sum()) @ V[0, 0, :4 + t].astype(np.float64)
+    return exact
+exact = exact_of(Q, K, V)
 # 1% off: above attn.h's bound here (~1e-3), below the 2e-2 of an f32 row's F16 K/V cache
 off = exact.copy(); off[0, 1, 2, 1] += 0.01 * np.abs(exact).max()
 assert proto.reference_check(c, Q, K, V, None, exact)[1] < 0.005
@@ -402,8 +406,27 @@ try:
     raise AssertionError("an output 1% off passed an f16 row's check")
 except RuntimeError as exc:
     assert "off: check error" in str(exc), exc
+# bf16 rows: only an engine that names bf16 takes them; inputs rounded to bfloat16 (ties to
+# even) in float32 arrays; an output the engine returns as bits is widened before its check
+b = proto.Config(["bf16"] + c.text.split()[1:])
+try:
+    engine.require_supported(b)
+    raise AssertionError("an engine without bf16 took a bf16 row")
+except peer_common.Unsupported as exc:
+    assert "half-precision" in str(exc), exc
+engine.require_supported(b, half_types=("f16", "bf16"))
+ties = np.array([1 + 2.0 ** -8, 1 + 3 * 2.0 ** -8, -(1 + 2.0 ** -9), np.inf], np.float32)
+assert list(engine.bf16_rounded(ties)) == [1.0, 1 + 2.0 ** -6, -1.0, np.inf], engine.bf16_rounded(ties)
+Qb, Kb, Vb, _ = engine.half_inputs(b, proto.Inputs(b, 1).qkv_bias())
+assert Qb.dtype == np.float32 and np.all(Qb.view(np.uint32) & 0xFFFF == 0), Qb.dtype
+bits = (engine.bf16_rounded(exact_of(Qb, Kb, Vb).astype(np.float32)).view(np.uint32) >> 16).astype(np.uint16)
+def widen(data):
+    return (np.asarray(data).view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+case = engine.EngineCase(b, (Qb, Kb, Vb, None), [engine.Candidate(
+    "bits", "none", lambda: bits.view(np.float16), out_dtype="bfloat16", widen=widen)], flush, 1)
+assert case.check()[1] == "bfloat16" and case.error <= 2.0 ** -8, case.check()
 PY
-  pass "the engines' f16 rows: inputs and masks in float16, attn.h's bound held, the output's dtype reported"
+  pass "the engines' f16 rows: inputs and masks in float16, attn.h's bound held, the output's dtype reported; bf16 rows only where an engine takes them, rounded to even, its bits widened before the check"
 fi
 
 "$BENCH" sdpa --torch-script does-not-exist.py --peers torch --Tq 1 --Tk 8 --NH 2 --NH-kv 2 --hs 4 --ceiling 0 \
