@@ -7,9 +7,9 @@ name, the mask it got, and a call returning out as a (B, NH, Tq, hs_v) array
 or view. EngineCase checks every candidate once against the float64
 reference (sdpa_peer_protocol.reference_check) BEFORE any timing; one whose
 error is above its tolerance (TOLERANCE; a half-precision K/V cache of an
-f32 row: HALF_TOLERANCE; an f16 row: attn.h's bound, as for the torch peer)
-is dropped, and if none is left the configuration is an error (the notes
-say why). With more than one left, each is timed for a
+f32 row: HALF_TOLERANCE; an f16 or bf16 row: attn.h's bound, as for the
+torch peer) is dropped, and if none is left the configuration is an error
+(the notes say why). With more than one left, each is timed for a
 short trial (TRIAL_CALLS calls) and the fastest is the one timed in the
 rounds: the peer's number is the engine's best for the case, and the result
 line names it (KERNEL).
