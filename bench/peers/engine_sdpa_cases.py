@@ -50,8 +50,8 @@ def require_supported(c, loops=False, half_types=("f16",)):
         raise peer_common.Unsupported(f"{c.dtype}: this engine takes no half-precision "
                                       f"{c.dtype} inputs here (f32 and {', '.join(half_types)})")
     if c.dtype not in ("f32",) + tuple(half_types):
-        raise peer_common.Unsupported("f32 and f16 only: the engines' attention operators "
-                                      "have no f64")
+        raise peer_common.Unsupported(f"{c.dtype}: the engines' attention operators have none "
+                                      f"(f32 and {', '.join(half_types)})")
     if c.op != "forward":
         raise peer_common.Unsupported("forward only: an inference engine")
     if c.loop and not loops:

@@ -139,16 +139,18 @@ def main():
 
     def candidates_of(c, inputs):
         made = []
-        for kv_f16, name in ((False, "ggml_flash_attn_ext-KV-F32"),
-                             (True, "ggml_flash_attn_ext-KV-F16"))[c.dtype == "f16":]:
+        kv_types = (True,) if c.dtype == "f16" else (False, True)  # F16 K/V alone for f16 rows
+        for kv_f16 in kv_types:
+            name = "ggml_flash_attn_ext-KV-F16" if kv_f16 else "ggml_flash_attn_ext-KV-F32"
             graph = Graph(shim, c, inputs, kv_f16, threads)
             mask = engine.mask_text("f16", graph.mask)
             made.append(engine.Candidate(name, mask, graph, half=kv_f16))
         return made
 
     impl = ("ggml_flash_attn_ext on ggml's CPU backend (Q F32; the faster of K/V F32 and F16, "
-            "KERNEL per row; f16 rows: K/V F16), the graph built once, computed with n_threads; F16 additive mask "
-            "unless every key is visible; scale 1/sqrt(hs), accumulation F32")
+            "KERNEL per row; f16 rows: K/V F16), the graph built once, computed with "
+            "n_threads; F16 additive mask unless every key is visible; scale 1/sqrt(hs), "
+            "accumulation F32")
     engine.serve_engine(header_lines(args.shim, impl, threads), candidates_of, args, threads)
 
 

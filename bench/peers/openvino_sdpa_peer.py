@@ -308,7 +308,7 @@ def main():
             return request.get_output_tensor(0).data
         call.keep = (compiled, request, arrays, tensors)
         words = "causal" if mask is None and engine.plain_causal(c) else engine.mask_text(
-            "none" if mask is None else "bf16" if c.dtype == "bf16" else str(mask.dtype), mask)
+            "bf16" if c.dtype == "bf16" else np.dtype(engine.element(c)).name, mask)
         named = "" if c.dtype != "bf16" else f",{hint}-hint"
         return engine.Candidate(f"ScaledDotProductAttention-{form}{named}", words, call,
                                 out_dtype="bfloat16" if c.dtype == "bf16" else None,

@@ -41,7 +41,6 @@ import engine_sdpa_cases as engine  # noqa: E402
 import sdpa_peer_protocol  # noqa: E402
 
 
-
 def float_type(c):
     """The graph's float tensor type for the row: FLOAT16 (f16) or FLOAT."""
     return TensorProto.FLOAT16 if c.dtype == "f16" else TensorProto.FLOAT
@@ -75,16 +74,16 @@ def value_info(name, array):
     return helper.make_tensor_value_info(name, type_, list(array.shape))
 
 
-def bound_call(session, feeds, output, to_bhsd, shared=()):
-    """A call of session on feeds bound once; returns out, an array like
-    `output` (shape and dtype), as (B, NH, Tq, hs_v) via to_bhsd. shared:
-    (input, output) names bound to one buffer."""
+def bound_call(session, feeds, output_shape, dtype, to_bhsd, shared=()):
+    """A call of session on feeds bound once; returns out (output_shape, of
+    dtype) as (B, NH, Tq, hs_v) via to_bhsd. shared: (input, output) names
+    bound to one buffer."""
     binding = session.io_binding()
     values = {name: ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(a))
               for name, a in feeds.items()}
     for name, value in values.items():
         binding.bind_ortvalue_input(name, value)
-    out = np.empty_like(output)
+    out = np.empty(output_shape, dtype=dtype)
     binding.bind_output("out", "cpu", 0, out.dtype, list(out.shape), out.ctypes.data)
     for input_name, output_name in shared:
         binding.bind_ortvalue_output(output_name, values[input_name])
@@ -94,11 +93,6 @@ def bound_call(session, feeds, output, to_bhsd, shared=()):
         return to_bhsd(out)
     call.keep = (values, binding, out)
     return call
-
-
-def out_like(c, shape):
-    """An array of the output's shape and the row's element type."""
-    return np.empty(shape, dtype=engine.element(c))
 
 
 def rows(X):
@@ -146,8 +140,8 @@ def gqa(c, Q, K, V, threads):
                helper.make_tensor_value_info("present_value", kind, kv_shape[:3] + [c.hs_v])]
     session = session_of([node], [value_info(n, feeds[n]) for n in names if n], outputs,
                          [("", 21), ("com.microsoft", 1)], threads)
-    call = bound_call(session, feeds, out_like(c, (c.B, c.Tq, c.NH * c.hs_v)), from_rows(c),
-                      shared)
+    call = bound_call(session, feeds, (c.B, c.Tq, c.NH * c.hs_v), engine.element(c),
+                      from_rows(c), shared)
     mask = "causal" if prefill else f"seqlens_k({c.B})"
     return engine.Candidate("com.microsoft.GroupQueryAttention", mask, call)
 
@@ -170,7 +164,8 @@ def mha(c, Q, K, V, bias, threads):
     outputs = [helper.make_tensor_value_info("out", float_type(c), [c.B, c.Tq, c.NH * c.hs_v])]
     session = session_of([node], [value_info(n, feeds[n]) for n in names if n], outputs,
                          [("", 21), ("com.microsoft", 1)], threads)
-    call = bound_call(session, feeds, out_like(c, (c.B, c.Tq, c.NH * c.hs_v)), from_rows(c))
+    call = bound_call(session, feeds, (c.B, c.Tq, c.NH * c.hs_v), engine.element(c),
+                      from_rows(c))
     words = "unidirectional" if unidirectional else engine.mask_text("attention_bias", mask)
     return engine.Candidate("com.microsoft.MultiHeadAttention", words + (
         f",KV-repeated-x{group}" if group > 1 else ""), call)
@@ -193,7 +188,8 @@ def onnx_attention(c, Q, K, V, bias, threads):
     outputs = [helper.make_tensor_value_info("out", float_type(c), [c.B, c.NH, c.Tq, c.hs_v])]
     session = session_of([node], [value_info(n, feeds[n]) for n in names], outputs,
                          [("", 23)], threads)
-    call = bound_call(session, feeds, out_like(c, (c.B, c.NH, c.Tq, c.hs_v)), lambda out: out)
+    call = bound_call(session, feeds, (c.B, c.NH, c.Tq, c.hs_v), engine.element(c),
+                      lambda out: out)
     mask = feeds.get("attn_mask")
     words = "is_causal" if is_causal else engine.mask_text(
         "none" if mask is None else "bool" if mask.dtype == np.bool_ else str(mask.dtype), mask)
